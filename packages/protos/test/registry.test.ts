@@ -1,0 +1,92 @@
+import { create, fromBinary, fromJson, toBinary, toJson } from "@bufbuild/protobuf";
+import { anyPack, anyUnpack } from "@bufbuild/protobuf/wkt";
+import { describe, expect, it } from "vitest";
+import { ClusterSchema } from "../src/gen/envoy/config/cluster/v3/cluster_pb.js";
+import {
+  DiscoveryResponseSchema,
+  DynamicParameterConstraintsSchema,
+  ResourceSchema,
+} from "../src/gen/envoy/service/discovery/v3/discovery_pb.js";
+import { ClientResourceStatus } from "../src/gen/envoy/admin/v3/config_dump_shared_pb.js";
+import { allFiles, typeNameOfUrl, typeUrlOf, xdsRegistry } from "../src/index.js";
+
+describe("xdsRegistry", () => {
+  it("holds every message of every generated file", () => {
+    let count = 0;
+    for (const file of allFiles) {
+      const visit = (messages: typeof file.messages) => {
+        for (const message of messages) {
+          expect(xdsRegistry.getMessage(message.typeName)).toBe(message);
+          count += 1;
+          visit(message.nestedMessages);
+        }
+      };
+      visit(file.messages);
+    }
+    expect(count).toBeGreaterThan(100);
+  });
+
+  it("unpacks an Any by its type URL", () => {
+    const cluster = create(ClusterSchema, { name: "backend", lrsReportEndpointMetrics: ["cpu_utilization"] });
+    const any = anyPack(ClusterSchema, cluster);
+    expect(any.typeUrl).toBe("type.googleapis.com/envoy.config.cluster.v3.Cluster");
+    const back = anyUnpack(any, xdsRegistry);
+    expect(back?.$typeName).toBe("envoy.config.cluster.v3.Cluster");
+    expect(back).toEqual(cluster);
+  });
+
+  it("writes and reads JSON for responses that carry Any", () => {
+    const response = create(DiscoveryResponseSchema, {
+      versionInfo: "1",
+      typeUrl: typeUrlOf(ClusterSchema),
+      resources: [anyPack(ResourceSchema, create(ResourceSchema, { name: "a", version: "1" }))],
+      resourceErrors: [{ resourceName: { name: "b" }, errorDetail: { code: 5, message: "gone" } }],
+    });
+    const json = toJson(DiscoveryResponseSchema, response, { registry: xdsRegistry });
+    expect(json).toMatchObject({ resourceErrors: [{ resourceName: { name: "b" }, errorDetail: { code: 5 } }] });
+    const back = fromJson(DiscoveryResponseSchema, json, { registry: xdsRegistry });
+    expect(toBinary(DiscoveryResponseSchema, back)).toEqual(toBinary(DiscoveryResponseSchema, response));
+  });
+});
+
+describe("wire facts", () => {
+  it("encodes resource_errors as field 7 of DiscoveryResponse", () => {
+    const bytes = toBinary(DiscoveryResponseSchema, create(DiscoveryResponseSchema, { resourceErrors: [{}] }));
+    // tag = (7 << 3) | 2 (length-delimited) = 0x3a, then a zero length
+    expect([...bytes]).toEqual([0x3a, 0x00]);
+  });
+
+  it("keeps the A88 cache states", () => {
+    expect(ClientResourceStatus.RECEIVED_ERROR).toBe(5);
+    expect(ClientResourceStatus.TIMEOUT).toBe(6);
+  });
+
+  it("round-trips nested dynamic parameter constraints", () => {
+    const constraints = create(DynamicParameterConstraintsSchema, {
+      type: {
+        case: "andConstraints",
+        value: {
+          constraints: [
+            { type: { case: "constraint", value: { key: "env", constraintType: { case: "value", value: "prod" } } } },
+            {
+              type: {
+                case: "notConstraints",
+                value: { type: { case: "constraint", value: { key: "canary", constraintType: { case: "exists", value: {} } } } },
+              },
+            },
+          ],
+        },
+      },
+    });
+    const back = fromBinary(DynamicParameterConstraintsSchema, toBinary(DynamicParameterConstraintsSchema, constraints));
+    expect(back).toEqual(constraints);
+  });
+});
+
+describe("type URL helpers", () => {
+  it("builds and splits type URLs", () => {
+    expect(typeUrlOf(ClusterSchema)).toBe("type.googleapis.com/envoy.config.cluster.v3.Cluster");
+    expect(typeNameOfUrl("type.googleapis.com/envoy.config.cluster.v3.Cluster")).toBe("envoy.config.cluster.v3.Cluster");
+    expect(typeNameOfUrl("envoy.config.cluster.v3.Cluster")).toBe("envoy.config.cluster.v3.Cluster");
+  });
+});
