@@ -10,10 +10,15 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const rootPackage = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 const pnpmVersion = rootPackage.packageManager.replace(/^pnpm@/, "");
-const env = { ...process.env, TURBO_TELEMETRY_DISABLED: "1", DO_NOT_TRACK: "1", FORCE_COLOR: process.env.FORCE_COLOR ?? "0" };
+const env = { ...process.env, TURBO_TELEMETRY_DISABLED: "1", DO_NOT_TRACK: "1", NO_COLOR: process.env.NO_COLOR ?? "1" };
 
 function run(command, args, options = {}) {
-  const result = spawnSync(command, args, { cwd: root, env, stdio: options.capture ? "pipe" : "inherit", encoding: "utf8" });
+  const result = spawnSync(command, args, {
+    cwd: root,
+    env,
+    stdio: options.capture ? "pipe" : "inherit",
+    encoding: "utf8",
+  });
   if (result.error) throw result.error;
   return result;
 }
@@ -96,7 +101,9 @@ function test() {
     log("generated code matches proto/");
     const status = run("git", ["status", "--porcelain", "--", "packages/protos/src/gen"], { capture: true });
     if (status.stdout.trim() !== "") {
-      process.stdout.write(`${status.stdout}\nThe generated code differs from the committed one: run \`pnpm generate\` and commit.\n`);
+      process.stdout.write(
+        `${status.stdout}\nThe generated code differs from the committed one: run \`pnpm generate\` and commit.\n`,
+      );
       failedGates.push("generated code is up to date");
     }
   }

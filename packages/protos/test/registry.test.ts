@@ -1,13 +1,13 @@
 import { create, fromBinary, fromJson, toBinary, toJson } from "@bufbuild/protobuf";
 import { anyPack, anyUnpack } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
+import { ClientResourceStatus } from "../src/gen/envoy/admin/v3/config_dump_shared_pb.js";
 import { ClusterSchema } from "../src/gen/envoy/config/cluster/v3/cluster_pb.js";
 import {
   DiscoveryResponseSchema,
   DynamicParameterConstraintsSchema,
   ResourceSchema,
 } from "../src/gen/envoy/service/discovery/v3/discovery_pb.js";
-import { ClientResourceStatus } from "../src/gen/envoy/admin/v3/config_dump_shared_pb.js";
 import { allFiles, typeNameOfUrl, typeUrlOf, xdsRegistry } from "../src/index.js";
 
 describe("xdsRegistry", () => {
@@ -71,14 +71,19 @@ describe("wire facts", () => {
             {
               type: {
                 case: "notConstraints",
-                value: { type: { case: "constraint", value: { key: "canary", constraintType: { case: "exists", value: {} } } } },
+                value: {
+                  type: { case: "constraint", value: { key: "canary", constraintType: { case: "exists", value: {} } } },
+                },
               },
             },
           ],
         },
       },
     });
-    const back = fromBinary(DynamicParameterConstraintsSchema, toBinary(DynamicParameterConstraintsSchema, constraints));
+    const back = fromBinary(
+      DynamicParameterConstraintsSchema,
+      toBinary(DynamicParameterConstraintsSchema, constraints),
+    );
     expect(back).toEqual(constraints);
   });
 });
@@ -86,7 +91,9 @@ describe("wire facts", () => {
 describe("type URL helpers", () => {
   it("builds and splits type URLs", () => {
     expect(typeUrlOf(ClusterSchema)).toBe("type.googleapis.com/envoy.config.cluster.v3.Cluster");
-    expect(typeNameOfUrl("type.googleapis.com/envoy.config.cluster.v3.Cluster")).toBe("envoy.config.cluster.v3.Cluster");
+    expect(typeNameOfUrl("type.googleapis.com/envoy.config.cluster.v3.Cluster")).toBe(
+      "envoy.config.cluster.v3.Cluster",
+    );
     expect(typeNameOfUrl("envoy.config.cluster.v3.Cluster")).toBe("envoy.config.cluster.v3.Cluster");
   });
 });

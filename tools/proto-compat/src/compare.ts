@@ -5,9 +5,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fromBinary, ScalarType } from "@bufbuild/protobuf";
 import type { DescEnum, DescField, DescFile, DescMessage, DescService } from "@bufbuild/protobuf";
-import { createFileRegistry } from "@bufbuild/protobuf";
+import { createFileRegistry, fromBinary, ScalarType } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import protobuf from "protobufjs";
 
@@ -20,7 +19,12 @@ export function upstreamRoots(): string[] {
   // The ORCA protos (cncf/xds) ship with @grpc/grpc-js; google/protobuf/descriptor.proto, which the annotation
   // files import, ships with protobufjs.
   const grpcJs = join(dirname(require.resolve("@grpc/grpc-js/package.json")), "proto");
-  return [...roots, join(grpcJs, "xds"), join(grpcJs, "protoc-gen-validate"), dirname(require.resolve("protobufjs/package.json"))];
+  return [
+    ...roots,
+    join(grpcJs, "xds"),
+    join(grpcJs, "protoc-gen-validate"),
+    dirname(require.resolve("protobufjs/package.json")),
+  ];
 }
 
 /** Builds the proto tree at `protoDir` with buf and returns its files (imports such as the WKTs excluded). */
@@ -130,7 +134,11 @@ function theirOneof(field: protobuf.Field): string | undefined {
   return name === undefined || name.startsWith("_") ? undefined : name;
 }
 
-function lookup<T extends protobuf.ReflectionObject>(root: protobuf.Root, name: string, kind: new (...a: never[]) => T) {
+function lookup<T extends protobuf.ReflectionObject>(
+  root: protobuf.Root,
+  name: string,
+  kind: new (...a: never[]) => T,
+) {
   try {
     const found = root.lookup(name);
     return found instanceof kind ? found : undefined;

@@ -89,7 +89,11 @@ describe("the checker itself", () => {
   });
 
   it("fails when a field type changes", () => {
-    const found = mutate("xds/data/orca/v3/orca_load_report.proto", /double cpu_utilization = 1;/, "float cpu_utilization = 1;");
+    const found = mutate(
+      "xds/data/orca/v3/orca_load_report.proto",
+      /double cpu_utilization = 1;/,
+      "float cpu_utilization = 1;",
+    );
     expect(found).toContain("field xds.data.orca.v3.OrcaLoadReport.cpu_utilization: type float, upstream double");
   });
 
