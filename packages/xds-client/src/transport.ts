@@ -1,0 +1,101 @@
+// The transport: opens bidi ADS streams to one xDS server. The default uses @connectrpc/connect-node's gRPC
+// transport over HTTP/2; tests and embedders may inject another (an in-memory pair, a proxy).
+import { readFileSync } from "node:fs";
+import { createClient } from "@connectrpc/connect";
+import { createWritableIterable } from "@connectrpc/connect/protocol";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
+import type {
+  DeltaDiscoveryRequest,
+  DeltaDiscoveryResponse,
+  DiscoveryRequest,
+  DiscoveryResponse,
+} from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import type { XdsServerConfig } from "./bootstrap-types.js";
+
+/** One bidi stream. */
+export interface XdsStream<Req, Res> {
+  /** Queues a request; resolves once it was handed to the connection, rejects if the stream has ended. */
+  send(request: Req): Promise<void>;
+  /** The responses; ends when the server closes the stream with OK, throws when it fails. */
+  readonly responses: AsyncIterator<Res>;
+  /** Ends the stream from our side (no error is reported to the reader). */
+  cancel(): void;
+}
+
+/** The streams of one xDS server. */
+export interface XdsTransport {
+  streamAggregatedResources(): XdsStream<DiscoveryRequest, DiscoveryResponse>;
+  deltaAggregatedResources(): XdsStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>;
+  /** Closes the connection and every stream on it. */
+  close(): void;
+}
+
+export interface TransportOptions {
+  /** Largest message accepted from the server, in bytes. */
+  readonly maxReceiveMessageBytes: number;
+}
+
+export type XdsTransportFactory = (server: XdsServerConfig, options: TransportOptions) => XdsTransport;
+
+/** Default receive limit: 1 GiB, enough for 100,000 clusters in one response (grpc-js-xds is stuck at 4 MiB). */
+export const DEFAULT_MAX_RECEIVE_MESSAGE_BYTES = 1 << 30;
+
+/** `host:port`, `dns:///host:port`, `dns:host:port`, `[::1]:port`, or an http(s) URL, as a base URL. */
+export function serverBaseUrl(server: XdsServerConfig): string {
+  const scheme = server.channelCredentials.type === "tls" ? "https" : "http";
+  let target = server.serverUri;
+  if (/^https?:\/\//.test(target)) return target;
+  if (target.startsWith("dns:")) target = target.replace(/^dns:(\/\/[^/]*\/)?/, "");
+  return `${scheme}://${target}`;
+}
+
+function readPem(path: string | undefined): Buffer | undefined {
+  return path === undefined ? undefined : readFileSync(path);
+}
+
+/** The default transport: gRPC over HTTP/2 with connect-node, one HTTP/2 connection per server. */
+export const createConnectTransport: XdsTransportFactory = (server, options) => {
+  const baseUrl = serverBaseUrl(server);
+  const creds = server.channelCredentials;
+  const tlsOptions =
+    creds.type === "tls"
+      ? {
+          ...(creds.caCertificateFile === undefined ? {} : { ca: readPem(creds.caCertificateFile) }),
+          ...(creds.certificateFile === undefined ? {} : { cert: readPem(creds.certificateFile) }),
+          ...(creds.privateKeyFile === undefined ? {} : { key: readPem(creds.privateKeyFile) }),
+        }
+      : {};
+  const sessionManager = new Http2SessionManager(
+    baseUrl,
+    { pingIntervalMs: 60_000, pingTimeoutMs: 20_000, pingIdleConnection: false },
+    tlsOptions,
+  );
+  const transport = createGrpcTransport({ baseUrl, sessionManager, readMaxBytes: options.maxReceiveMessageBytes });
+  const client = createClient(AggregatedDiscoveryService, transport);
+
+  function open<Req, Res>(start: (input: AsyncIterable<Req>, signal: AbortSignal) => AsyncIterable<Res>) {
+    const requests = createWritableIterable<Req>();
+    const abort = new AbortController();
+    const responses = start(requests, abort.signal)[Symbol.asyncIterator]();
+    const stream: XdsStream<Req, Res> = {
+      send: (request) => requests.write(request),
+      responses,
+      cancel: () => {
+        requests.close();
+        abort.abort();
+      },
+    };
+    return stream;
+  }
+
+  return {
+    streamAggregatedResources: () =>
+      open<DiscoveryRequest, DiscoveryResponse>((input, signal) => client.streamAggregatedResources(input, { signal })),
+    deltaAggregatedResources: () =>
+      open<DeltaDiscoveryRequest, DeltaDiscoveryResponse>((input, signal) =>
+        client.deltaAggregatedResources(input, { signal }),
+      ),
+    close: () => sessionManager.abort(),
+  };
+};

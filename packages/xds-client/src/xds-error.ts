@@ -1,0 +1,93 @@
+/** gRPC status codes (google.rpc.Code). */
+export const StatusCode = {
+  OK: 0,
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  OUT_OF_RANGE: 11,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  DATA_LOSS: 15,
+  UNAUTHENTICATED: 16,
+} as const;
+export type StatusCode = (typeof StatusCode)[keyof typeof StatusCode];
+
+const codeNames: readonly string[] = Object.keys(StatusCode);
+
+/** The name of a status code (`UNAVAILABLE`), or `CODE_<n>` for a number outside the enum. */
+export function statusCodeName(code: number): string {
+  return codeNames[code] ?? `CODE_${code}`;
+}
+
+/**
+ * Why an error happened:
+ * - `does_not_exist`: the resource timer fired, an LDS/CDS SotW response dropped it, or the server sent NOT_FOUND;
+ * - `timeout`: the resource timer fired with `resource_timer_is_transient_error`;
+ * - `server_error`: the server sent a TP3 `ResourceError` with another code;
+ * - `nacked`: the resource failed validation;
+ * - `connection`: the xDS stream or channel failed;
+ * - `unknown_authority`, `invalid_name`: the watched name cannot be used;
+ * - `invalid_options`: the client's options or bootstrap are malformed;
+ * - `internal`: a bug or an unexpected exception.
+ */
+export type XdsErrorKind =
+  | "does_not_exist"
+  | "timeout"
+  | "server_error"
+  | "nacked"
+  | "connection"
+  | "unknown_authority"
+  | "invalid_name"
+  | "invalid_options"
+  | "internal";
+
+export interface XdsErrorOptions {
+  readonly cause?: unknown;
+  readonly resource?: { readonly typeUrl: string; readonly name: string };
+  readonly nodeId?: string;
+}
+
+/** The one error type of the suite: a gRPC status code, a kind naming the cause, and a `[CODE]`-prefixed message. */
+export class XdsError extends Error {
+  override readonly name = "XdsError";
+  readonly code: StatusCode;
+  readonly kind: XdsErrorKind;
+  /** The message without the `[CODE]` prefix and node ID suffix. */
+  readonly detail: string;
+  readonly resource: { readonly typeUrl: string; readonly name: string } | undefined;
+  readonly nodeId: string | undefined;
+
+  constructor(code: StatusCode, kind: XdsErrorKind, detail: string, options: XdsErrorOptions = {}) {
+    const suffix = options.nodeId === undefined ? "" : ` (node ID: ${options.nodeId})`;
+    super(`[${statusCodeName(code)}] ${detail}${suffix}`, options.cause === undefined ? {} : { cause: options.cause });
+    this.code = code;
+    this.kind = kind;
+    this.detail = detail;
+    this.resource = options.resource;
+    this.nodeId = options.nodeId;
+  }
+
+  /** The same error for another resource or node (errors are shared between watchers of one resource). */
+  withContext(options: XdsErrorOptions): XdsError {
+    return new XdsError(this.code, this.kind, this.detail, {
+      cause: options.cause ?? this.cause,
+      resource: options.resource ?? this.resource,
+      nodeId: options.nodeId ?? this.nodeId,
+    } as XdsErrorOptions);
+  }
+
+  /** Normalises anything thrown into an XdsError (`internal`, code UNKNOWN, unless it already is one). */
+  static from(error: unknown, options: XdsErrorOptions = {}): XdsError {
+    if (error instanceof XdsError) return error;
+    const detail = error instanceof Error ? error.message : String(error);
+    return new XdsError(StatusCode.UNKNOWN, "internal", detail, { ...options, cause: error });
+  }
+}

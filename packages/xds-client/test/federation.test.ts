@@ -1,0 +1,127 @@
+// A47 federation: xdstp names, authorities with and without their own servers (conformance 43-46).
+import { afterEach, describe, expect, it } from "vitest";
+import { NODE_ID, setup } from "./support/harness.js";
+import { flush, recordingWatcher, summarize } from "./support/recorder.js";
+import { listenerAny, type TestListener, testListenerType } from "./support/test-types.js";
+
+const LDS = testListenerType.typeUrl;
+const LISTENER = "envoy.config.listener.v3.Listener";
+
+let cleanup: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await cleanup?.();
+  cleanup = undefined;
+});
+
+function start() {
+  const t = setup({
+    bootstrap: {
+      authorities: {
+        "own.example": { xds_servers: [{ server_uri: "own:443", channel_creds: [{ type: "insecure" }] }] },
+        "shared.example": {},
+      },
+    },
+  });
+  cleanup = () => t.client.close();
+  return t;
+}
+
+describe("federation (A47)", () => {
+  it("gives an authority with its own server a separate stream with its own version and nonce", async () => {
+    const { client, server } = start();
+    const old = recordingWatcher<TestListener>();
+    const own = recordingWatcher<TestListener>();
+    client.watch(testListenerType, "plain", old);
+    client.watch(testListenerType, `xdstp://own.example/${LISTENER}/l1`, own);
+    const a = await server.nextStream();
+    const b = await server.nextStream();
+    const streams = new Map([a, b].map((s) => [s.server, s]));
+    const top = streams.get("primary:443")!;
+    const mine = streams.get("own:443")!;
+    expect((await top.nextRequest()).resourceNames).toEqual(["plain"]);
+    expect((await mine.nextRequest()).resourceNames).toEqual([`xdstp://own.example/${LISTENER}/l1`]);
+    mine.respond({
+      typeUrl: LDS,
+      versionInfo: "42",
+      nonce: "x",
+      resources: [listenerAny(`xdstp://own.example/${LISTENER}/l1`)],
+    });
+    const ack = await mine.nextRequest();
+    expect([ack.versionInfo, ack.responseNonce]).toEqual(["42", "x"]);
+    await flush();
+    expect(summarize(own.take())).toEqual([`resource:42:xdstp://own.example/${LISTENER}/l1`]);
+    expect(old.take()).toEqual([]);
+  });
+
+  it("lets an authority without servers share the top-level stream: one request holds both names", async () => {
+    const { client, server } = start();
+    client.watch(testListenerType, "plain", recordingWatcher());
+    client.watch(testListenerType, `xdstp://shared.example/${LISTENER}/s1`, recordingWatcher());
+    const stream = await server.nextStream();
+    const first = await stream.nextRequest();
+    expect([...first.resourceNames].sort()).toEqual(["plain", `xdstp://shared.example/${LISTENER}/s1`]);
+    expect(server.streams.length).toBe(1);
+  });
+
+  it("canonicalises context parameters, so reordered names are one subscription", async () => {
+    const { client, server } = start();
+    const w1 = recordingWatcher<TestListener>();
+    const w2 = recordingWatcher<TestListener>();
+    client.watch(testListenerType, `xdstp://shared.example/${LISTENER}/s?b=2&a=1`, w1);
+    client.watch(testListenerType, `xdstp://shared.example/${LISTENER}/s?a=1&b=2`, w2);
+    const stream = await server.nextStream();
+    expect((await stream.nextRequest()).resourceNames).toEqual([`xdstp://shared.example/${LISTENER}/s?a=1&b=2`]);
+    stream.respond({
+      typeUrl: LDS,
+      versionInfo: "1",
+      nonce: "n",
+      resources: [listenerAny(`xdstp://shared.example/${LISTENER}/s?b=2&a=1`)],
+    });
+    await stream.nextRequest();
+    await flush();
+    expect(w1.take().length).toBe(1);
+    expect(w2.take().length).toBe(1);
+  });
+
+  it("fails a watch on an unknown authority with FAILED_PRECONDITION and opens no stream", async () => {
+    const { client, server } = start();
+    const w = recordingWatcher<TestListener>();
+    client.watch(testListenerType, `xdstp://nowhere.example/${LISTENER}/x`, w);
+    await flush();
+    const events = w.take();
+    expect(summarize(events)).toEqual(["error:FAILED_PRECONDITION:unknown_authority"]);
+    expect(events[0]?.kind === "error" && events[0].error.code).toBe(9);
+    expect(events[0]?.kind === "error" && events[0].error.message).toContain(`(node ID: ${NODE_ID})`);
+    expect(server.streams.length).toBe(0);
+  });
+
+  it.each([
+    ["xdstp://x", "has no resource type"],
+    [`xdstp:/own.example/${LISTENER}/x`, "does not start with xdstp://"],
+    ["xdstp://own.example/envoy.config.cluster.v3.Cluster/x", "watched as envoy.config.listener.v3.Listener"],
+  ])("fails an unparseable name %s with INVALID_ARGUMENT", async (name, reason) => {
+    const { client } = start();
+    const w = recordingWatcher<TestListener>();
+    client.watch(testListenerType, name, w);
+    await flush();
+    const events = w.take();
+    expect(summarize(events)).toEqual(["error:INVALID_ARGUMENT:invalid_name"]);
+    expect(events[0]?.kind === "error" && events[0].error.message).toContain(reason);
+  });
+
+  it("reports a failing authority server only to that authority's watchers", async () => {
+    const { client, server } = start();
+    const old = recordingWatcher<TestListener>();
+    const own = recordingWatcher<TestListener>();
+    client.watch(testListenerType, "plain", old);
+    client.watch(testListenerType, `xdstp://own.example/${LISTENER}/l1`, own);
+    await server.nextStream();
+    await server.nextStream();
+    const mine = server.streams.find((s) => s.server === "own:443")!;
+    await mine.nextRequest();
+    mine.fail(14, "down");
+    await flush();
+    expect(summarize(own.take())).toEqual(["error:UNAVAILABLE:connection"]);
+    expect(old.take()).toEqual([]);
+  });
+});

@@ -1,0 +1,69 @@
+// Two small resource types for the core's tests, independent of the real LDS/RDS/CDS/EDS validation.
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { anyPack } from "@bufbuild/protobuf/wkt";
+import {
+  type ClusterLoadAssignment,
+  ClusterLoadAssignmentSchema,
+} from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
+import { type Listener, ListenerSchema } from "@xdskit/protos/envoy/config/listener/v3/listener_pb";
+import type { ResourceType } from "../../src/index.js";
+
+export interface TestListener {
+  readonly name: string;
+  readonly statPrefix: string;
+}
+
+/** LDS-like: every resource must be in each SotW response. Invalid when the name starts with "bad". */
+export const testListenerType: ResourceType<TestListener> = {
+  typeUrl: "type.googleapis.com/envoy.config.listener.v3.Listener",
+  typeName: "TestListener",
+  allResourcesRequiredInSotW: true,
+  decode(any) {
+    const message = fromBinary(ListenerSchema, any.value);
+    if (message.name.startsWith("bad")) return { ok: false, name: message.name, error: "name: starts with bad" };
+    if (message.name === "") return { ok: false, error: "name: empty" };
+    return {
+      ok: true,
+      name: message.name,
+      value: Object.freeze({ name: message.name, statPrefix: message.statPrefix }),
+    };
+  },
+};
+
+export interface TestEndpoints {
+  readonly name: string;
+  readonly localities: number;
+}
+
+/** EDS-like: responses carry only what changed. */
+export const testEndpointsType: ResourceType<TestEndpoints> = {
+  typeUrl: "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
+  typeName: "TestEndpoints",
+  allResourcesRequiredInSotW: false,
+  decode(any) {
+    const message = fromBinary(ClusterLoadAssignmentSchema, any.value);
+    if (message.clusterName.startsWith("bad"))
+      return { ok: false, name: message.clusterName, error: "cluster_name: starts with bad" };
+    return {
+      ok: true,
+      name: message.clusterName,
+      value: Object.freeze({ name: message.clusterName, localities: message.endpoints.length }),
+    };
+  },
+};
+
+export function listener(name: string, statPrefix = ""): Listener {
+  return create(ListenerSchema, { name, statPrefix });
+}
+
+export function listenerAny(name: string, statPrefix = "") {
+  return anyPack(ListenerSchema, listener(name, statPrefix));
+}
+
+export function endpointsAny(name: string, localities = 1): ReturnType<typeof anyPack> {
+  const message: ClusterLoadAssignment = create(ClusterLoadAssignmentSchema, {
+    clusterName: name,
+    endpoints: Array.from({ length: localities }, () => ({})),
+  });
+  return anyPack(ClusterLoadAssignmentSchema, message);
+}
