@@ -3,6 +3,16 @@
 // this server; the channel changes their state and queues their watchers' callbacks.
 import { create, fromBinary } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
+import {
+  canonicalText,
+  comparePreference,
+  type Expr,
+  fromProto,
+  matches,
+  type Ranked,
+  specificity,
+  TRUE,
+} from "@xdskit/constraint-matcher";
 import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import {
   type DiscoveryRequest,
@@ -37,11 +47,13 @@ export interface ChannelContext {
   readonly target: string;
   readonly node: Node;
   readonly types: ReadonlyMap<string, ResourceType<unknown>>;
-  /** Whether a subscription's parameters satisfy a variant's constraints (TP2); absent: every variant matches. */
-  readonly matchConstraints?: (
-    constraints: DynamicParameterConstraints,
-    parameters: Readonly<Record<string, string>>,
-  ) => boolean;
+}
+
+interface Decoded {
+  readonly name: string;
+  readonly constraints: Expr;
+  readonly result: DecodeResult<unknown>;
+  readonly any: Any;
 }
 
 interface TypeState {
@@ -396,6 +408,8 @@ export class XdsChannel {
     const version = response.versionInfo;
     const previous = typeState.previous;
     const current: TypeState["previous"] = [];
+    const decoded: Decoded[] = [];
+    let constrained = false;
     let valid = 0;
     let invalid = 0;
     const resources = response.resources;
@@ -413,24 +427,25 @@ export class XdsChannel {
       else result = safeDecode(type, any, this.decodeContext);
       current[i] = { bytes: any.value, result };
       const name = wrapperName ?? result.name;
+      if (name !== undefined) seen.add(canonicalName(name));
       if (!result.ok) {
         invalid += 1;
         errors.push(
           name === undefined ? `resource index ${i}: ${result.error}` : `resource index ${i}: ${name}: ${result.error}`,
         );
-        if (name !== undefined) {
-          seen.add(canonicalName(name));
-          for (const state of this.statesFor(type.typeUrl, name, constraints))
-            this.onInvalid(state, result.error, any, version, now);
-        }
-        continue;
+      } else {
+        valid += 1;
       }
-      valid += 1;
-      seen.add(canonicalName(name!));
-      for (const state of this.statesFor(type.typeUrl, name!, constraints))
-        this.onValid(state, result.value, any, version, now);
+      if (name === undefined) continue;
+      if (constraints !== TRUE) constrained = true;
+      decoded.push({ name, constraints, result, any });
     }
     typeState.previous = current;
+    if (constrained) this.applyVariants(type.typeUrl, decoded, version, now);
+    else {
+      for (const d of decoded)
+        for (const state of this.statesFor(type.typeUrl, d.name, TRUE)) this.apply(state, d, version, now);
+    }
     if (this.context.features.dataErrorHandling) {
       response.resourceErrors.forEach((resourceError, i) => {
         const name = resourceError.resourceName?.name ?? "";
@@ -444,8 +459,14 @@ export class XdsChannel {
           errors.push(`resource_errors[${i}]: ${name}: status is OK`);
           return;
         }
+        let constraints: Expr;
+        try {
+          constraints = this.readConstraints(resourceError.resourceName?.dynamicParameterConstraints);
+        } catch (error) {
+          errors.push(`resource_errors[${i}]: ${name}: ${(error as Error).message}`);
+          return;
+        }
         seen.add(canonicalName(name));
-        const constraints = resourceError.resourceName?.dynamicParameterConstraints;
         for (const state of this.statesFor(type.typeUrl, name, constraints)) {
           this.onResourceError(state, status.code, status.message, version, now);
         }
@@ -468,14 +489,53 @@ export class XdsChannel {
     return { errors, valid };
   }
 
+  private apply(state: ResourceState, d: Decoded, version: string, now: number): void {
+    if (d.result.ok) this.onValid(state, d.result.value, d.any, version, now);
+    else this.onInvalid(state, d.result.error, d.any, version, now);
+  }
+
+  /**
+   * TP2: a response that carries variants. Each subscription gets the one variant its parameters match; when
+   * several match, the most specific wins, ties broken by canonical text (protocol.md Part 1 item 5), and the
+   * ambiguity is logged.
+   */
+  private applyVariants(typeUrl: string, decoded: Decoded[], version: string, now: number): void {
+    const best = new Map<ResourceState, { d: Decoded; rank: Ranked; count: number }>();
+    for (const d of decoded) {
+      const rank = { specificity: specificity(d.constraints), canonicalText: canonicalText(d.constraints) };
+      for (const state of this.statesFor(typeUrl, d.name, d.constraints)) {
+        const held = best.get(state);
+        if (!held) best.set(state, { d, rank, count: 1 });
+        else {
+          held.count += 1;
+          if (comparePreference(rank, held.rank) < 0) {
+            held.d = d;
+            held.rank = rank;
+          }
+        }
+      }
+    }
+    for (const [state, { d, rank, count }] of best) {
+      if (count > 1) {
+        this.log.warn(
+          `${count} variants of ${state.name} match parameters ${JSON.stringify(state.parameters)}; using the most specific: ${rank.canonicalText}`,
+        );
+      }
+      this.apply(state, d, version, now);
+    }
+  }
+
+  /** The constraints of a variant, as an expression (TRUE for none). Throws ConstraintError when malformed. */
+  private readConstraints(message: DynamicParameterConstraints | undefined): Expr {
+    if (message === undefined || !this.context.features.dynamicParameters) return TRUE;
+    return fromProto(message, { path: "resource_name.dynamic_parameter_constraints" });
+  }
+
   /** Removes a `Resource` wrapper and checks the type URL. */
-  private unwrap(
-    any: Any,
-    typeUrl: string,
-  ): { any: Any; wrapperName?: string; constraints?: DynamicParameterConstraints } | { error: string } {
+  private unwrap(any: Any, typeUrl: string): { any: Any; wrapperName?: string; constraints: Expr } | { error: string } {
     if (any.typeUrl !== RESOURCE_WRAPPER_TYPE_URL) {
       if (any.typeUrl !== typeUrl) return { error: `type URL ${any.typeUrl} does not match the response's ${typeUrl}` };
-      return { any };
+      return { any, constraints: TRUE };
     }
     let wrapper: ReturnType<typeof fromBinary<typeof ResourceSchema>>;
     try {
@@ -490,19 +550,23 @@ export class XdsChannel {
     // A67: with dynamic parameters on, `resource_name` (when set) names the resource and carries its constraints.
     const resourceName = this.context.features.dynamicParameters ? wrapper.resourceName : undefined;
     if (resourceName !== undefined && resourceName.name !== "") {
-      return resourceName.dynamicParameterConstraints === undefined
-        ? { any: inner, wrapperName: resourceName.name }
-        : { any: inner, wrapperName: resourceName.name, constraints: resourceName.dynamicParameterConstraints };
+      try {
+        return {
+          any: inner,
+          wrapperName: resourceName.name,
+          constraints: this.readConstraints(resourceName.dynamicParameterConstraints),
+        };
+      } catch (error) {
+        return { error: `${resourceName.name}: ${(error as Error).message}` };
+      }
     }
-    return wrapper.name === "" ? { any: inner } : { any: inner, wrapperName: wrapper.name };
+    return wrapper.name === ""
+      ? { any: inner, constraints: TRUE }
+      : { any: inner, wrapperName: wrapper.name, constraints: TRUE };
   }
 
   /** The cache entries a resource named `name` (with these constraints, if any) is for. */
-  private statesFor(
-    typeUrl: string,
-    name: string,
-    constraints: DynamicParameterConstraints | undefined,
-  ): ResourceState[] {
+  private statesFor(typeUrl: string, name: string, constraints: Expr): ResourceState[] {
     const authorityName = authorityOfName(name);
     if (authorityName === undefined) return [];
     const canonical = canonicalName(name);
@@ -512,8 +576,7 @@ export class XdsChannel {
       const byParameters = authority.resources.get(typeUrl)?.get(canonical);
       if (!byParameters) continue;
       for (const state of byParameters.values()) {
-        const match = this.context.matchConstraints;
-        if (constraints === undefined || match === undefined || match(constraints, state.parameters)) out.push(state);
+        if (constraints === TRUE || matches(constraints, state.parameters)) out.push(state);
       }
     }
     return out;

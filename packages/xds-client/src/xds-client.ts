@@ -1,6 +1,5 @@
 // createXdsClient: the watch API over authorities (A47), the shared cache and the pool of server channels.
 import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
-import type { DynamicParameterConstraints } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { ClientConfig } from "@xdskit/protos/envoy/service/status/v3/csds_pb";
 import type { AuthorityState, NameTable } from "./authority.js";
 import { loadBootstrap } from "./bootstrap.js";
@@ -53,11 +52,6 @@ export interface XdsClientOptions {
   readonly maxReceiveMessageBytes?: number;
   /** Opens streams to a server; default gRPC over HTTP/2 with connect-node. */
   readonly transportFactory?: XdsTransportFactory;
-  /** TP2: whether subscription parameters satisfy a variant's constraints (e.g. @xdskit/constraint-matcher). */
-  readonly matchConstraints?: (
-    constraints: DynamicParameterConstraints,
-    parameters: Readonly<Record<string, string>>,
-  ) => boolean;
 }
 
 /** Time and randomness, for tests (see `./internal`). */
@@ -99,7 +93,6 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
     target,
     node,
     types,
-    ...(options.matchConstraints === undefined ? {} : { matchConstraints: options.matchConstraints }),
   };
   let closed = false;
   const closers: (() => void)[] = [];
