@@ -1,5 +1,6 @@
 import type { XdsServerConfig } from "./bootstrap-types.js";
 import type { ResourceState } from "./resource-state.js";
+import type { XdsChannel } from "./xds-channel.js";
 
 /** name → parameters key → cache entry. */
 export type NameTable = Map<string, Map<string, ResourceState>>;
@@ -13,6 +14,11 @@ export interface AuthorityState {
   readonly defaultParameters: Readonly<Record<string, string>>;
   /** type URL → name table. */
   readonly resources: Map<string, NameTable>;
+  /**
+   * The channels in use, in server priority order: the first server, then each fallback started because every
+   * server before it failed while a watched resource was uncached (A71). Never empty.
+   */
+  readonly active: XdsChannel[];
 }
 
 export function* statesOfType(authority: AuthorityState, typeUrl: string): Generator<ResourceState> {

@@ -3,6 +3,7 @@
 // callback queue.
 import type { Any } from "@bufbuild/protobuf/wkt";
 import type { CallbackQueue } from "./callback-queue.js";
+import type { Clock } from "./clock.js";
 import type { XdsError } from "./xds-error.js";
 
 /** A88 cache states; they map one to one onto CSDS `ClientResourceStatus`. */
@@ -49,7 +50,7 @@ export class ResourceState {
   errorState: ErrorState | undefined;
   /** Bytes of the last invalid update, to suppress repeating the same error to watchers. */
   lastInvalid: Uint8Array | undefined;
-  timer: unknown;
+  private timer: unknown;
   /** Legacy A53 mode: a deletion is being ignored. */
   deletionIgnored = false;
 
@@ -59,7 +60,28 @@ export class ResourceState {
     readonly parameters: Readonly<Record<string, string>>,
     readonly parametersKey: string,
     private readonly queue: CallbackQueue,
+    private readonly clock: Clock,
   ) {}
+
+  get timerRunning(): boolean {
+    return this.timer !== undefined;
+  }
+
+  /** Starts the does-not-exist timer (A57); `fire` runs once unless cancelled first. */
+  startTimer(ms: number, fire: () => void): void {
+    this.cancelTimer();
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = undefined;
+      fire();
+    }, ms);
+  }
+
+  cancelTimer(): void {
+    if (this.timer !== undefined) {
+      this.clock.clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+  }
 
   /** Delivers the cached resource to every watcher (or one). */
   notifyResource(only?: WatcherEntry): void {

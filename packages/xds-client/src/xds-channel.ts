@@ -49,6 +49,14 @@ export interface ChannelContext {
   readonly types: ReadonlyMap<string, ResourceType<unknown>>;
 }
 
+/** What a channel tells the client about the server's reachability. */
+export interface ChannelEvents {
+  /** An ADS call failed before any response; runs inside a callback group. */
+  onConnectivityFailure(channel: XdsChannel, error: XdsError): void;
+  /** A response arrived (the server is reachable and serving). */
+  onResponse(channel: XdsChannel): void;
+}
+
 interface Decoded {
   readonly name: string;
   readonly constraints: Expr;
@@ -100,6 +108,7 @@ export class XdsChannel {
     readonly server: XdsServerConfig,
     private readonly transport: XdsTransport,
     private readonly context: ChannelContext,
+    private readonly events: ChannelEvents,
     private readonly log: ScopedLogger,
   ) {
     this.backoff = createBackoff(context.random);
@@ -254,12 +263,11 @@ export class XdsChannel {
   }
 
   private maybeStartTimer(state: ResourceState): void {
-    if (state.timer !== undefined || state.resource !== undefined || state.state !== "requested") return;
+    if (state.timerRunning || state.resource !== undefined || state.state !== "requested") return;
     if (state.watchers.size === 0) return;
     const transient = this.context.features.dataErrorHandling && this.server.resourceTimerIsTransientError;
     const ms = transient ? 30_000 : 15_000;
-    state.timer = this.context.clock.setTimeout(() => {
-      state.timer = undefined;
+    state.startTimer(ms, () => {
       if (state.resource !== undefined || state.watchers.size === 0) return;
       const nodeId = this.context.bootstrap.node.id;
       const resource = { typeUrl: state.typeUrl, name: state.name };
@@ -284,23 +292,16 @@ export class XdsChannel {
           state.notifyError(error);
         }
       });
-    }, ms);
+    });
   }
 
   private cancelTimers(): void {
     for (const authority of this.authorities) {
       for (const table of authority.resources.values()) {
         for (const byParameters of table.values()) {
-          for (const state of byParameters.values()) this.cancelTimer(state);
+          for (const state of byParameters.values()) state.cancelTimer();
         }
       }
-    }
-  }
-
-  cancelTimer(state: ResourceState): void {
-    if (state.timer !== undefined) {
-      this.context.clock.clearTimeout(state.timer);
-      state.timer = undefined;
     }
   }
 
@@ -348,15 +349,8 @@ export class XdsChannel {
       { nodeId: this.context.bootstrap.node.id, cause: failure },
     );
     this.connectivityError = error;
-    this.context.queue.grouped(() => {
-      for (const authority of this.authorities) {
-        for (const typeUrl of authority.resources.keys()) {
-          for (const state of statesOfType(authority, typeUrl)) {
-            state.notifyError(error.withContext({ resource: { typeUrl: state.typeUrl, name: state.name } }));
-          }
-        }
-      }
-    });
+    // The client decides, per authority, between falling back to the next server and telling the watchers (A71).
+    this.context.queue.grouped(() => this.events.onConnectivityFailure(this, error));
     const delay = this.backoff.next();
     this.retryTimer = this.context.clock.setTimeout(() => {
       this.retryTimer = undefined;
@@ -372,6 +366,7 @@ export class XdsChannel {
       this.connected = true;
       this.connectivityError = undefined;
     }
+    this.events.onResponse(this);
     const typeUrl = response.typeUrl;
     const type = this.context.types.get(typeUrl);
     if (!type) {
@@ -587,7 +582,7 @@ export class XdsChannel {
   }
 
   private onValid(state: ResourceState, value: unknown, any: Any, version: string, now: number): void {
-    this.cancelTimer(state);
+    state.cancelTimer();
     const cached = state.resource;
     const identical = cached !== undefined && bytesEqual(cached.any.value, any.value);
     const hadError = state.error !== undefined;
@@ -610,7 +605,7 @@ export class XdsChannel {
   }
 
   private onInvalid(state: ResourceState, detail: string, any: Any, version: string, now: number): void {
-    this.cancelTimer(state);
+    state.cancelTimer();
     const repeated = state.lastInvalid !== undefined && bytesEqual(state.lastInvalid, any.value);
     state.lastInvalid = any.value;
     state.state = "nacked";
@@ -626,7 +621,7 @@ export class XdsChannel {
   }
 
   private onResourceError(state: ResourceState, code: number, message: string, version: string, now: number): void {
-    this.cancelTimer(state);
+    state.cancelTimer();
     state.state = "received_error";
     state.errorState = { details: message, version, time: now };
     const nodeId = this.context.bootstrap.node.id;

@@ -15,7 +15,7 @@ import { OLD_STYLE_AUTHORITY, parseResourceName } from "./resource-name.js";
 import { parametersKey, ResourceState, type ResourceWatcher, type WatcherEntry } from "./resource-state.js";
 import type { ResourceType } from "./resource-type.js";
 import { createConnectTransport, DEFAULT_MAX_RECEIVE_MESSAGE_BYTES, type XdsTransportFactory } from "./transport.js";
-import { XdsChannel } from "./xds-channel.js";
+import { type ChannelEvents, XdsChannel } from "./xds-channel.js";
 import { StatusCode, XdsError } from "./xds-error.js";
 
 export interface WatchOptions {
@@ -101,33 +101,104 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
     let channel = channels.get(server.key);
     if (!channel) {
       const transport = transportFactory(server, { maxReceiveMessageBytes });
-      channel = new XdsChannel(server, transport, channelContext, logger.child(`[xds server ${server.serverUri}]`));
+      channel = new XdsChannel(
+        server,
+        transport,
+        channelContext,
+        channelEvents,
+        logger.child(`[xds server ${server.serverUri}]`),
+      );
       channels.set(server.key, channel);
     }
     return channel;
   }
 
-  function authorityFor(name: string): { authority: AuthorityState; channel: XdsChannel } | undefined {
-    let authority = authorities.get(name);
-    if (!authority) {
-      let servers: readonly XdsServerConfig[];
-      let defaultParameters: Readonly<Record<string, string>>;
-      if (name === OLD_STYLE_AUTHORITY) {
-        servers = bootstrap.xdsServers;
-        defaultParameters = bootstrap.dynamicParameters;
-      } else {
-        const config = bootstrap.authorities.get(name);
-        if (!config) return undefined;
-        servers = config.xdsServers ?? bootstrap.xdsServers;
-        defaultParameters = config.dynamicParameters;
-      }
-      authority = { name, servers, defaultParameters, resources: new Map() };
-      authorities.set(name, authority);
+  function forEachState(authority: AuthorityState, visit: (state: ResourceState) => void): void {
+    for (const table of authority.resources.values()) {
+      for (const byParameters of table.values()) for (const state of byParameters.values()) visit(state);
     }
-    // A71 fallback is not implemented yet: each authority uses its first server.
-    const channel = channelFor(authority.servers[0]!);
-    channel.authorities.add(authority);
-    return { authority, channel };
+  }
+
+  /** A71: a resource is "cached" for fallback purposes when it has a value or is known not to exist. */
+  function hasUncached(authority: AuthorityState): boolean {
+    let uncached = false;
+    forEachState(authority, (state) => {
+      if (state.resource === undefined && state.state !== "does_not_exist") uncached = true;
+    });
+    return uncached;
+  }
+
+  function subscribeAll(authority: AuthorityState, channel: XdsChannel): void {
+    for (const typeUrl of authority.resources.keys()) channel.subscriptionsChanged(typeUrl);
+  }
+
+  const channelEvents: ChannelEvents = {
+    onConnectivityFailure(channel, error) {
+      for (const authority of authorities.values()) {
+        const position = authority.active.indexOf(channel);
+        if (position < 0) continue;
+        const next = authority.servers[authority.active.length];
+        if (features.fallback && position === authority.active.length - 1 && next && hasUncached(authority)) {
+          // Fall back: subscribe everything on the next server; the failing ones keep retrying.
+          const fallback = channelFor(next);
+          logger.info(
+            `authority ${authority.name}: falling back from ${channel.server.serverUri} to ${next.serverUri}`,
+          );
+          authority.active.push(fallback);
+          fallback.authorities.add(authority);
+          subscribeAll(authority, fallback);
+          continue;
+        }
+        // Watchers hear of it only once every server in use is unreachable.
+        if (!authority.active.every((c) => c.connectivityError !== undefined)) continue;
+        forEachState(authority, (state) => {
+          state.notifyError(error.withContext({ resource: { typeUrl: state.typeUrl, name: state.name } }));
+        });
+      }
+    },
+    onResponse(channel) {
+      for (const authority of authorities.values()) {
+        const position = authority.active.indexOf(channel);
+        if (position < 0 || position === authority.active.length - 1) continue;
+        // A higher-priority server is back: drop the lower-priority ones.
+        for (const dropped of authority.active.splice(position + 1)) {
+          logger.info(
+            `authority ${authority.name}: back on ${channel.server.serverUri}; leaving ${dropped.server.serverUri}`,
+          );
+          dropped.authorities.delete(authority);
+          subscribeAll(authority, dropped);
+        }
+      }
+    },
+  };
+
+  function authorityFor(name: string): AuthorityState | undefined {
+    let authority = authorities.get(name);
+    if (authority) return authority;
+    let servers: readonly XdsServerConfig[];
+    let defaultParameters: Readonly<Record<string, string>>;
+    if (name === OLD_STYLE_AUTHORITY) {
+      servers = bootstrap.xdsServers;
+      defaultParameters = bootstrap.dynamicParameters;
+    } else {
+      const config = bootstrap.authorities.get(name);
+      if (!config) return undefined;
+      servers = config.xdsServers ?? bootstrap.xdsServers;
+      defaultParameters = config.dynamicParameters;
+    }
+    // A71 off: only the first server of each list is used.
+    if (!features.fallback) servers = servers.slice(0, 1);
+    const first = channelFor(servers[0]!);
+    authority = { name, servers, defaultParameters, resources: new Map(), active: [first] };
+    first.authorities.add(authority);
+    authorities.set(name, authority);
+    return authority;
+  }
+
+  /** The error a new subscription starts with: set while every server the authority uses is unreachable. */
+  function currentOutage(authority: AuthorityState): XdsError | undefined {
+    const last = authority.active[authority.active.length - 1]!;
+    return authority.active.every((c) => c.connectivityError !== undefined) ? last.connectivityError : undefined;
   }
 
   function failWatch(watcher: ResourceWatcher<unknown>, error: XdsError): () => void {
@@ -211,8 +282,8 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
           new XdsError(StatusCode.INVALID_ARGUMENT, "invalid_name", parsed.error, { nodeId, resource }),
         );
       }
-      const found = authorityFor(parsed.authority);
-      if (!found) {
+      const authority = authorityFor(parsed.authority);
+      if (!authority) {
         return failWatch(
           untyped,
           new XdsError(
@@ -223,7 +294,6 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
           ),
         );
       }
-      const { authority, channel } = found;
       const parameters =
         watchOptions?.dynamicParameters ?? (features.dynamicParameters ? authority.defaultParameters : {});
       const key = parametersKey(parameters);
@@ -239,11 +309,18 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
       }
       let state = byParameters.get(key);
       if (!state) {
-        state = new ResourceState(type.typeUrl, parsed.name, Object.freeze({ ...parameters }), key, queue);
+        state = new ResourceState(
+          type.typeUrl,
+          parsed.name,
+          Object.freeze({ ...parameters }),
+          key,
+          queue,
+          channelContext.clock,
+        );
         byParameters.set(key, state);
-        const down = channel.connectivityError;
+        const down = currentOutage(authority);
         if (down) state.error = down.withContext({ resource: { typeUrl: type.typeUrl, name: parsed.name } });
-        channel.subscriptionsChanged(type.typeUrl);
+        for (const channel of authority.active) channel.subscriptionsChanged(type.typeUrl);
       }
       const entry: WatcherEntry = { watcher: untyped, active: true };
       state.watchers.add(entry);
@@ -257,11 +334,11 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
         owned.watchers.delete(entry);
         if (owned.watchers.size > 0) return;
         // Unsubscribed: out of the cache, CSDS and metrics at once.
-        channel.cancelTimer(owned);
+        owned.cancelTimer();
         variants.delete(key);
         if (variants.size === 0) names.delete(owned.name);
         if (names.size === 0) authority.resources.delete(type.typeUrl);
-        channel.subscriptionsChanged(type.typeUrl);
+        for (const channel of authority.active) channel.subscriptionsChanged(type.typeUrl);
       };
     },
     dumpResources() {

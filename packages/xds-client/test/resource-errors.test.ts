@@ -65,7 +65,7 @@ describe("TP3 resource_errors", () => {
       typeUrl: EDS,
       versionInfo: "1",
       nonce: "n1",
-      resourceErrors: [resourceError("A", 5, "no such cluster")] as never,
+      resourceErrors: [resourceError("A", 5, "no such cluster")],
     });
     const ack = await stream.nextRequest();
     expect(ack.errorDetail).toBeUndefined();
@@ -88,7 +88,7 @@ describe("TP3 resource_errors", () => {
       typeUrl: EDS,
       versionInfo: "3",
       nonce: "n1",
-      resourceErrors: [resourceError("A", 7, "not yours")] as never,
+      resourceErrors: [resourceError("A", 7, "not yours")],
     });
     await stream.nextRequest();
     await flush();
@@ -108,7 +108,7 @@ describe("TP3 resource_errors", () => {
       typeUrl: EDS,
       versionInfo: "2",
       nonce: "n2",
-      resourceErrors: [resourceError("A", 7, "revoked")] as never,
+      resourceErrors: [resourceError("A", 7, "revoked")],
     });
     await stream.nextRequest();
     await flush();
@@ -124,7 +124,7 @@ describe("TP3 resource_errors", () => {
       typeUrl: EDS,
       versionInfo: "2",
       nonce: "n2",
-      resourceErrors: [resourceError("A", 7, "revoked")] as never,
+      resourceErrors: [resourceError("A", 7, "revoked")],
     });
     await stream.nextRequest();
     await flush();
@@ -143,7 +143,7 @@ describe("TP3 resource_errors", () => {
       typeUrl: EDS,
       versionInfo: "2",
       nonce: "n2",
-      resourceErrors: [resourceError("A", code, "flaky")] as never,
+      resourceErrors: [resourceError("A", code, "flaky")],
     });
     await stream.nextRequest();
     await flush();
@@ -158,7 +158,7 @@ describe("TP3 resource_errors", () => {
       typeUrl: EDS,
       versionInfo: "2",
       nonce: "n2",
-      resourceErrors: [resourceError("", 5, "who"), resourceError("A", 0, "fine")] as never,
+      resourceErrors: [resourceError("", 5, "who"), resourceError("A", 0, "fine")],
     });
     const nack = await stream.nextRequest();
     expect(nack.errorDetail?.message).toContain("resource_errors[0]: resource name is empty");
@@ -175,7 +175,7 @@ describe("TP3 resource_errors", () => {
       typeUrl: EDS,
       versionInfo: "1",
       nonce: "n1",
-      resourceErrors: [resourceError("A", 14, "later")] as never,
+      resourceErrors: [resourceError("A", 14, "later")],
     });
     await stream.nextRequest();
     stream.respond({ typeUrl: EDS, versionInfo: "2", nonce: "n2", resources: [endpointsAny("A")] });
@@ -192,7 +192,7 @@ describe("TP3 resource_errors", () => {
       typeUrl: EDS,
       versionInfo: "1",
       nonce: "n1",
-      resourceErrors: [resourceError("A", 5, "gone")] as never,
+      resourceErrors: [resourceError("A", 5, "gone")],
     });
     await stream.nextRequest();
     await flush();
@@ -266,7 +266,7 @@ describe("deletion of LDS/CDS resources in SotW", () => {
       typeUrl: LDS,
       versionInfo: "2",
       nonce: "n2",
-      resourceErrors: [resourceError("A", 14, "busy")] as never,
+      resourceErrors: [resourceError("A", 14, "busy")],
     });
     await stream.nextRequest();
     await flush();

@@ -1,14 +1,13 @@
 // An in-memory ADS server for fine-grained state-machine tests (timers, backoff, exact requests). The protocol flows
 // are also tested over real HTTP/2 against @xdskit/control-plane.
 
-import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import { create } from "@bufbuild/protobuf";
-import { type Any, anyPack } from "@bufbuild/protobuf/wkt";
 import {
   type DiscoveryRequest,
   type DiscoveryResponse,
   DiscoveryResponseSchema,
-  type ResourceError,
+  type ResourceErrorSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { XdsStream, XdsTransport, XdsTransportFactory } from "../../src/index.js";
 
@@ -16,7 +15,7 @@ export interface FakeStream {
   readonly id: number;
   readonly server: string;
   readonly requests: DiscoveryRequest[];
-  respond(response: Partial<DiscoveryResponse> & { typeUrl: string }): void;
+  respond(response: MessageInitShape<typeof DiscoveryResponseSchema>): void;
   /** Fails the stream with a gRPC status code (as a ConnectError-like object). */
   fail(code: number, message?: string): void;
   /** Ends the stream with OK. */
@@ -134,13 +133,10 @@ export function createFakeServer(): FakeServer {
   };
 }
 
-export function packAll<D extends DescMessage>(schema: D, messages: MessageShape<D>[]): Any[] {
-  return messages.map((m) => anyPack(schema, m));
-}
-
-export function resourceError(name: string, code: number, message: string): Partial<ResourceError> {
-  return {
-    resourceName: { $typeName: "envoy.service.discovery.v3.ResourceName", name },
-    errorDetail: { $typeName: "google.rpc.Status", code, message, details: [] },
-  };
+export function resourceError(
+  name: string,
+  code: number,
+  message: string,
+): MessageInitShape<typeof ResourceErrorSchema> {
+  return { resourceName: { name }, errorDetail: { code, message } };
 }

@@ -1,6 +1,6 @@
 // Two small resource types for the core's tests, independent of the real LDS/RDS/CDS/EDS validation.
 import { create, fromBinary } from "@bufbuild/protobuf";
-import { anyPack } from "@bufbuild/protobuf/wkt";
+import { type Any, anyPack } from "@bufbuild/protobuf/wkt";
 import {
   type ClusterLoadAssignment,
   ClusterLoadAssignmentSchema,
@@ -56,11 +56,11 @@ export function listener(name: string, statPrefix = ""): Listener {
   return create(ListenerSchema, { name, statPrefix });
 }
 
-export function listenerAny(name: string, statPrefix = "") {
+export function listenerAny(name: string, statPrefix = ""): Any {
   return anyPack(ListenerSchema, listener(name, statPrefix));
 }
 
-export function endpointsAny(name: string, localities = 1): ReturnType<typeof anyPack> {
+export function endpointsAny(name: string, localities = 1): Any {
   const message: ClusterLoadAssignment = create(ClusterLoadAssignmentSchema, {
     clusterName: name,
     endpoints: Array.from({ length: localities }, () => ({})),
