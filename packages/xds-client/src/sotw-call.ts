@@ -1,0 +1,135 @@
+// State-of-the-world ADS: each request lists every subscribed name of its type, with the last accepted version and
+// the nonce of the last response; LDS and CDS responses list every resource, so an omitted cached one is deleted.
+import { create } from "@bufbuild/protobuf";
+import {
+  type DiscoveryRequest,
+  DiscoveryRequestSchema,
+  type DiscoveryResponse,
+} from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { StatusSchema } from "@xdskit/protos/google/rpc/status_pb";
+import { type AdsCall, type CallHost, newCallId, subscriptionsOf } from "./ads-call.js";
+import { statesOfType } from "./authority.js";
+import { type Decoded, nackDetail } from "./cache-updates.js";
+import { canonicalName } from "./resource-name.js";
+import type { XdsStream } from "./transport.js";
+import { StatusCode } from "./xds-error.js";
+
+export function createSotwCall(host: CallHost, stream: XdsStream<DiscoveryRequest, DiscoveryResponse>): AdsCall {
+  const id = newCallId();
+  // A new stream starts with the last accepted versions and empty nonces.
+  const nonces = new Map<string, string>();
+  let sentNode = false;
+  let cancelled = false;
+
+  function send(typeUrl: string, errorDetail?: string): void {
+    const states = subscriptionsOf(host, typeUrl);
+    const names: string[] = [];
+    const seenNames = new Set<string>();
+    const locators: { name: string; dynamicParameters: Record<string, string> }[] = [];
+    for (const state of states) {
+      if (state.parametersKey === "") {
+        if (!seenNames.has(state.name)) {
+          seenNames.add(state.name);
+          names.push(state.name);
+        }
+      } else {
+        locators.push({ name: state.name, dynamicParameters: { ...state.parameters } });
+      }
+    }
+    const request = create(DiscoveryRequestSchema, {
+      versionInfo: host.versions.get(typeUrl) ?? "",
+      typeUrl,
+      responseNonce: nonces.get(typeUrl) ?? "",
+      resourceNames: names,
+      resourceLocators: locators,
+    });
+    if (!sentNode) {
+      request.node = host.context.node;
+      sentNode = true;
+    }
+    if (errorDetail !== undefined)
+      request.errorDetail = create(StatusSchema, { code: StatusCode.INVALID_ARGUMENT, message: errorDetail });
+    host.log.trace(
+      () =>
+        `ADS call #${id} sending ${typeUrl} v="${request.versionInfo}" nonce="${request.responseNonce}" names=${states.length}${errorDetail === undefined ? "" : " NACK"}`,
+    );
+    stream.send(request).then(
+      () => {
+        if (!cancelled) for (const state of states) host.updater.maybeStartTimer(state);
+      },
+      () => {
+        // The stream ended; the read loop reports why.
+      },
+    );
+  }
+
+  function apply(response: DiscoveryResponse): void {
+    const typeUrl = response.typeUrl;
+    const type = host.context.types.get(typeUrl);
+    if (!type) {
+      host.log.warn(`ignoring a response of unknown resource type ${typeUrl}`);
+      return;
+    }
+    nonces.set(typeUrl, response.nonce);
+    const { updater } = host;
+    const memo = host.memo(typeUrl);
+    const errors: string[] = [];
+    const seen = new Set<string>();
+    const decoded: Decoded[] = [];
+    const version = response.versionInfo;
+    let valid = 0;
+    let invalid = 0;
+    response.resources.forEach((entry, i) => {
+      const unwrapped = updater.unwrapSotw(entry, typeUrl);
+      if ("error" in unwrapped) {
+        errors.push(`resource index ${i}: ${unwrapped.error}`);
+        invalid += 1;
+        return;
+      }
+      const result = memo.decode(i, type, unwrapped.any, updater.decodeContext);
+      const name = unwrapped.name ?? result.name;
+      if (name !== undefined) seen.add(canonicalName(name));
+      if (result.ok) valid += 1;
+      else {
+        invalid += 1;
+        errors.push(
+          name === undefined ? `resource index ${i}: ${result.error}` : `resource index ${i}: ${name}: ${result.error}`,
+        );
+      }
+      if (name !== undefined) decoded.push({ name, constraints: unwrapped.constraints, result, any: unwrapped.any });
+    });
+    memo.rotate();
+    updater.applyDecoded(host.authorities, typeUrl, decoded, version);
+    invalid += updater.applyResourceErrors(host.authorities, typeUrl, response.resourceErrors, version, errors, seen);
+    if (type.allResourcesRequiredInSotW) {
+      for (const authority of host.authorities) {
+        for (const state of statesOfType(authority, typeUrl)) {
+          if (state.resource !== undefined && !seen.has(state.name)) updater.deleted(state, version);
+        }
+      }
+    }
+    updater.countUpdates(typeUrl, valid, invalid);
+    // The version advances when the response had no error or at least one valid resource (A46).
+    if (errors.length === 0 || valid > 0) host.versions.set(typeUrl, version);
+    if (errors.length === 0) send(typeUrl);
+    else {
+      const detail = nackDetail(errors, host.context.bootstrap.node.id);
+      host.log.warn(() => `NACK ${typeUrl} version ${version}: ${detail}`);
+      send(typeUrl, detail);
+    }
+  }
+
+  return {
+    id,
+    update: (typeUrl) => send(typeUrl),
+    async next() {
+      const result = await stream.responses.next();
+      if (result.done) return undefined;
+      return () => apply(result.value);
+    },
+    cancel() {
+      cancelled = true;
+      stream.cancel();
+    },
+  };
+}
