@@ -1,0 +1,149 @@
+/**
+ * IP literal parsing for endpoint addresses: gRPC accepts only numeric IPv4/IPv6 addresses in EDS (inet_pton
+ * rules: dotted-quad IPv4 without leading zeros; IPv6 with `::`, an optional trailing dotted quad and an optional
+ * `%zone`). The canonical text keys duplicate detection, so `::1` and `0:0::1` count as the same address.
+ */
+
+const DOT = 46;
+const COLON = 58;
+const ZERO = 48;
+const NINE = 57;
+
+/** The IPv4 address as a 32-bit number, or -1 when `text[start, end)` is not a dotted quad. */
+export function ipv4Value(text: string, start: number, end: number): number {
+  let value = 0;
+  let octets = 0;
+  let i = start;
+  while (octets < 4) {
+    const octetStart = i;
+    let octet = 0;
+    while (i < end) {
+      const c = text.charCodeAt(i);
+      if (c < ZERO || c > NINE) break;
+      octet = octet * 10 + (c - ZERO);
+      i++;
+    }
+    const digits = i - octetStart;
+    if (digits === 0 || digits > 3 || octet > 255) return -1;
+    if (digits > 1 && text.charCodeAt(octetStart) === ZERO) return -1;
+    value = value * 256 + octet;
+    octets++;
+    if (octets < 4) {
+      if (i >= end || text.charCodeAt(i) !== DOT) return -1;
+      i++;
+    }
+  }
+  return i === end ? value : -1;
+}
+
+function hexDigit(c: number): number {
+  if (c >= ZERO && c <= NINE) return c - ZERO;
+  const lower = c | 0x20;
+  if (lower >= 97 && lower <= 102) return lower - 87;
+  return -1;
+}
+
+/** The 8 groups of an IPv6 address, or undefined when invalid. */
+function ipv6Groups(text: string, end: number): number[] | undefined {
+  const head: number[] = [];
+  const tail: number[] = [];
+  let groups = head;
+  let compressed = false;
+  let i = 0;
+  if (text.startsWith("::")) {
+    compressed = true;
+    groups = tail;
+    i = 2;
+    if (i === end) return [0, 0, 0, 0, 0, 0, 0, 0];
+  }
+  while (i < end) {
+    // A trailing dotted quad fills the last two groups.
+    const nextColon = text.indexOf(":", i);
+    const segmentEnd = nextColon < 0 || nextColon > end ? end : nextColon;
+    if (segmentEnd === end && text.indexOf(".", i) >= 0 && text.indexOf(".", i) < end) {
+      const v4 = ipv4Value(text, i, end);
+      if (v4 < 0) return undefined;
+      groups.push(Math.floor(v4 / 65536), v4 % 65536);
+      i = end;
+      break;
+    }
+    let group = 0;
+    const groupStart = i;
+    while (i < end) {
+      const d = hexDigit(text.charCodeAt(i));
+      if (d < 0) break;
+      group = group * 16 + d;
+      i++;
+    }
+    const digits = i - groupStart;
+    if (digits === 0 || digits > 4) return undefined;
+    groups.push(group);
+    if (i === end) break;
+    if (text.charCodeAt(i) !== COLON) return undefined;
+    i++;
+    if (text.charCodeAt(i) === COLON) {
+      if (compressed) return undefined;
+      compressed = true;
+      groups = tail;
+      i++;
+      if (i === end) break;
+    } else if (i === end) {
+      return undefined;
+    }
+  }
+  const total = head.length + tail.length;
+  if (compressed ? total > 7 : total !== 8) return undefined;
+  const result = head;
+  for (let fill = 8 - total; fill > 0; fill--) result.push(0);
+  for (const group of tail) result.push(group);
+  return result;
+}
+
+/** RFC 5952 text of 8 groups: lowercase, the longest run of two or more zero groups written `::`. */
+function formatIpv6(groups: readonly number[]): string {
+  let bestStart = -1;
+  let bestLength = 1;
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLength) {
+      bestStart = i;
+      bestLength = j - i;
+    }
+    i = j;
+  }
+  if (bestStart < 0) return groups.map((g) => g.toString(16)).join(":");
+  const before = groups
+    .slice(0, bestStart)
+    .map((g) => g.toString(16))
+    .join(":");
+  const after = groups
+    .slice(bestStart + bestLength)
+    .map((g) => g.toString(16))
+    .join(":");
+  return `${before}::${after}`;
+}
+
+/**
+ * The canonical text of an IP literal, or undefined when `text` is not one. IPv4 text is canonical as accepted;
+ * IPv6 is rewritten per RFC 5952 (a `%zone` suffix kept as is).
+ */
+export function canonicalIp(text: string): string | undefined {
+  if (text.indexOf(":") < 0) return ipv4Value(text, 0, text.length) >= 0 ? text : undefined;
+  const percent = text.indexOf("%");
+  if (percent === text.length - 1) return undefined;
+  const end = percent < 0 ? text.length : percent;
+  const groups = ipv6Groups(text, end);
+  if (groups === undefined) return undefined;
+  const formatted = formatIpv6(groups);
+  return percent < 0 ? formatted : formatted + text.slice(percent);
+}
+
+/** `host:port`, bracketing an IPv6 host (`[::1]:443`). */
+export function joinHostPort(host: string, port: number): string {
+  return host.indexOf(":") >= 0 ? `[${host}]:${port}` : `${host}:${port}`;
+}

@@ -1,0 +1,312 @@
+import { fromBinary } from "@bufbuild/protobuf";
+import type { Any } from "@bufbuild/protobuf/wkt";
+import {
+  type ClusterLoadAssignment,
+  ClusterLoadAssignmentSchema,
+} from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
+import type { DecodeContext, DecodeResult, ResourceType } from "../resource-type.js";
+import { canonicalIp, ipv4Value, joinHostPort } from "./address.js";
+import {
+  type AddressView,
+  type ClusterLoadAssignmentView,
+  type LocalityLbEndpointsView,
+  readClusterLoadAssignment,
+} from "./cla-wire.js";
+import { perMillion } from "./fraction.js";
+import { UINT32_MAX, ValidationErrors, withLazyRaw } from "./validation.js";
+
+/** envoy `HealthStatus` names. gRPC uses endpoints that are UNKNOWN, HEALTHY or (for overrides) DRAINING. */
+export type HealthStatusName = "UNKNOWN" | "HEALTHY" | "UNHEALTHY" | "DRAINING" | "TIMEOUT" | "DEGRADED";
+
+export const HEALTH_STATUS_NAMES: readonly HealthStatusName[] = Object.freeze([
+  "UNKNOWN",
+  "HEALTHY",
+  "UNHEALTHY",
+  "DRAINING",
+  "TIMEOUT",
+  "DEGRADED",
+]);
+
+/** A numeric IP address (as sent) and port. */
+export interface EndpointAddress {
+  readonly address: string;
+  readonly port: number;
+}
+
+export interface Endpoint {
+  /** The endpoint's `address`, then its `additional_addresses` (dual stack). */
+  readonly addresses: readonly EndpointAddress[];
+  readonly healthStatus: HealthStatusName;
+  /** `load_balancing_weight`, 1 when unset. */
+  readonly weight: number;
+  /** `hostname` (empty when unset). */
+  readonly hostname: string;
+}
+
+export interface LocalityName {
+  readonly region: string;
+  readonly zone: string;
+  readonly subZone: string;
+}
+
+export interface Locality {
+  readonly locality: LocalityName;
+  readonly weight: number;
+  readonly endpoints: readonly Endpoint[];
+}
+
+export interface Priority {
+  readonly localities: readonly Locality[];
+}
+
+export interface DropOverload {
+  readonly category: string;
+  /** `drop_percentage` normalised to parts per million, at most 1,000,000. */
+  readonly dropsPerMillion: number;
+}
+
+export interface EndpointUpdate {
+  readonly clusterName: string;
+  /** Index = priority; every priority from 0 to the highest holds at least one locality. */
+  readonly priorities: readonly Priority[];
+  readonly dropOverloads: readonly DropOverload[];
+  /** The decoded message (non-enumerable; decoded on first access, then kept). */
+  readonly raw: ClusterLoadAssignment;
+}
+
+/**
+ * Duplicate-detection key of the address `readAddress` last returned (one decode runs at a time, synchronously):
+ * `ip * 65536 + port` for IPv4 (exact in a double), the canonical `[ip]:port` text for IPv6.
+ */
+let lastKey: number | string = 0;
+
+function addressPath(locality: number, endpoint: number, additional: number): string {
+  const base = `endpoints[${locality}].lb_endpoints[${endpoint}].endpoint`;
+  return additional < 0 ? `${base}.address` : `${base}.additional_addresses[${additional}].address`;
+}
+
+/** gRPC's ParseXdsAddress: a socket address with a numeric IP and a port below 65536. */
+function readAddress(
+  address: AddressView | undefined,
+  locality: number,
+  endpoint: number,
+  additional: number,
+  errors: ValidationErrors,
+): EndpointAddress | undefined {
+  if (address === undefined) {
+    errors.add(addressPath(locality, endpoint, additional), "field not present");
+    return undefined;
+  }
+  if (address.address.case !== "socketAddress") {
+    errors.add(`${addressPath(locality, endpoint, additional)}.socket_address`, "field not present");
+    return undefined;
+  }
+  const socketAddress = address.address.value;
+  const port = socketAddress.portSpecifier.case === "portValue" ? socketAddress.portSpecifier.value : 0;
+  if (port > 65535) {
+    errors.add(`${addressPath(locality, endpoint, additional)}.socket_address.port_value`, "invalid port");
+    return undefined;
+  }
+  const text = socketAddress.address;
+  if (text.indexOf(":") < 0) {
+    const ip = ipv4Value(text, 0, text.length);
+    if (ip >= 0) {
+      lastKey = ip * 65536 + port;
+      return Object.freeze({ address: text, port });
+    }
+  } else {
+    const canonical = canonicalIp(text);
+    if (canonical !== undefined) {
+      lastKey = joinHostPort(canonical, port);
+      return Object.freeze({ address: text, port });
+    }
+  }
+  errors.add(
+    `${addressPath(locality, endpoint, additional)}.socket_address`,
+    `address "${text}" is not a valid IPv4 or IPv6 address`,
+  );
+  return undefined;
+}
+
+/**
+ * Parses one locality's endpoints into `out`, recording every address in `seen` (see `lastKey`); reports duplicates.
+ */
+function parseLbEndpoints(
+  proto: LocalityLbEndpointsView,
+  index: number,
+  seen: Set<number | string>,
+  out: Endpoint[],
+  errors: ValidationErrors,
+): void {
+  const lbEndpoints = proto.lbEndpoints;
+  for (let j = 0; j < lbEndpoints.length; j++) {
+    const lbEndpoint = lbEndpoints[j]!;
+    const healthStatus = HEALTH_STATUS_NAMES[lbEndpoint.healthStatus];
+    if (healthStatus === undefined) continue;
+    const weight = lbEndpoint.loadBalancingWeight ?? 1;
+    if (weight === 0) {
+      errors.add(`endpoints[${index}].lb_endpoints[${j}].load_balancing_weight`, "must be greater than 0");
+    }
+    if (lbEndpoint.hostIdentifier.case !== "endpoint") {
+      errors.add(`endpoints[${index}].lb_endpoints[${j}].endpoint`, "field not present");
+      continue;
+    }
+    const endpoint = lbEndpoint.hostIdentifier.value;
+    const additional = endpoint.additionalAddresses;
+    const addresses: EndpointAddress[] = [];
+    for (let k = -1; k < additional.length; k++) {
+      const address = readAddress(k < 0 ? endpoint.address : additional[k]!.address, index, j, k, errors);
+      if (address === undefined) continue;
+      const key = lastKey;
+      if (seen.has(key)) {
+        const shown = typeof key === "string" ? key : joinHostPort(address.address, address.port);
+        errors.add(`endpoints[${index}].lb_endpoints[${j}]`, `duplicate endpoint address "${shown}"`);
+      } else {
+        seen.add(key);
+      }
+      addresses.push(address);
+    }
+    if (addresses.length === 0) continue;
+    out.push(Object.freeze({ addresses: Object.freeze(addresses), healthStatus, weight, hostname: endpoint.hostname }));
+  }
+}
+
+interface PriorityBuilder {
+  readonly localities: Locality[];
+  readonly names: Set<string>;
+  totalWeight: number;
+}
+
+const MAX_REPORTED_GAPS = 10;
+
+function parseEndpoints(proto: ClusterLoadAssignmentView, errors: ValidationErrors): Priority[] {
+  const byPriority = new Map<number, PriorityBuilder>();
+  const seen = new Set<number | string>();
+  const localities = proto.endpoints;
+  for (let i = 0; i < localities.length; i++) {
+    const locality = localities[i]!;
+    // A locality without weight gets no traffic: gRPC skips it entirely.
+    const weight = locality.loadBalancingWeight ?? 0;
+    if (weight === 0) continue;
+    if (locality.locality === undefined) {
+      errors.add(`endpoints[${i}].locality`, "field not present");
+      continue;
+    }
+    const before = errors.count;
+    const endpoints: Endpoint[] = [];
+    parseLbEndpoints(locality, i, seen, endpoints, errors);
+    if (errors.count !== before) continue;
+    const { region, zone, subZone } = locality.locality;
+    const priority = locality.priority;
+    let builder = byPriority.get(priority);
+    if (builder === undefined) {
+      builder = { localities: [], names: new Set(), totalWeight: 0 };
+      byPriority.set(priority, builder);
+    }
+    const key = `${region}\u0000${zone}\u0000${subZone}`;
+    if (builder.names.has(key)) {
+      errors.add(
+        `endpoints[${i}]`,
+        `duplicate locality {region="${region}", zone="${zone}", sub_zone="${subZone}"} found in priority ${priority}`,
+      );
+      continue;
+    }
+    builder.names.add(key);
+    builder.totalWeight += weight;
+    builder.localities.push(
+      Object.freeze({
+        locality: Object.freeze({ region, zone, subZone }),
+        weight,
+        endpoints: Object.freeze(endpoints),
+      }),
+    );
+  }
+  const present = [...byPriority.keys()].sort((a, b) => a - b);
+  const priorities: Priority[] = [];
+  let expected = 0;
+  let gaps = 0;
+  for (const priority of present) {
+    for (; expected < priority && gaps < MAX_REPORTED_GAPS; expected++, gaps++) {
+      errors.add("endpoints", `priority ${expected} empty`);
+    }
+    gaps += priority - expected;
+    const builder = byPriority.get(priority)!;
+    if (builder.totalWeight > UINT32_MAX) {
+      errors.add("endpoints", `sum of locality weights for priority ${priority} exceeds uint32 max`);
+    }
+    priorities.push(Object.freeze({ localities: Object.freeze(builder.localities) }));
+    expected = priority + 1;
+  }
+  if (gaps > MAX_REPORTED_GAPS) errors.add("endpoints", `${gaps - MAX_REPORTED_GAPS} more empty priorities`);
+  return priorities;
+}
+
+function parseDropOverloads(proto: ClusterLoadAssignmentView, errors: ValidationErrors): DropOverload[] {
+  const drops: DropOverload[] = [];
+  const overloads = proto.policy?.dropOverloads ?? [];
+  for (let i = 0; i < overloads.length; i++) {
+    const overload = overloads[i]!;
+    const path = `policy.drop_overloads[${i}]`;
+    if (overload.category === "") errors.add(`${path}.category`, "empty drop category name");
+    const percentage = overload.dropPercentage;
+    if (percentage === undefined) {
+      errors.add(`${path}.drop_percentage`, "field not present");
+      continue;
+    }
+    const parts = perMillion(
+      percentage.numerator,
+      percentage.denominator,
+      `${path}.drop_percentage.denominator`,
+      errors,
+    );
+    if (parts === undefined) continue;
+    drops.push(Object.freeze({ category: overload.category, dropsPerMillion: Math.min(parts, 1000000) }));
+  }
+  return drops;
+}
+
+const TYPE_URL = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
+
+/**
+ * Validates a ClusterLoadAssignment (the fast wire view, or a fully decoded message: both have the fields read
+ * here) with gRPC's rules and builds the update without `raw`.
+ */
+export function validateClusterLoadAssignment(
+  proto: ClusterLoadAssignmentView,
+  errors: ValidationErrors,
+): Omit<EndpointUpdate, "raw"> {
+  const priorities = parseEndpoints(proto, errors);
+  const dropOverloads = parseDropOverloads(proto, errors);
+  return {
+    clusterName: proto.clusterName,
+    priorities: Object.freeze(priorities),
+    dropOverloads: Object.freeze(dropOverloads),
+  };
+}
+
+/** EDS: `envoy.config.endpoint.v3.ClusterLoadAssignment`, validated as gRPC clients do. */
+export const endpointResourceType: ResourceType<EndpointUpdate> = Object.freeze({
+  typeUrl: TYPE_URL,
+  typeName: "EndpointResource",
+  allResourcesRequiredInSotW: false,
+  decode(resource: Any, _context: DecodeContext): DecodeResult<EndpointUpdate> {
+    if (resource.typeUrl !== TYPE_URL) {
+      return { ok: false, error: `unexpected type_url "${resource.typeUrl}" for ClusterLoadAssignment` };
+    }
+    let view: ClusterLoadAssignmentView;
+    try {
+      view = readClusterLoadAssignment(resource.value);
+    } catch (error) {
+      return { ok: false, error: `can't parse ClusterLoadAssignment resource: ${(error as Error).message}` };
+    }
+    const errors = new ValidationErrors();
+    const update = validateClusterLoadAssignment(view, errors);
+    if (!errors.ok) return { ok: false, name: view.clusterName, error: errors.toString() };
+    const bytes = resource.value;
+    return {
+      ok: true,
+      name: view.clusterName,
+      value: withLazyRaw(update, () => fromBinary(ClusterLoadAssignmentSchema, bytes)),
+    };
+  },
+});

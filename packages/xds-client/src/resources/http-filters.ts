@@ -1,0 +1,98 @@
+import { RouterSchema } from "@xdskit/protos/envoy/extensions/filters/http/router/v3/router_pb";
+import { decodeExtension, type XdsExtension } from "./extension.js";
+import type { ValidationErrors } from "./validation.js";
+
+/** What the decoders know of one HTTP filter type (gRPC's HTTP filter registry, A39). */
+interface HttpFilterKind {
+  /** Full message name of the filter's top-level config. */
+  readonly configType: string;
+  /** Full message names accepted in `typed_per_filter_config` for this filter. */
+  readonly overrideTypes: readonly string[];
+  readonly terminal: boolean;
+  readonly onClients: boolean;
+  readonly onServers: boolean;
+  /** Whether `typed_config` must be the filter's serialized message (true for every filter gRPC ships). */
+  readonly needsMessage: boolean;
+  /** Fully validates the serialized config (only where this package has the message definition). */
+  readonly validate?: (extension: XdsExtension, errors: ValidationErrors) => void;
+}
+
+const ROUTER = "envoy.extensions.filters.http.router.v3.Router";
+
+function validateRouter(extension: XdsExtension, errors: ValidationErrors): void {
+  if (decodeExtension(extension, RouterSchema) === undefined) {
+    errors.add(extension.path, "could not parse router filter config");
+  }
+}
+
+/**
+ * The filters gRPC clients and servers implement. Configs other than the router's are carried as the serialized
+ * message; this package has no definitions to validate them further.
+ */
+const KINDS: readonly HttpFilterKind[] = [
+  {
+    configType: ROUTER,
+    overrideTypes: [],
+    terminal: true,
+    onClients: true,
+    onServers: true,
+    needsMessage: true,
+    validate: validateRouter,
+  },
+  {
+    configType: "envoy.extensions.filters.http.fault.v3.HTTPFault",
+    overrideTypes: ["envoy.extensions.filters.http.fault.v3.HTTPFault"],
+    terminal: false,
+    onClients: true,
+    onServers: false,
+    needsMessage: true,
+  },
+  {
+    configType: "envoy.extensions.filters.http.rbac.v3.RBAC",
+    overrideTypes: ["envoy.extensions.filters.http.rbac.v3.RBACPerRoute"],
+    terminal: false,
+    onClients: false,
+    onServers: true,
+    needsMessage: true,
+  },
+  {
+    configType: "envoy.extensions.filters.http.stateful_session.v3.StatefulSession",
+    overrideTypes: ["envoy.extensions.filters.http.stateful_session.v3.StatefulSessionPerRoute"],
+    terminal: false,
+    onClients: true,
+    onServers: false,
+    needsMessage: true,
+  },
+  {
+    configType: "envoy.extensions.filters.http.gcp_authn.v3.GcpAuthnFilterConfig",
+    overrideTypes: [],
+    terminal: false,
+    onClients: true,
+    onServers: false,
+    needsMessage: true,
+  },
+];
+
+const BY_CONFIG_TYPE = new Map(KINDS.map((kind) => [kind.configType, kind]));
+const BY_OVERRIDE_TYPE = new Map(KINDS.flatMap((kind) => kind.overrideTypes.map((type) => [type, kind] as const)));
+
+export type { HttpFilterKind };
+
+export function httpFilterForConfigType(type: string): HttpFilterKind | undefined {
+  return BY_CONFIG_TYPE.get(type);
+}
+
+export function httpFilterForOverrideType(type: string): HttpFilterKind | undefined {
+  return BY_OVERRIDE_TYPE.get(type);
+}
+
+/** Validates a filter config payload: the message form where required, then the filter's own checks. */
+export function validateFilterConfig(kind: HttpFilterKind, extension: XdsExtension, errors: ValidationErrors): void {
+  if (kind.needsMessage && extension.kind !== "bytes") {
+    errors.add(extension.path, `could not parse ${extension.type} config`);
+    return;
+  }
+  kind.validate?.(extension, errors);
+}
+
+export const ROUTER_FILTER_TYPE = ROUTER;

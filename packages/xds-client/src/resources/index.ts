@@ -1,0 +1,41 @@
+// The four xDS resource types gRPC clients watch, registered with the client like any user type.
+export {
+  type ClusterResourceTypeOptions,
+  type ClusterUpdate,
+  clusterResourceType,
+  createClusterResourceType,
+  type OrcaPropagationConfig,
+  type OutlierDetectionConfig,
+  parseOrcaPropagation,
+} from "./cluster.js";
+export {
+  type DropOverload,
+  type Endpoint,
+  type EndpointAddress,
+  type EndpointUpdate,
+  endpointResourceType,
+  type HealthStatusName,
+  type Locality,
+  type LocalityName,
+  type Priority,
+} from "./endpoint.js";
+export type { TypedConfig } from "./extension.js";
+export type { LbPolicyConfig } from "./lb-policy.js";
+export { type HttpFilter, type ListenerRouteSource, type ListenerUpdate, listenerResourceType } from "./listener.js";
+export type { HeaderMatcher, PathMatcher, StringMatcher } from "./matchers.js";
+export {
+  type FilterConfigOverride,
+  type FilterConfigOverrides,
+  type HashPolicy,
+  type RetryableCode,
+  type RetryPolicy,
+  type Route,
+  type RouteAction,
+  type RouteConfigurationBody,
+  type RouteConfigurationUpdate,
+  type RouteMatch,
+  routeConfigurationResourceType,
+  type VirtualHost,
+  type WeightedClusterEntry,
+} from "./route-configuration.js";
+export type { CertificateProviderInstance, UpstreamTlsConfig } from "./upstream-tls.js";

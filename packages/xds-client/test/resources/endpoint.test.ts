@@ -1,0 +1,467 @@
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { HealthStatus } from "@xdskit/protos/envoy/config/core/v3/health_check_pb";
+import type { LbEndpointSchema } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_components_pb";
+import { ClusterLoadAssignmentSchema } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
+import { FractionalPercent_DenominatorType } from "@xdskit/protos/envoy/type/v3/percent_pb";
+import { describe, expect, it } from "vitest";
+import { validateClusterLoadAssignment } from "../../src/resources/endpoint.js";
+import { type EndpointUpdate, endpointResourceType } from "../../src/resources/index.js";
+import { ValidationErrors } from "../../src/resources/validation.js";
+import { context, decodeWith, expectError, expectOk, type Init, isDeeplyFrozen } from "./context.js";
+
+type ClaInit = Init<typeof ClusterLoadAssignmentSchema>;
+type LbEndpointInit = Init<typeof LbEndpointSchema>;
+
+function socket(address: string, port: number) {
+  return {
+    address: { case: "socketAddress", value: { address, portSpecifier: { case: "portValue", value: port } } },
+  } as const;
+}
+
+function endpoint(address: string, port: number, extra: LbEndpointInit = {}): LbEndpointInit {
+  return { hostIdentifier: { case: "endpoint", value: { address: socket(address, port) } }, ...extra };
+}
+
+/** `weight` null leaves load_balancing_weight unset. */
+function locality(zone: string, lbEndpoints: LbEndpointInit[], weight: number | null = 1, priority = 0) {
+  return {
+    locality: { region: "r", zone, subZone: "" },
+    lbEndpoints,
+    ...(weight === null ? {} : { loadBalancingWeight: weight }),
+    priority,
+  };
+}
+
+function decode(init: ClaInit) {
+  return decodeWith(endpointResourceType, ClusterLoadAssignmentSchema, { clusterName: "eds-a", ...init });
+}
+
+describe("endpointResourceType", () => {
+  it("is EDS: not required in SotW, named EndpointResource", () => {
+    expect(endpointResourceType.typeUrl).toBe("type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment");
+    expect(endpointResourceType.typeName).toBe("EndpointResource");
+    expect(endpointResourceType.allResourcesRequiredInSotW).toBe(false);
+  });
+
+  it("groups localities by priority with endpoints, weights, health and hostnames", () => {
+    const update = expectOk(
+      decode({
+        endpoints: [
+          locality(
+            "z1",
+            [
+              endpoint("10.0.0.1", 80, { healthStatus: HealthStatus.HEALTHY, loadBalancingWeight: 3 }),
+              {
+                hostIdentifier: {
+                  case: "endpoint",
+                  value: {
+                    address: socket("10.0.0.2", 80),
+                    hostname: "b.example",
+                    additionalAddresses: [{ address: socket("2001:db8::2", 80) }],
+                  },
+                },
+                healthStatus: HealthStatus.DRAINING,
+              },
+            ],
+            5,
+            1,
+          ),
+          locality("z2", [endpoint("10.0.0.3", 81, { healthStatus: HealthStatus.UNHEALTHY })], 2, 0),
+          locality("z3", [endpoint("10.0.0.4", 81)], 7, 1),
+        ],
+      }),
+    );
+    expect(update).toEqual({
+      clusterName: "eds-a",
+      priorities: [
+        {
+          localities: [
+            {
+              locality: { region: "r", zone: "z2", subZone: "" },
+              weight: 2,
+              endpoints: [
+                { addresses: [{ address: "10.0.0.3", port: 81 }], healthStatus: "UNHEALTHY", weight: 1, hostname: "" },
+              ],
+            },
+          ],
+        },
+        {
+          localities: [
+            {
+              locality: { region: "r", zone: "z1", subZone: "" },
+              weight: 5,
+              endpoints: [
+                { addresses: [{ address: "10.0.0.1", port: 80 }], healthStatus: "HEALTHY", weight: 3, hostname: "" },
+                {
+                  addresses: [
+                    { address: "10.0.0.2", port: 80 },
+                    { address: "2001:db8::2", port: 80 },
+                  ],
+                  healthStatus: "DRAINING",
+                  weight: 1,
+                  hostname: "b.example",
+                },
+              ],
+            },
+            {
+              locality: { region: "r", zone: "z3", subZone: "" },
+              weight: 7,
+              endpoints: [
+                { addresses: [{ address: "10.0.0.4", port: 81 }], healthStatus: "UNKNOWN", weight: 1, hostname: "" },
+              ],
+            },
+          ],
+        },
+      ],
+      dropOverloads: [],
+    });
+    expect(isDeeplyFrozen(update)).toBe(true);
+    expect(Object.keys(update)).not.toContain("raw");
+    expect(update.raw.clusterName).toBe("eds-a");
+  });
+
+  describe("accepts what gRPC accepts", () => {
+    const cases: [string, ClaInit, (update: EndpointUpdate) => void][] = [
+      ["no endpoints at all", {}, (u) => expect(u).toMatchObject({ priorities: [], dropOverloads: [] })],
+      [
+        "a locality without weight is skipped, even when invalid",
+        { endpoints: [locality("z1", [endpoint("not-an-ip", 1)], null), locality("z2", [endpoint("10.0.0.1", 1)], 0)] },
+        (u) => expect(u).toMatchObject({ priorities: [] }),
+      ],
+      [
+        "the same locality in two priorities",
+        {
+          endpoints: [locality("z1", [endpoint("10.0.0.1", 1)], 1, 0), locality("z1", [endpoint("10.0.0.2", 1)], 1, 1)],
+        },
+        (u) =>
+          expect(u).toMatchObject({ priorities: [{ localities: [{ weight: 1 }] }, { localities: [{ weight: 1 }] }] }),
+      ],
+      [
+        "an endpoint with an unknown health status enum value is dropped",
+        {
+          endpoints: [
+            locality("z1", [endpoint("10.0.0.1", 1, { healthStatus: 42 as HealthStatus }), endpoint("10.0.0.2", 1)]),
+          ],
+        },
+        (u) =>
+          expect(u).toMatchObject({
+            priorities: [{ localities: [{ endpoints: [{ addresses: [{ address: "10.0.0.2" }] }] }] }],
+          }),
+      ],
+      [
+        "the same IP on different ports, and IPv6 with a zone",
+        {
+          endpoints: [locality("z1", [endpoint("10.0.0.1", 1), endpoint("10.0.0.1", 2), endpoint("fe80::1%eth0", 2)])],
+        },
+        (u) => expect(u).toMatchObject({ priorities: [{ localities: [{ endpoints: [{}, {}, {}] }] }] }),
+      ],
+      [
+        "drop overloads normalised to per million and capped",
+        {
+          policy: {
+            dropOverloads: [
+              {
+                category: "lb",
+                dropPercentage: { numerator: 5, denominator: FractionalPercent_DenominatorType.HUNDRED },
+              },
+              {
+                category: "throttle",
+                dropPercentage: { numerator: 7, denominator: FractionalPercent_DenominatorType.TEN_THOUSAND },
+              },
+              {
+                category: "m",
+                dropPercentage: { numerator: 9, denominator: FractionalPercent_DenominatorType.MILLION },
+              },
+              {
+                category: "all",
+                dropPercentage: { numerator: 200, denominator: FractionalPercent_DenominatorType.HUNDRED },
+              },
+            ],
+          },
+        },
+        (u) =>
+          expect(u.dropOverloads).toEqual([
+            { category: "lb", dropsPerMillion: 50000 },
+            { category: "throttle", dropsPerMillion: 700 },
+            { category: "m", dropsPerMillion: 9 },
+            { category: "all", dropsPerMillion: 1000000 },
+          ]),
+      ],
+    ];
+    it.each(cases)("%s", (_name, init, check) => {
+      check(expectOk(decode(init)));
+    });
+  });
+
+  describe("rejects with gRPC's rules, naming the field", () => {
+    const cases: [string, ClaInit, string][] = [
+      [
+        "a locality without its locality name",
+        { endpoints: [{ loadBalancingWeight: 1, lbEndpoints: [endpoint("10.0.0.1", 1)] }] },
+        "endpoints[0].locality: field not present",
+      ],
+      [
+        "an endpoint weight of zero",
+        { endpoints: [locality("z", [endpoint("10.0.0.1", 1, { loadBalancingWeight: 0 })])] },
+        "endpoints[0].lb_endpoints[0].load_balancing_weight: must be greater than 0",
+      ],
+      [
+        "an lb endpoint without endpoint",
+        { endpoints: [locality("z", [{ hostIdentifier: { case: "endpointName", value: "named" } }])] },
+        "endpoints[0].lb_endpoints[0].endpoint: field not present",
+      ],
+      [
+        "an endpoint without address, then without socket_address",
+        {
+          endpoints: [
+            locality("z", [
+              { hostIdentifier: { case: "endpoint", value: {} } },
+              {
+                hostIdentifier: {
+                  case: "endpoint",
+                  value: { address: { address: { case: "pipe", value: { path: "/p" } } } },
+                },
+              },
+            ]),
+          ],
+        },
+        "endpoints[0].lb_endpoints[0].endpoint.address: field not present; endpoints[0].lb_endpoints[1].endpoint.address.socket_address: field not present",
+      ],
+      [
+        "a port above 65535",
+        { endpoints: [locality("z", [endpoint("10.0.0.1", 65536)])] },
+        "endpoints[0].lb_endpoints[0].endpoint.address.socket_address.port_value: invalid port",
+      ],
+      [
+        "host names and malformed IP literals",
+        {
+          endpoints: [
+            locality("z", [
+              endpoint("backend.example.com", 80),
+              endpoint("10.0.0.256", 80),
+              endpoint("010.0.0.1", 80),
+              endpoint("1:2:3:4:5:6:7:8:9", 80),
+              endpoint("1::2::3", 80),
+            ]),
+          ],
+        },
+        [
+          'endpoints[0].lb_endpoints[0].endpoint.address.socket_address: address "backend.example.com" is not a valid IPv4 or IPv6 address',
+          'endpoints[0].lb_endpoints[1].endpoint.address.socket_address: address "10.0.0.256" is not a valid IPv4 or IPv6 address',
+          'endpoints[0].lb_endpoints[2].endpoint.address.socket_address: address "010.0.0.1" is not a valid IPv4 or IPv6 address',
+          'endpoints[0].lb_endpoints[3].endpoint.address.socket_address: address "1:2:3:4:5:6:7:8:9" is not a valid IPv4 or IPv6 address',
+          'endpoints[0].lb_endpoints[4].endpoint.address.socket_address: address "1::2::3" is not a valid IPv4 or IPv6 address',
+        ].join("; "),
+      ],
+      [
+        "an invalid additional address",
+        {
+          endpoints: [
+            locality("z", [
+              {
+                hostIdentifier: {
+                  case: "endpoint",
+                  value: { address: socket("10.0.0.1", 1), additionalAddresses: [{}] },
+                },
+              },
+            ]),
+          ],
+        },
+        "endpoints[0].lb_endpoints[0].endpoint.additional_addresses[0].address: field not present",
+      ],
+      [
+        "duplicate addresses across localities and in additional addresses, IPv6 spelled differently",
+        {
+          endpoints: [
+            locality("z1", [endpoint("10.0.0.1", 80), endpoint("2001:db8::1", 80)]),
+            locality("z2", [
+              endpoint("10.0.0.1", 80),
+              {
+                hostIdentifier: {
+                  case: "endpoint",
+                  value: {
+                    address: socket("10.0.0.9", 80),
+                    additionalAddresses: [{ address: socket("2001:DB8:0:0::1", 80) }],
+                  },
+                },
+              },
+            ]),
+          ],
+        },
+        'endpoints[1].lb_endpoints[0]: duplicate endpoint address "10.0.0.1:80"; endpoints[1].lb_endpoints[1]: duplicate endpoint address "[2001:db8::1]:80"',
+      ],
+      [
+        "the same locality twice in one priority",
+        { endpoints: [locality("z1", [endpoint("10.0.0.1", 1)]), locality("z1", [endpoint("10.0.0.2", 1)])] },
+        'endpoints[1]: duplicate locality {region="r", zone="z1", sub_zone=""} found in priority 0',
+      ],
+      [
+        "a gap in priorities",
+        {
+          endpoints: [locality("z1", [endpoint("10.0.0.1", 1)], 1, 0), locality("z2", [endpoint("10.0.0.2", 1)], 1, 3)],
+        },
+        "endpoints: priority 1 empty; endpoints: priority 2 empty",
+      ],
+      [
+        "no priority 0",
+        { endpoints: [locality("z1", [endpoint("10.0.0.1", 1)], 1, 1)] },
+        "endpoints: priority 0 empty",
+      ],
+      [
+        "a huge priority gap is reported briefly",
+        { endpoints: [locality("z1", [endpoint("10.0.0.1", 1)], 1, 4000000000)] },
+        [
+          ...Array.from({ length: 10 }, (_, i) => `endpoints: priority ${i} empty`),
+          "endpoints: 3999999990 more empty priorities",
+        ].join("; "),
+      ],
+      [
+        "locality weights of one priority above uint32",
+        {
+          endpoints: [
+            locality("z1", [endpoint("10.0.0.1", 1)], 4000000000),
+            locality("z2", [endpoint("10.0.0.2", 1)], 400000000),
+          ],
+        },
+        "endpoints: sum of locality weights for priority 0 exceeds uint32 max",
+      ],
+      [
+        "drop overloads without category, percentage, or with an unknown denominator",
+        {
+          policy: {
+            dropOverloads: [
+              { dropPercentage: { numerator: 1 } },
+              { category: "c" },
+              { category: "d", dropPercentage: { numerator: 1, denominator: 7 as FractionalPercent_DenominatorType } },
+            ],
+          },
+        },
+        "policy.drop_overloads[0].category: empty drop category name; policy.drop_overloads[1].drop_percentage: field not present; policy.drop_overloads[2].drop_percentage.denominator: unknown denominator type",
+      ],
+    ];
+    it.each(cases)("%s", (_name, init, error) => {
+      expectError(decode(init), error, "eds-a");
+    });
+  });
+
+  it("detects a duplicate among 100,000 endpoints", () => {
+    const lbEndpoints: LbEndpointInit[] = [];
+    for (let i = 0; i < 100000; i++)
+      lbEndpoints.push(endpoint(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, 8080));
+    lbEndpoints.push(endpoint("10.1.134.159", 8080));
+    expectError(
+      decode({ endpoints: [locality("z", lbEndpoints)] }),
+      'endpoints[0].lb_endpoints[100000]: duplicate endpoint address "10.1.134.159:8080"',
+      "eds-a",
+    );
+  });
+
+  describe("the wire decoder reads what the full schema reads", () => {
+    /** Validation of the fully decoded message (protobuf-es), as the reference. */
+    function reference(bytes: Uint8Array) {
+      const errors = new ValidationErrors();
+      const update = validateClusterLoadAssignment(fromBinary(ClusterLoadAssignmentSchema, bytes), errors);
+      return errors.ok ? { ok: true, update } : { ok: false, error: errors.toString() };
+    }
+    function fast(bytes: Uint8Array) {
+      const result = endpointResourceType.decode(
+        { $typeName: "google.protobuf.Any", typeUrl: endpointResourceType.typeUrl, value: bytes },
+        context,
+      );
+      return result.ok ? { ok: true, update: { ...result.value } } : { ok: false, error: result.error };
+    }
+    const bytesOf = (init: ClaInit) => toBinary(ClusterLoadAssignmentSchema, create(ClusterLoadAssignmentSchema, init));
+    const inputs: ClaInit[] = [
+      {
+        clusterName: "a",
+        endpoints: [
+          locality(
+            "z1",
+            [endpoint("10.0.0.1", 80, { healthStatus: HealthStatus.DRAINING, loadBalancingWeight: 4 })],
+            3,
+            0,
+          ),
+        ],
+      },
+      { clusterName: "b", endpoints: [locality("z1", [endpoint("10.0.0.1", 80)], 3, 1)] },
+      {
+        clusterName: "c",
+        endpoints: [
+          {
+            locality: { region: "r", zone: "z", subZone: "s" },
+            loadBalancingWeight: 2,
+            proximity: 9,
+            metadata: { filterMetadata: { "envoy.lb": { hash_key: "k" } } },
+            lbEndpoints: [
+              {
+                hostIdentifier: {
+                  case: "endpoint",
+                  value: {
+                    address: {
+                      address: {
+                        case: "socketAddress",
+                        value: {
+                          address: "::1",
+                          portSpecifier: { case: "namedPort", value: "http" },
+                          resolverName: "x",
+                        },
+                      },
+                    },
+                    healthCheckConfig: { portValue: 9, hostname: "hc" },
+                    hostname: "h",
+                    additionalAddresses: [{ address: socket("10.0.0.7", 1) }, {}],
+                  },
+                },
+                metadata: { filterMetadata: { m: { a: 1 } } },
+              },
+              { hostIdentifier: { case: "endpointName", value: "n" } },
+            ],
+          },
+        ],
+        policy: {
+          overprovisioningFactor: 140,
+          dropOverloads: [
+            {
+              category: "x",
+              dropPercentage: { numerator: 3, denominator: FractionalPercent_DenominatorType.TEN_THOUSAND },
+            },
+          ],
+        },
+      },
+      {
+        clusterName: "d",
+        endpoints: [locality("z1", [endpoint("10.0.0.1", 80), endpoint("10.0.0.1", 80, { loadBalancingWeight: 0 })])],
+      },
+      { clusterName: "e", endpoints: [{ loadBalancingWeight: 1 }, locality("z2", [endpoint("1.2.3", 1)], 1, 2)] },
+    ];
+    it.each(inputs.map((init) => [init.clusterName, init] as const))("input %s", (_name, init) => {
+      const bytes = bytesOf(init);
+      expect(fast(bytes)).toEqual(reference(bytes));
+    });
+    it("concatenated messages (proto merge: repeated fields append, singular ones merge)", () => {
+      for (const first of inputs) {
+        for (const second of inputs) {
+          const bytes = new Uint8Array([...bytesOf(first), ...bytesOf(second)]);
+          expect(fast(bytes)).toEqual(reference(bytes));
+        }
+      }
+    });
+    it("raw is decoded on first access and kept", () => {
+      const update = expectOk(decode({ endpoints: [locality("z1", [endpoint("10.0.0.1", 80)])] }));
+      const raw = update.raw;
+      expect(raw.endpoints[0]?.lbEndpoints).toHaveLength(1);
+      expect(update.raw).toBe(raw);
+    });
+    it("malformed bytes and a mismatched wire type fail to parse, without a name", () => {
+      for (const value of [new Uint8Array([0x12, 0x05, 0x01]), new Uint8Array([0x10, 0x01])]) {
+        const result = endpointResourceType.decode(
+          { $typeName: "google.protobuf.Any", typeUrl: endpointResourceType.typeUrl, value },
+          context,
+        );
+        expect(result.ok).toBe(false);
+        expect(!result.ok && result.name).toBeUndefined();
+        expect(!result.ok && result.error).toMatch(/^can't parse ClusterLoadAssignment resource: /);
+      }
+    });
+  });
+});
