@@ -1,0 +1,232 @@
+import { create } from "@bufbuild/protobuf";
+import { anyPack } from "@bufbuild/protobuf/wkt";
+import {
+  type Cluster,
+  Cluster_DiscoveryType,
+  Cluster_LbPolicy,
+  ClusterSchema,
+} from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
+import {
+  ApiVersion,
+  type ConfigSource,
+  ConfigSourceSchema,
+} from "@xdskit/protos/envoy/config/core/v3/config_source_pb";
+import { HealthStatus } from "@xdskit/protos/envoy/config/core/v3/health_check_pb";
+import {
+  type ClusterLoadAssignment,
+  ClusterLoadAssignmentSchema,
+} from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
+import { type Listener, ListenerSchema } from "@xdskit/protos/envoy/config/listener/v3/listener_pb";
+import { type RouteConfiguration, RouteConfigurationSchema } from "@xdskit/protos/envoy/config/route/v3/route_pb";
+import { RouterSchema } from "@xdskit/protos/envoy/extensions/filters/http/router/v3/router_pb";
+import {
+  type HttpConnectionManager,
+  HttpConnectionManagerSchema,
+  type HttpFilter,
+  HttpFilterSchema,
+} from "@xdskit/protos/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb";
+
+/** A ConfigSource that says "over the same ADS stream". */
+export function adsConfigSource(): ConfigSource {
+  return create(ConfigSourceSchema, {
+    configSourceSpecifier: { case: "ads", value: {} },
+    resourceApiVersion: ApiVersion.V3,
+  });
+}
+
+/** The router filter, last in every HTTP filter chain. */
+export function routerFilter(): HttpFilter {
+  return create(HttpFilterSchema, {
+    name: "envoy.filters.http.router",
+    configType: { case: "typedConfig", value: anyPack(RouterSchema, create(RouterSchema)) },
+  });
+}
+
+export interface ListenerInit {
+  readonly name: string;
+  /** The RouteConfiguration to fetch over ADS (RDS). Give this or `routeConfig`. */
+  readonly routeConfigName?: string;
+  /** A RouteConfiguration inlined in the listener instead of RDS. */
+  readonly routeConfig?: RouteConfiguration;
+  /** HTTP filters to run before the router filter (which is always appended). */
+  readonly httpFilters?: readonly HttpFilter[];
+  /** Default: the listener name. */
+  readonly statPrefix?: string;
+}
+
+/** A client-side (gRPC) listener: an `api_listener` holding an HttpConnectionManager that points at RDS. */
+export function buildListener(init: ListenerInit): Listener {
+  if ((init.routeConfigName === undefined) === (init.routeConfig === undefined)) {
+    throw new TypeError(`buildListener(${init.name}): give exactly one of routeConfigName and routeConfig`);
+  }
+  const hcm: HttpConnectionManager = create(HttpConnectionManagerSchema, {
+    statPrefix: init.statPrefix ?? init.name,
+    routeSpecifier:
+      init.routeConfig !== undefined
+        ? { case: "routeConfig", value: init.routeConfig }
+        : {
+            case: "rds",
+            value: { configSource: adsConfigSource(), routeConfigName: init.routeConfigName ?? "" },
+          },
+    httpFilters: [...(init.httpFilters ?? []), routerFilter()],
+  });
+  return create(ListenerSchema, {
+    name: init.name,
+    apiListener: { apiListener: anyPack(HttpConnectionManagerSchema, hcm) },
+  });
+}
+
+export interface WeightedClusterInit {
+  readonly name: string;
+  readonly weight: number;
+}
+
+export interface RouteConfigurationInit {
+  readonly name: string;
+  /** Every request goes to this cluster. Give this or `weightedClusters`. */
+  readonly cluster?: string;
+  readonly weightedClusters?: readonly WeightedClusterInit[];
+  /** Default `["*"]`. */
+  readonly domains?: readonly string[];
+  /** Default `""` (every path). */
+  readonly pathPrefix?: string;
+  /** Default the route configuration's name. */
+  readonly virtualHostName?: string;
+}
+
+/** A route configuration with one virtual host and one prefix route to a cluster (or weighted clusters). */
+export function buildRouteConfiguration(init: RouteConfigurationInit): RouteConfiguration {
+  if ((init.cluster === undefined) === (init.weightedClusters === undefined)) {
+    throw new TypeError(`buildRouteConfiguration(${init.name}): give exactly one of cluster and weightedClusters`);
+  }
+  return create(RouteConfigurationSchema, {
+    name: init.name,
+    virtualHosts: [
+      {
+        name: init.virtualHostName ?? init.name,
+        domains: [...(init.domains ?? ["*"])],
+        routes: [
+          {
+            match: { pathSpecifier: { case: "prefix", value: init.pathPrefix ?? "" } },
+            action: {
+              case: "route",
+              value: {
+                clusterSpecifier:
+                  init.cluster !== undefined
+                    ? { case: "cluster", value: init.cluster }
+                    : {
+                        case: "weightedClusters",
+                        value: {
+                          clusters: (init.weightedClusters ?? []).map((c) => ({ name: c.name, weight: c.weight })),
+                        },
+                      },
+              },
+            },
+          },
+        ],
+      },
+    ],
+  });
+}
+
+export interface ClusterInit {
+  readonly name: string;
+  /** The ClusterLoadAssignment name to fetch over ADS (EDS). Default: empty, meaning the cluster name. */
+  readonly edsServiceName?: string;
+  /** Default ROUND_ROBIN. */
+  readonly lbPolicy?: Cluster_LbPolicy;
+  /** Report load to the management server itself (`lrs_server: self`). */
+  readonly lrsServerSelf?: boolean;
+}
+
+/** An EDS cluster whose endpoints come over ADS. */
+export function buildCluster(init: ClusterInit): Cluster {
+  return create(ClusterSchema, {
+    name: init.name,
+    clusterDiscoveryType: { case: "type", value: Cluster_DiscoveryType.EDS },
+    edsClusterConfig: { edsConfig: adsConfigSource(), serviceName: init.edsServiceName ?? "" },
+    lbPolicy: init.lbPolicy ?? Cluster_LbPolicy.ROUND_ROBIN,
+    ...(init.lrsServerSelf
+      ? { lrsServer: create(ConfigSourceSchema, { configSourceSpecifier: { case: "self", value: {} } }) }
+      : {}),
+  });
+}
+
+export type EndpointHealth = "unknown" | "healthy" | "unhealthy" | "draining" | "timeout" | "degraded";
+
+const HEALTH: Record<EndpointHealth, HealthStatus> = {
+  unknown: HealthStatus.UNKNOWN,
+  healthy: HealthStatus.HEALTHY,
+  unhealthy: HealthStatus.UNHEALTHY,
+  draining: HealthStatus.DRAINING,
+  timeout: HealthStatus.TIMEOUT,
+  degraded: HealthStatus.DEGRADED,
+};
+
+export interface EndpointInit {
+  /** An IP address (or a host name, for clients that resolve it). */
+  readonly address: string;
+  readonly port: number;
+  /** Default "unknown" (which clients treat as usable). */
+  readonly health?: EndpointHealth;
+  /** `load_balancing_weight`; unset by default. */
+  readonly weight?: number;
+}
+
+export interface LocalityInit {
+  readonly region?: string;
+  readonly zone?: string;
+  readonly subZone?: string;
+  /** Default 0 (highest). Priorities must be contiguous from 0. */
+  readonly priority?: number;
+  /** `load_balancing_weight` of the locality; default 1. */
+  readonly weight?: number;
+  /** Endpoints, or `"host:port"` / `"[v6]:port"` strings. */
+  readonly endpoints: readonly (EndpointInit | string)[];
+}
+
+export interface ClusterLoadAssignmentInit {
+  readonly clusterName: string;
+  readonly localities: readonly LocalityInit[];
+}
+
+/** Parses `"host:port"` or `"[v6]:port"`. */
+export function parseHostPort(text: string): EndpointInit {
+  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text);
+  const port = Number(match?.[3]);
+  if (!match || !(port >= 0 && port <= 65535)) throw new TypeError(`not a host:port: "${text}"`);
+  return { address: match[1] ?? match[2] ?? "", port };
+}
+
+/** Endpoints for a cluster, grouped by locality, with priority, weight and health. */
+export function buildClusterLoadAssignment(init: ClusterLoadAssignmentInit): ClusterLoadAssignment {
+  return create(ClusterLoadAssignmentSchema, {
+    clusterName: init.clusterName,
+    endpoints: init.localities.map((locality) => ({
+      locality: { region: locality.region ?? "", zone: locality.zone ?? "", subZone: locality.subZone ?? "" },
+      priority: locality.priority ?? 0,
+      loadBalancingWeight: locality.weight ?? 1,
+      lbEndpoints: locality.endpoints.map((item) => {
+        const endpoint = typeof item === "string" ? parseHostPort(item) : item;
+        return {
+          hostIdentifier: {
+            case: "endpoint" as const,
+            value: {
+              address: {
+                address: {
+                  case: "socketAddress" as const,
+                  value: {
+                    address: endpoint.address,
+                    portSpecifier: { case: "portValue" as const, value: endpoint.port },
+                  },
+                },
+              },
+            },
+          },
+          healthStatus: HEALTH[endpoint.health ?? "unknown"],
+          ...(endpoint.weight !== undefined ? { loadBalancingWeight: endpoint.weight } : {}),
+        };
+      }),
+    })),
+  });
+}

@@ -1,0 +1,60 @@
+// @xdskit/control-plane: an embeddable xDS management server.
+
+export type {
+  ClusterInit,
+  ClusterLoadAssignmentInit,
+  EndpointHealth,
+  EndpointInit,
+  ListenerInit,
+  LocalityInit,
+  RouteConfigurationInit,
+  WeightedClusterInit,
+} from "./builders.js";
+export {
+  adsConfigSource,
+  buildCluster,
+  buildClusterLoadAssignment,
+  buildListener,
+  buildRouteConfiguration,
+  parseHostPort,
+  routerFilter,
+} from "./builders.js";
+export type {
+  BreakOptions,
+  DeltaRequestEvent,
+  DeltaResponseEvent,
+  HookEvent,
+  HookEventMap,
+  InjectedResponse,
+  ManagementServerHooks,
+  RequestDisposition,
+  RequestEvent,
+  ResponseDelivery,
+  ResponseEvent,
+  ResponseFilter,
+  SotwRequestEvent,
+  SotwResponseEvent,
+  StreamCloseEvent,
+  StreamCloseReason,
+  StreamKind,
+  StreamOpenEvent,
+  WaitOptions,
+} from "./hooks.js";
+// For tests: the hooks and their events.
+export { describeHookEvent } from "./hooks.js";
+export type { Logger } from "./logger.js";
+export { noopLogger } from "./logger.js";
+export type { ManagementServer, ManagementServerOptions } from "./management-server.js";
+export { createManagementServer } from "./management-server.js";
+export type { ResourceInput, ResourceMessage, ResourceOptions, ResourceSet } from "./resource-set.js";
+export type { NodeScope, NodeSelector } from "./resource-store.js";
+export type { StatusInit } from "./status.js";
+export type { StreamInfo, StreamTypeInfo } from "./stream-base.js";
+export {
+  CDS_TYPE_URL,
+  DEFAULT_FULL_STATE_TYPE_URLS,
+  EDS_TYPE_URL,
+  LDS_TYPE_URL,
+  RDS_TYPE_URL,
+  RESOURCE_WRAPPER_TYPE_URL,
+} from "./type-urls.js";

@@ -1,0 +1,366 @@
+import * as http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { create, createRegistry, type Registry } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  type ConnectRouter,
+  createContextKey,
+  createContextValues,
+  type HandlerContext,
+} from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { xdsRegistry } from "@xdskit/protos";
+import { type ControlPlane, ControlPlaneSchema } from "@xdskit/protos/envoy/config/core/v3/base_pb";
+import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
+import type { DeltaDiscoveryRequest, DiscoveryRequest } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import type { Status } from "@xdskit/protos/google/rpc/status_pb";
+import { DeltaStream } from "./delta-stream.js";
+import { type BreakOptions, HooksImpl, type ManagementServerHooks } from "./hooks.js";
+import { type Logger, noopLogger, prefixLogger } from "./logger.js";
+import type { ResourceInput, ResourceMessage, ResourceOptions, ResourceSet, ResourceSetImpl } from "./resource-set.js";
+import { type NodeScope, type NodeSelector, ResourceStore } from "./resource-store.js";
+import { SotwStream } from "./sotw-stream.js";
+import type { StatusInit } from "./status.js";
+import type { StreamBase, StreamHost, StreamInfo } from "./stream-base.js";
+import { DEFAULT_FULL_STATE_TYPE_URLS } from "./type-urls.js";
+
+export interface ManagementServerOptions {
+  /** Default `127.0.0.1`. */
+  readonly host?: string;
+  /** Default 0: an ephemeral port, kept across `restart()`. */
+  readonly port?: number;
+  readonly logger?: Logger;
+  /** Wrap every SotW resource in `envoy.service.discovery.v3.Resource` (a resource's own `wrap` wins). Default false. */
+  readonly wrapResources?: boolean;
+  /** Types whose SotW responses carry every subscribed resource. Default LDS and CDS. */
+  readonly fullStateTypeUrls?: readonly string[];
+  /** Sent as `control_plane.identifier` in every response. */
+  readonly controlPlaneId?: string;
+  /** Message types beyond `@xdskit/protos`, for packing resources of other types. */
+  readonly typeRegistry?: Registry;
+  /** Serve DeltaAggregatedResources too. Default true. */
+  readonly delta?: boolean;
+  /**
+   * How many hook events to keep for `history()` and for `waitFor*` to look back on. Default 1000. Events hold the
+   * responses they report: a server embedded in production may set 0.
+   */
+  readonly historyLimit?: number;
+  /** The largest request accepted; a larger one ends its stream with RESOURCE_EXHAUSTED. Default 16 MiB. */
+  readonly maxRequestBytes?: number;
+  /** On stop, how long connections may take to close cleanly before they are destroyed. Default 250 ms. */
+  readonly shutdownGraceMs?: number;
+}
+
+/**
+ * An xDS management server: ADS (SotW and delta) over HTTP/2 cleartext, serving the resources you set. The server
+ * itself is the default resource set; `forNode()` adds sets served to particular nodes.
+ */
+export interface ManagementServer extends ResourceSet {
+  readonly host: string;
+  /** The port it listens on (the ephemeral one when created with port 0), also while stopped. */
+  readonly port: number;
+  /** `http://host:port`, for connect clients. */
+  readonly url: string;
+  /** `host:port`, for gRPC clients and bootstrap `server_uri`. */
+  readonly address: string;
+  readonly listening: boolean;
+  readonly hooks: ManagementServerHooks;
+  /** A resource set served to the nodes `selector` picks (the first matching scope wins), instead of the default. */
+  forNode(selector: NodeSelector): NodeScope;
+  /** The open streams. */
+  streams(): StreamInfo[];
+  /** Stops listening and ends every stream with UNAVAILABLE. The resources are kept. */
+  stop(): Promise<void>;
+  /** Listens again on the same port. */
+  start(): Promise<void>;
+  /** `stop()` then `start()`. */
+  restart(): Promise<void>;
+  /** Stops for good. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+const peerKey = createContextKey<string | undefined>(undefined, { description: "peer address" });
+
+/** Starts a management server; resolves once it listens. */
+export async function createManagementServer(options: ManagementServerOptions = {}): Promise<ManagementServer> {
+  const server = new ManagementServerImpl(options);
+  await server.start();
+  return server;
+}
+
+class ManagementServerImpl implements ManagementServer, StreamHost {
+  readonly host: string;
+  readonly hooks: HooksImpl;
+  readonly logger: Logger;
+  readonly store: ResourceStore;
+  readonly fullStateTypeUrls: ReadonlySet<string>;
+  readonly wrapResources: boolean;
+  readonly controlPlane: ControlPlane | undefined;
+  readonly #options: ManagementServerOptions;
+  readonly #streams = new Set<StreamBase<unknown, unknown>>();
+  readonly #sessions = new Set<http2.ServerHttp2Session>();
+  readonly #handler: ReturnType<typeof connectNodeAdapter>;
+  #server: http2.Http2Server | undefined;
+  #port: number;
+  #closed = false;
+  #nextStreamId = 0;
+  #transition: Promise<void> = Promise.resolve();
+
+  constructor(options: ManagementServerOptions) {
+    this.#options = options;
+    this.host = options.host ?? "127.0.0.1";
+    this.#port = options.port ?? 0;
+    if (!Number.isInteger(this.#port) || this.#port < 0 || this.#port > 65535) {
+      throw new RangeError(`port must be an integer in 0-65535, got ${String(options.port)}`);
+    }
+    this.logger = prefixLogger(options.logger ?? noopLogger, "[control-plane]");
+    const historyLimit = options.historyLimit ?? 1000;
+    if (!(historyLimit >= 0)) throw new RangeError("historyLimit must be >= 0");
+    this.hooks = new HooksImpl(this.logger, historyLimit);
+    this.hooks.attach({
+      breakStreams: (o) => this.#breakStreams(o),
+      abortConnections: () => this.#abortConnections(),
+      releaseHeld: () => {
+        for (const stream of [...this.#streams]) stream.releaseHeld();
+      },
+      injectResponse: (streamId, response) => {
+        const stream = [...this.#streams].find((s) => s.id === streamId);
+        if (!stream) throw new Error(`injectResponse: no open stream ${streamId}`);
+        return stream.inject(response);
+      },
+    });
+    const registry = options.typeRegistry ? createRegistry(xdsRegistry, options.typeRegistry) : xdsRegistry;
+    this.store = new ResourceStore({
+      registry,
+      logger: this.logger,
+      onChange: (set, typeUrls) => this.#onSetChanged(set, typeUrls),
+      onScopesChanged: () => {
+        for (const stream of [...this.#streams]) stream.rebind();
+      },
+    });
+    this.fullStateTypeUrls = new Set(options.fullStateTypeUrls ?? DEFAULT_FULL_STATE_TYPE_URLS);
+    this.wrapResources = options.wrapResources ?? false;
+    this.controlPlane =
+      options.controlPlaneId !== undefined
+        ? create(ControlPlaneSchema, { identifier: options.controlPlaneId })
+        : undefined;
+    this.#handler = connectNodeAdapter({
+      routes: (router) => this.#routes(router),
+      grpc: true,
+      connect: false,
+      grpcWeb: false,
+      readMaxBytes: options.maxRequestBytes ?? 16 * 1024 * 1024,
+      contextValues: (req) => {
+        const socket = req.socket;
+        return createContextValues().set(
+          peerKey,
+          socket?.remoteAddress !== undefined ? `${socket.remoteAddress}:${String(socket.remotePort)}` : undefined,
+        );
+      },
+    });
+  }
+
+  get port(): number {
+    return this.#port;
+  }
+
+  get url(): string {
+    return `http://${this.address}`;
+  }
+
+  get address(): string {
+    return `${this.host.includes(":") ? `[${this.host}]` : this.host}:${this.#port}`;
+  }
+
+  get listening(): boolean {
+    return this.#server !== undefined;
+  }
+
+  // --- the default resource set -------------------------------------------------------------------------------
+
+  setResource(resource: ResourceMessage, options?: ResourceOptions): string {
+    return this.store.defaultSet.setResource(resource, options);
+  }
+  setResources(resources: Iterable<ResourceMessage | ResourceInput>): void {
+    this.store.defaultSet.setResources(resources);
+  }
+  removeResource(typeUrl: string, name: string): boolean {
+    return this.store.defaultSet.removeResource(typeUrl, name);
+  }
+  setSnapshot(resources: Iterable<ResourceMessage | ResourceInput>): void {
+    this.store.defaultSet.setSnapshot(resources);
+  }
+  getResource(typeUrl: string, name: string): ResourceMessage | undefined {
+    return this.store.defaultSet.getResource(typeUrl, name);
+  }
+  resourceNames(typeUrl: string): string[] {
+    return this.store.defaultSet.resourceNames(typeUrl);
+  }
+  typeVersion(typeUrl: string): string {
+    return this.store.defaultSet.typeVersion(typeUrl);
+  }
+  setResourceError(typeUrl: string, name: string, status: StatusInit | Status): void {
+    this.store.defaultSet.setResourceError(typeUrl, name, status);
+  }
+  clearResourceError(typeUrl: string, name: string): boolean {
+    return this.store.defaultSet.clearResourceError(typeUrl, name);
+  }
+  clear(): void {
+    this.store.defaultSet.clear();
+  }
+
+  forNode(selector: NodeSelector): NodeScope {
+    return this.store.addScope(selector);
+  }
+
+  streams(): StreamInfo[] {
+    return [...this.#streams].map((stream) => stream.info());
+  }
+
+  // --- StreamHost ----------------------------------------------------------------------------------------------
+
+  register(stream: StreamBase<unknown, unknown>): void {
+    this.#streams.add(stream);
+  }
+
+  unregister(stream: StreamBase<unknown, unknown>): void {
+    this.#streams.delete(stream);
+  }
+
+  // --- lifecycle -----------------------------------------------------------------------------------------------
+
+  start(): Promise<void> {
+    return this.#serialize(() => this.#start());
+  }
+
+  stop(): Promise<void> {
+    return this.#serialize(() => this.#stop());
+  }
+
+  restart(): Promise<void> {
+    return this.#serialize(async () => {
+      await this.#stop();
+      await this.#start();
+    });
+  }
+
+  close(): Promise<void> {
+    return this.#serialize(async () => {
+      this.#closed = true;
+      await this.#stop();
+      this.hooks.cancelWaits("server closed");
+    });
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  #serialize(step: () => Promise<void>): Promise<void> {
+    const next = this.#transition.then(step);
+    this.#transition = next.catch(() => {});
+    return next;
+  }
+
+  async #start(): Promise<void> {
+    if (this.#closed) throw new Error("the management server is closed");
+    if (this.#server) return;
+    const server = http2.createServer(this.#handler);
+    server.on("session", (session) => {
+      this.#sessions.add(session);
+      session.on("error", (error) => this.logger.debug("HTTP/2 session error", error));
+      session.once("close", () => this.#sessions.delete(session));
+    });
+    server.on("error", (error) => this.logger.error("HTTP/2 server error", error));
+    await new Promise<void>((resolve, reject) => {
+      const onError = (error: Error): void => reject(error);
+      server.once("error", onError);
+      server.listen(this.#port, this.host, () => {
+        server.off("error", onError);
+        resolve();
+      });
+    });
+    this.#port = (server.address() as AddressInfo).port;
+    this.#server = server;
+    this.logger.info(`listening on ${this.address}`);
+  }
+
+  async #stop(): Promise<void> {
+    const server = this.#server;
+    if (!server) return;
+    this.#server = undefined;
+    for (const stream of [...this.#streams]) {
+      stream.end(Code.Unavailable, "server-stopped", "the management server is stopping");
+    }
+    const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+    const sessions = [...this.#sessions];
+    const sessionsClosed = Promise.all(
+      sessions.map((session) =>
+        session.closed || session.destroyed
+          ? Promise.resolve()
+          : new Promise<void>((resolve) => {
+              session.once("close", () => resolve());
+              session.close();
+            }),
+      ),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.#options.shutdownGraceMs ?? 250);
+    });
+    await Promise.race([sessionsClosed, grace]);
+    clearTimeout(timer);
+    for (const session of sessions) if (!session.destroyed) session.destroy();
+    await serverClosed;
+    this.logger.info(`stopped listening on ${this.address}`);
+  }
+
+  // --- hooks ---------------------------------------------------------------------------------------------------
+
+  #breakStreams(options: BreakOptions): number {
+    let count = 0;
+    for (const stream of [...this.#streams]) {
+      if (options.streamId !== undefined && stream.id !== options.streamId) continue;
+      stream.end(options.code ?? Code.Unavailable, "broken", options.message ?? "stream broken by a test hook");
+      count++;
+    }
+    return count;
+  }
+
+  #abortConnections(): number {
+    for (const stream of [...this.#streams]) stream.end(undefined, "connection-aborted", "connection aborted");
+    const sessions = [...this.#sessions];
+    for (const session of sessions) session.destroy();
+    return sessions.length;
+  }
+
+  // --- serving -------------------------------------------------------------------------------------------------
+
+  #onSetChanged(set: ResourceSetImpl, typeUrls: ReadonlySet<string>): void {
+    for (const stream of this.#streams) if (stream.set === set) stream.markDirty(typeUrls);
+  }
+
+  #routes(router: ConnectRouter): void {
+    router.service(AggregatedDiscoveryService, {
+      streamAggregatedResources: (requests: AsyncIterable<DiscoveryRequest>, context: HandlerContext) => {
+        const id = ++this.#nextStreamId;
+        const stream = new SotwStream(this, id, "sotw", context.values.get(peerKey), this.#streamLogger(id));
+        return stream.serve(requests, context.signal);
+      },
+      deltaAggregatedResources: (requests: AsyncIterable<DeltaDiscoveryRequest>, context: HandlerContext) => {
+        if (this.#options.delta === false) {
+          throw new ConnectError("delta xDS is not enabled on this server", Code.Unimplemented);
+        }
+        const id = ++this.#nextStreamId;
+        const stream = new DeltaStream(this, id, "delta", context.values.get(peerKey), this.#streamLogger(id));
+        return stream.serve(requests, context.signal);
+      },
+    });
+  }
+
+  #streamLogger(id: number): Logger {
+    return prefixLogger(this.logger, `[ads #${id}]`);
+  }
+}

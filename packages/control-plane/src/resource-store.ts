@@ -1,0 +1,89 @@
+import type { Registry } from "@bufbuild/protobuf";
+import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
+import type { Logger } from "./logger.js";
+import type { ResourceSet } from "./resource-set.js";
+import { ResourceSetImpl } from "./resource-set.js";
+
+/**
+ * Which nodes a resource set is served to: a node id, or a predicate on the `Node` a stream sent in its first
+ * request. Streams whose first request carried no node match no selector.
+ */
+export type NodeSelector = string | { readonly nodeId: string } | ((node: Node) => boolean);
+
+/** The resources served to the nodes a selector picks, instead of the server's default set. */
+export interface NodeScope extends ResourceSet {
+  /** Stops serving this set: its streams move to the next matching scope, or the default set. */
+  dispose(): void;
+}
+
+interface ScopeRecord {
+  readonly matches: (node: Node) => boolean;
+  readonly set: ResourceSetImpl;
+}
+
+export interface ResourceStoreDeps {
+  readonly registry: Registry;
+  readonly logger: Logger;
+  readonly onChange: (set: ResourceSetImpl, typeUrls: ReadonlySet<string>) => void;
+  readonly onScopesChanged: () => void;
+}
+
+/** The default set plus the node scopes, in the order they were added: the first scope that matches wins. */
+export class ResourceStore {
+  readonly defaultSet: ResourceSetImpl;
+  readonly #scopes: ScopeRecord[] = [];
+  readonly #deps: ResourceStoreDeps;
+  #version = 0;
+
+  constructor(deps: ResourceStoreDeps) {
+    this.#deps = deps;
+    this.defaultSet = this.#newSet();
+  }
+
+  resolve(node: Node | undefined): ResourceSetImpl {
+    if (node === undefined) return this.defaultSet;
+    for (const scope of this.#scopes) {
+      let matched = false;
+      try {
+        matched = scope.matches(node);
+      } catch (error) {
+        this.#deps.logger.warn(`node selector threw for node "${node.id}"; treated as no match`, error);
+      }
+      if (matched) return scope.set;
+    }
+    return this.defaultSet;
+  }
+
+  addScope(selector: NodeSelector): NodeScope {
+    const matches = toMatcher(selector);
+    const set = this.#newSet();
+    const record: ScopeRecord = { matches, set };
+    this.#scopes.push(record);
+    const scope = Object.assign(set, {
+      dispose: () => {
+        const index = this.#scopes.indexOf(record);
+        if (index < 0) return;
+        this.#scopes.splice(index, 1);
+        this.#deps.onScopesChanged();
+      },
+    });
+    this.#deps.onScopesChanged();
+    return scope;
+  }
+
+  #newSet(): ResourceSetImpl {
+    return new ResourceSetImpl({
+      registry: this.#deps.registry,
+      nextVersion: () => ++this.#version,
+      onChange: this.#deps.onChange,
+    });
+  }
+}
+
+function toMatcher(selector: NodeSelector): (node: Node) => boolean {
+  if (typeof selector === "function") return selector;
+  const nodeId = typeof selector === "string" ? selector : selector.nodeId;
+  if (typeof nodeId !== "string" || nodeId === "")
+    throw new TypeError("node selector: nodeId must be a non-empty string");
+  return (node) => node.id === nodeId;
+}

@@ -1,0 +1,18 @@
+// Runs every benchmark in dist/ (each top-level .js file except this one), one process each, in name order.
+import { spawnSync } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const self = basename(fileURLToPath(import.meta.url));
+const files = readdirSync(here)
+  .filter((f) => f.endsWith(".js") && f !== self)
+  .sort();
+let failed = 0;
+for (const file of files) {
+  process.stdout.write(`\n=== ${file}\n`);
+  const result = spawnSync(process.execPath, [join(here, file)], { stdio: "inherit" });
+  if (result.status !== 0) failed++;
+}
+process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,56 @@
+// Child process of xds-client.ts: one client (ours or @grpc/grpc-js-xds) watches N EDS names in one tick and
+// reports, as JSON lines on stdout, when its watch calls returned and when the last watcher callback ran.
+import { createRequire } from "node:module";
+import { createXdsClient, endpointResourceType } from "@xdskit/xds-client";
+
+const [which, port, countText] = process.argv.slice(2);
+const count = Number(countText);
+const names = Array.from({ length: count }, (_, i) => `cluster-${i}`);
+const bootstrap = {
+  xds_servers: [{ server_uri: `127.0.0.1:${port}`, channel_creds: [{ type: "insecure" }] }],
+  node: { id: `bench-${which}` },
+};
+const now = () => performance.timeOrigin + performance.now();
+const say = (event: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(event)}\n`);
+
+let received = 0;
+const seen = new Set<string>();
+function onUpdate(name: string): void {
+  if (seen.has(name)) return;
+  seen.add(name);
+  received += 1;
+  if (received === count) {
+    say({ event: "done", t: now(), maxRssKb: process.resourceUsage().maxRSS });
+    setImmediate(() => process.exit(0));
+  }
+}
+
+if (which === "xdskit") {
+  const client = createXdsClient({ bootstrap, env: {} });
+  const start = now();
+  for (const name of names) {
+    client.watch(endpointResourceType, name, {
+      onResourceChanged: (result) => {
+        if (result.ok) onUpdate(name);
+      },
+      onAmbientError: () => {},
+    });
+  }
+  say({ event: "watched", start, t: now() });
+} else {
+  const require = createRequire(import.meta.url);
+  const base = "@grpc/grpc-js-xds/build/src";
+  const { XdsClient, Watcher } = require(`${base}/xds-client.js`);
+  const { validateBootstrapConfig } = require(`${base}/xds-bootstrap.js`);
+  const { EndpointResourceType } = require(`${base}/xds-resource-type/endpoint-resource-type.js`);
+  const client = new XdsClient(validateBootstrapConfig(bootstrap));
+  const start = now();
+  for (const name of names) {
+    EndpointResourceType.startWatch(
+      client,
+      name,
+      new Watcher({ onResourceChanged: () => onUpdate(name), onError: () => {}, onResourceDoesNotExist: () => {} }),
+    );
+  }
+  say({ event: "watched", start, t: now() });
+}
