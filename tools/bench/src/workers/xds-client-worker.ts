@@ -8,7 +8,7 @@ const count = Number(countText);
 const names = Array.from({ length: count }, (_, i) => `cluster-${i}`);
 const bootstrap = {
   xds_servers: [{ server_uri: `127.0.0.1:${port}`, channel_creds: [{ type: "insecure" }] }],
-  node: { id: `bench-${which}` },
+  node: { id: `bench-${which}`, cluster: "bench", locality: { region: "r", zone: "z" } },
 };
 const now = () => performance.timeOrigin + performance.now();
 const say = (event: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(event)}\n`);
