@@ -1,0 +1,23 @@
+// `npm run demo` must keep telling the whole story: run the built demo and check each step's outcome.
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const main = fileURLToPath(new URL("../dist/main.js", import.meta.url));
+
+describe("the demo", () => {
+  it("follows the chain, sees each change, and prints the CSDS dump", () => {
+    const run = spawnSync(process.execPath, [main], { encoding: "utf8", timeout: 60_000 });
+    expect(run.status).toBe(0);
+    const text = run.stdout;
+    expect(text).toMatch(/EDS demo-eds +v\S+ +2 localities, 3 endpoints/);
+    expect(text).toMatch(/EDS demo-eds +v\S+ +2 localities, 4 endpoints/);
+    expect(text).toContain("[control plane] NACK from demo-client");
+    expect(text).toContain("ambient [INVALID_ARGUMENT] invalid resource demo-cluster: lb_policy");
+    expect(text).toContain("ambient [PERMISSION_DENIED]");
+    expect(text).toContain("ambient [NOT_FOUND] resource demo.example was removed");
+    expect(text).toMatch(/Listener +demo\.example +DOES_NOT_EXIST/);
+    expect(text).toMatch(/Cluster +demo-cluster +NACKED/);
+    expect(text).toMatch(/ClusterLoadAssignment +demo-eds +RECEIVED_ERROR/);
+  });
+});
