@@ -1,8 +1,13 @@
 // What the two ADS protocols (state of the world and delta) have in common, as seen by the channel that runs them.
+import { create } from "@bufbuild/protobuf";
+import { type Status, StatusSchema } from "@xdskit/protos/google/rpc/status_pb";
 import { type AuthorityState, statesOfType } from "./authority.js";
 import type { CacheUpdater, ChannelContext, DecodeMemo } from "./cache-updates.js";
 import type { ScopedLogger } from "./logger.js";
 import type { ResourceState } from "./resource-state.js";
+import type { ResourceType } from "./resource-type.js";
+import type { XdsStream } from "./transport.js";
+import { StatusCode } from "./xds-error.js";
 
 /** One ADS call (stream) on a server. */
 export interface AdsCall {
@@ -41,4 +46,34 @@ export function subscriptionsOf(host: CallHost, typeUrl: string): ResourceState[
   const out: ResourceState[] = [];
   for (const authority of host.authorities) for (const state of statesOfType(authority, typeUrl)) out.push(state);
   return out;
+}
+
+/** Writes a request; once it is on the stream, starts the does-not-exist timers of `states` (A57), unless the call ended. */
+export function sendAndArmTimers<Req>(
+  host: CallHost,
+  stream: XdsStream<Req, unknown>,
+  request: Req,
+  states: readonly ResourceState[],
+  live: () => boolean,
+): void {
+  stream.send(request).then(
+    () => {
+      if (live()) for (const state of states) host.updater.maybeStartTimer(state);
+    },
+    () => {
+      // The stream ended; the read loop reports why.
+    },
+  );
+}
+
+/** The `error_detail` of a NACK. */
+export function nackStatus(detail: string): Status {
+  return create(StatusSchema, { code: StatusCode.INVALID_ARGUMENT, message: detail });
+}
+
+/** The registered type of a response, or undefined (logged) for a type nobody watches. */
+export function responseType(host: CallHost, typeUrl: string): ResourceType<unknown> | undefined {
+  const type = host.context.types.get(typeUrl);
+  if (!type) host.log.warn(`ignoring a response of unknown resource type ${typeUrl}`);
+  return type;
 }

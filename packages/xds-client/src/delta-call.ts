@@ -9,12 +9,18 @@ import {
   type DeltaDiscoveryResponse,
   ResourceLocatorSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { StatusSchema } from "@xdskit/protos/google/rpc/status_pb";
-import { type AdsCall, type CallHost, newCallId, subscriptionsOf } from "./ads-call.js";
+import {
+  type AdsCall,
+  type CallHost,
+  nackStatus,
+  newCallId,
+  responseType,
+  sendAndArmTimers,
+  subscriptionsOf,
+} from "./ads-call.js";
 import { type Decoded, nackDetail, safeDecode } from "./cache-updates.js";
 import type { ResourceState } from "./resource-state.js";
 import type { XdsStream } from "./transport.js";
-import { StatusCode } from "./xds-error.js";
 
 interface Sent {
   readonly name: string;
@@ -74,29 +80,18 @@ export function createDeltaCall(
       request.node = host.context.node;
       sentNode = true;
     }
-    if (ack?.errorDetail !== undefined)
-      request.errorDetail = create(StatusSchema, { code: StatusCode.INVALID_ARGUMENT, message: ack.errorDetail });
+    if (ack?.errorDetail !== undefined) request.errorDetail = nackStatus(ack.errorDetail);
     host.log.trace(
       () =>
         `delta ADS call #${id} sending ${typeUrl} +${added.length} -${request.resourceNamesUnsubscribe.length + request.resourceLocatorsUnsubscribe.length} nonce="${request.responseNonce}"`,
     );
-    stream.send(request).then(
-      () => {
-        if (!cancelled) for (const state of added) host.updater.maybeStartTimer(state);
-      },
-      () => {
-        // The stream ended; the read loop reports why.
-      },
-    );
+    sendAndArmTimers(host, stream, request, added, () => !cancelled);
   }
 
   function apply(response: DeltaDiscoveryResponse): void {
     const typeUrl = response.typeUrl;
-    const type = host.context.types.get(typeUrl);
-    if (!type) {
-      host.log.warn(`ignoring a delta response of unknown resource type ${typeUrl}`);
-      return;
-    }
+    const type = responseType(host, typeUrl);
+    if (!type) return;
     const { updater } = host;
     const version = response.systemVersionInfo;
     const errors: string[] = [];

@@ -6,13 +6,19 @@ import {
   DiscoveryRequestSchema,
   type DiscoveryResponse,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { StatusSchema } from "@xdskit/protos/google/rpc/status_pb";
-import { type AdsCall, type CallHost, newCallId, subscriptionsOf } from "./ads-call.js";
+import {
+  type AdsCall,
+  type CallHost,
+  nackStatus,
+  newCallId,
+  responseType,
+  sendAndArmTimers,
+  subscriptionsOf,
+} from "./ads-call.js";
 import { statesOfType } from "./authority.js";
 import { type Decoded, nackDetail } from "./cache-updates.js";
 import { canonicalName } from "./resource-name.js";
 import type { XdsStream } from "./transport.js";
-import { StatusCode } from "./xds-error.js";
 
 export function createSotwCall(host: CallHost, stream: XdsStream<DiscoveryRequest, DiscoveryResponse>): AdsCall {
   const id = newCallId();
@@ -47,29 +53,18 @@ export function createSotwCall(host: CallHost, stream: XdsStream<DiscoveryReques
       request.node = host.context.node;
       sentNode = true;
     }
-    if (errorDetail !== undefined)
-      request.errorDetail = create(StatusSchema, { code: StatusCode.INVALID_ARGUMENT, message: errorDetail });
+    if (errorDetail !== undefined) request.errorDetail = nackStatus(errorDetail);
     host.log.trace(
       () =>
         `ADS call #${id} sending ${typeUrl} v="${request.versionInfo}" nonce="${request.responseNonce}" names=${states.length}${errorDetail === undefined ? "" : " NACK"}`,
     );
-    stream.send(request).then(
-      () => {
-        if (!cancelled) for (const state of states) host.updater.maybeStartTimer(state);
-      },
-      () => {
-        // The stream ended; the read loop reports why.
-      },
-    );
+    sendAndArmTimers(host, stream, request, states, () => !cancelled);
   }
 
   function apply(response: DiscoveryResponse): void {
     const typeUrl = response.typeUrl;
-    const type = host.context.types.get(typeUrl);
-    if (!type) {
-      host.log.warn(`ignoring a response of unknown resource type ${typeUrl}`);
-      return;
-    }
+    const type = responseType(host, typeUrl);
+    if (!type) return;
     nonces.set(typeUrl, response.nonce);
     const { updater } = host;
     const memo = host.memo(typeUrl);

@@ -7,7 +7,7 @@ import { anyPack } from "@bufbuild/protobuf/wkt";
 import { ClientResourceStatus } from "@xdskit/protos/envoy/admin/v3/config_dump_shared_pb";
 import type { DiscoveryRequest } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { ResourceSchema } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { NODE_ID, setup } from "./support/harness.js";
 import { flush, recordingWatcher, summarize } from "./support/recorder.js";
 import {
@@ -33,17 +33,7 @@ function req(r: DiscoveryRequest) {
   };
 }
 
-let cleanup: (() => Promise<void>) | undefined;
-afterEach(async () => {
-  await cleanup?.();
-  cleanup = undefined;
-});
-
-function start(options?: Parameters<typeof setup>[0]) {
-  const t = setup(options);
-  cleanup = () => t.client.close();
-  return t;
-}
+const start = setup;
 
 function csds(client: ReturnType<typeof setup>["client"]) {
   return client.dumpResources().genericXdsConfigs.map((c) => ({
@@ -161,6 +151,36 @@ describe("subscribing and ACKing", () => {
     await flush();
     expect(summarize(w.take())).toEqual(["resource:1:A"]);
     expect(csds(client)[0]?.version).toBe("2");
+  });
+
+  it("does not decode again a resource whose bytes did not change since the previous response", async () => {
+    const { client, server } = start();
+    let decodes = 0;
+    const counting: typeof testEndpointsType = {
+      ...testEndpointsType,
+      decode(any, context) {
+        decodes += 1;
+        return testEndpointsType.decode(any, context);
+      },
+    };
+    client.watch(counting, "A", recordingWatcher());
+    client.watch(counting, "B", recordingWatcher());
+    const stream = await server.nextStream();
+    await stream.nextRequest();
+    stream.respond({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A"), endpointsAny("B")] });
+    await stream.nextRequest();
+    expect(decodes).toBe(2);
+    stream.respond({ typeUrl: EDS, versionInfo: "2", nonce: "n2", resources: [endpointsAny("A"), endpointsAny("B")] });
+    await stream.nextRequest();
+    expect(decodes).toBe(2);
+    stream.respond({
+      typeUrl: EDS,
+      versionInfo: "3",
+      nonce: "n3",
+      resources: [endpointsAny("A"), endpointsAny("B", 2)],
+    });
+    await stream.nextRequest();
+    expect(decodes).toBe(3);
   });
 
   it("sends no request when one of two watchers leaves, drops the name when the last leaves, closes the stream when all are gone", async () => {

@@ -5,7 +5,7 @@ import {
   type DynamicParameterConstraints,
   ResourceSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { setup } from "./support/harness.js";
 import { flush, recordingWatcher, summarize } from "./support/recorder.js";
 import { endpointsAny, type TestEndpoints, testEndpointsType } from "./support/test-types.js";
@@ -13,14 +13,8 @@ import { endpointsAny, type TestEndpoints, testEndpointsType } from "./support/t
 const EDS = testEndpointsType.typeUrl;
 const CLA = "envoy.config.endpoint.v3.ClusterLoadAssignment";
 
-let cleanup: (() => Promise<void>) | undefined;
-afterEach(async () => {
-  await cleanup?.();
-  cleanup = undefined;
-});
-
 function start(extra: Record<string, unknown> = {}, features = {}) {
-  const t = setup({
+  return setup({
     bootstrap: {
       dynamic_parameters: { env: "prod" },
       authorities: { "plain.example": {}, "p.example": { dynamic_parameters: { shard: "7" } } },
@@ -28,8 +22,6 @@ function start(extra: Record<string, unknown> = {}, features = {}) {
     },
     features,
   });
-  cleanup = () => t.client.close();
-  return t;
 }
 
 function value(key: string, v: string): DynamicParameterConstraints {

@@ -1,5 +1,5 @@
 // A71 fallback across servers (conformance 47-51), on an in-memory transport and a virtual clock.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { FakeStream } from "./support/fake-transport.js";
 import { setup } from "./support/harness.js";
 import { flush, recordingWatcher, summarize } from "./support/recorder.js";
@@ -8,19 +8,11 @@ import { endpointsAny, type TestEndpoints, testEndpointsType } from "./support/t
 const EDS = testEndpointsType.typeUrl;
 const creds = [{ type: "insecure" }];
 
-let cleanup: (() => Promise<void>) | undefined;
-afterEach(async () => {
-  await cleanup?.();
-  cleanup = undefined;
-});
-
 function start(servers: string[], extra: Record<string, unknown> = {}, features = {}) {
-  const t = setup({
+  return setup({
     bootstrap: { xds_servers: servers.map((server_uri) => ({ server_uri, channel_creds: creds })), ...extra },
     features,
   });
-  cleanup = () => t.client.close();
-  return t;
 }
 
 function open(t: ReturnType<typeof start>, server: string): FakeStream[] {

@@ -1,5 +1,5 @@
 // A47 federation: xdstp names, authorities with and without their own servers (conformance 43-46).
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { NODE_ID, setup } from "./support/harness.js";
 import { flush, recordingWatcher, summarize } from "./support/recorder.js";
 import { listenerAny, type TestListener, testListenerType } from "./support/test-types.js";
@@ -7,14 +7,8 @@ import { listenerAny, type TestListener, testListenerType } from "./support/test
 const LDS = testListenerType.typeUrl;
 const LISTENER = "envoy.config.listener.v3.Listener";
 
-let cleanup: (() => Promise<void>) | undefined;
-afterEach(async () => {
-  await cleanup?.();
-  cleanup = undefined;
-});
-
 function start() {
-  const t = setup({
+  return setup({
     bootstrap: {
       authorities: {
         "own.example": { xds_servers: [{ server_uri: "own:443", channel_creds: [{ type: "insecure" }] }] },
@@ -22,8 +16,6 @@ function start() {
       },
     },
   });
-  cleanup = () => t.client.close();
-  return t;
 }
 
 describe("federation (A47)", () => {

@@ -1,6 +1,6 @@
 // TP3 `resource_errors` and deletions under A88 and legacy A53 (conformance 25-36), with CSDS and metrics.
 import { ClientResourceStatus } from "@xdskit/protos/envoy/admin/v3/config_dump_shared_pb";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { resourceError } from "./support/fake-transport.js";
 import { NODE_ID, setup } from "./support/harness.js";
 import { flush, recordingWatcher, summarize } from "./support/recorder.js";
@@ -16,17 +16,7 @@ import {
 const LDS = testListenerType.typeUrl;
 const EDS = testEndpointsType.typeUrl;
 
-let cleanup: (() => Promise<void>) | undefined;
-afterEach(async () => {
-  await cleanup?.();
-  cleanup = undefined;
-});
-
-async function started(options?: Parameters<typeof setup>[0]) {
-  const t = setup(options);
-  cleanup = () => t.client.close();
-  return t;
-}
+const started = async (options?: Parameters<typeof setup>[0]) => setup(options);
 
 function csds(client: ReturnType<typeof setup>["client"]) {
   return client.dumpResources().genericXdsConfigs.map((c) => ({

@@ -1,7 +1,7 @@
 // The does-not-exist timer (A57, A88) and the stream's life: reconnects, connectivity errors, backoff (conformance
 // 17-24 and 37-42), on a virtual clock with an in-memory stream.
 import { ClientResourceStatus } from "@xdskit/protos/envoy/admin/v3/config_dump_shared_pb";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { NODE_ID, setup } from "./support/harness.js";
 import { flush, recordingWatcher, summarize } from "./support/recorder.js";
 import {
@@ -16,17 +16,7 @@ import {
 const LDS = testListenerType.typeUrl;
 const EDS = testEndpointsType.typeUrl;
 
-let cleanup: (() => Promise<void>) | undefined;
-afterEach(async () => {
-  await cleanup?.();
-  cleanup = undefined;
-});
-
-function start(options?: Parameters<typeof setup>[0]) {
-  const t = setup(options);
-  cleanup = () => t.client.close();
-  return t;
-}
+const start = setup;
 
 function status(client: ReturnType<typeof setup>["client"]) {
   return client.dumpResources().genericXdsConfigs.map((c) => ClientResourceStatus[c.clientStatus]);

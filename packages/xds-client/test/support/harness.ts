@@ -1,3 +1,4 @@
+import { onTestFinished } from "vitest";
 import type { MetricLabels, XdsFeatures, XdsGaugeName, XdsMetricsRecorder } from "../../src/index.js";
 import { createXdsClientWithInternals } from "../../src/internal.js";
 import { createFakeServer } from "./fake-transport.js";
@@ -62,6 +63,7 @@ export interface SetupOptions {
   readonly bootstrap?: Record<string, unknown>;
 }
 
+/** A client on an in-memory transport and a virtual clock; call it inside a test. */
 export function setup(options: SetupOptions = {}) {
   const server = createFakeServer();
   const clock = createVirtualClock();
@@ -87,5 +89,7 @@ export function setup(options: SetupOptions = {}) {
     },
     { clock, random: () => 0.5 },
   );
+  // Closed when the test ends, pass or fail.
+  onTestFinished(() => client.close());
   return { client, server, clock, metrics };
 }
