@@ -55,6 +55,25 @@ describe("federation (A47)", () => {
     expect(server.streams.length).toBe(1);
   });
 
+  it("shares one channel between authorities whose servers are the same config", async () => {
+    const t = setup({
+      bootstrap: {
+        authorities: {
+          "same.example": { xds_servers: [{ server_uri: "primary:443", channel_creds: [{ type: "insecure" }] }] },
+        },
+      },
+    });
+    t.client.watch(testListenerType, "plain", recordingWatcher());
+    t.client.watch(testListenerType, `xdstp://same.example/${LISTENER}/x`, recordingWatcher());
+    const stream = await t.server.nextStream();
+    expect([...(await stream.nextRequest()).resourceNames].sort()).toEqual([
+      "plain",
+      `xdstp://same.example/${LISTENER}/x`,
+    ]);
+    await flush();
+    expect(t.server.streams.length).toBe(1);
+  });
+
   it("canonicalises context parameters, so reordered names are one subscription", async () => {
     const { client, server } = start();
     const w1 = recordingWatcher<TestListener>();
