@@ -213,6 +213,7 @@ interface Waiter {
   readonly test: (event: HookEvent) => boolean;
   readonly after: number;
   readonly resolve: (event: HookEvent) => void;
+  readonly cancel: (reason: string) => void;
 }
 
 interface DropRule {
@@ -399,7 +400,7 @@ export class HooksImpl implements ManagementServerHooks {
 
   /** Rejects every pending wait (the server is closing). */
   cancelWaits(reason: string): void {
-    for (const waiter of this.#waiters) waiter.resolve(undefined as never);
+    for (const waiter of this.#waiters) waiter.cancel(reason);
     this.#waiters.clear();
     this.#logger.debug(`pending waits cancelled: ${reason}`);
   }
@@ -435,8 +436,11 @@ export class HooksImpl implements ManagementServerHooks {
         after,
         resolve: (event) => {
           clearTimeout(timer);
-          if (event === undefined) reject(new Error(`the server closed while waiting for a ${type} event`));
-          else resolve(event as HookEventMap[K]);
+          resolve(event as HookEventMap[K]);
+        },
+        cancel: (reason) => {
+          clearTimeout(timer);
+          reject(new Error(`${reason} while waiting for a ${type} event`));
         },
       };
       this.#waiters.add(waiter);

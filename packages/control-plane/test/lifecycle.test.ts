@@ -53,6 +53,13 @@ describe("listening", () => {
     await server.close();
   });
 
+  test("close() rejects the hooks' pending waits instead of leaving them hanging", async () => {
+    const { server } = await started();
+    const pending = server.hooks.waitForRequest((r) => r.typeUrl === "never", { timeoutMs: 60_000 });
+    await server.close();
+    await expect(pending).rejects.toThrow("server closed while waiting for a request event");
+  });
+
   test("restart() ends the streams with UNAVAILABLE, listens on the same port, and keeps the resources", async () => {
     const { server, h } = await started();
     const { s } = await subscribe(server, h, CDS_TYPE_URL, ["c1"]);
