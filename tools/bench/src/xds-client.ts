@@ -1,49 +1,81 @@
-// The xds-client core beside @grpc/grpc-js-xds, in one run against one @xdskit/control-plane on 127.0.0.1:
-//   1. N `watch` calls in one tick: how long the calls take, how many requests and names reach the server;
-//   2. N watched resources delivered: from the server sending the (held) responses to the last watcher callback;
-// and the peak RSS of each client's process. Each client runs alone in a child process.
+// The xds-client (core and resource types) beside @grpc/grpc-js-xds, in one run against one @xdskit/control-plane
+// on 127.0.0.1. Each client runs alone in a child process. Scenarios:
+//   - 10,000 EDS watches made in one tick: how long the calls take, how many requests and names reach the server;
+//   - one response with 10,000 EDS resources, one with 10,000 clusters, one EDS resource with 10,000 and with
+//     100,000 endpoints: from the server sending the held responses to the last watcher callback;
+// and the peak RSS of each client's process.
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { create } from "@bufbuild/protobuf";
-import { createManagementServer } from "@xdskit/control-plane";
-import { ClusterLoadAssignmentSchema } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
+import type { Message } from "@bufbuild/protobuf";
+import { buildCluster, buildClusterLoadAssignment, createManagementServer } from "@xdskit/control-plane";
 import { int, printTable, ratio } from "./lib/table.js";
 
-const EDS = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
-const COUNT = Number(process.env.XDSKIT_BENCH_WATCHES ?? 10_000);
+const TYPE_URLS = {
+  eds: "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
+  cds: "type.googleapis.com/envoy.config.cluster.v3.Cluster",
+} as const;
 const worker = join(dirname(fileURLToPath(import.meta.url)), "workers", "xds-client-worker.js");
 const now = () => performance.timeOrigin + performance.now();
 
-function endpoints(i: number) {
-  return create(ClusterLoadAssignmentSchema, {
-    clusterName: `cluster-${i}`,
-    endpoints: [
-      {
-        locality: { region: "r", zone: `z${i % 3}` },
-        loadBalancingWeight: 1,
-        lbEndpoints: [
-          {
-            hostIdentifier: {
-              case: "endpoint",
-              value: {
-                address: {
-                  address: {
-                    case: "socketAddress",
-                    value: {
-                      address: `10.${(i >> 8) & 255}.${i & 255}.1`,
-                      portSpecifier: { case: "portValue", value: 8080 },
-                    },
-                  },
-                },
-              },
-            },
-          },
-        ],
-      },
+function address(i: number): string {
+  return `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}:8080`;
+}
+
+function endpointsResource(name: string, endpoints: number, seed: number) {
+  return buildClusterLoadAssignment({
+    clusterName: name,
+    localities: [
+      { region: "r", zone: `z${seed % 3}`, endpoints: Array.from({ length: endpoints }, (_, i) => address(seed + i)) },
     ],
   });
 }
+
+interface Scenario {
+  readonly label: string;
+  readonly kind: keyof typeof TYPE_URLS;
+  readonly prefix: string;
+  readonly count: number;
+  readonly resources: () => Message[];
+  /** Only the watch-heavy scenario reports the request figures. */
+  readonly requestFigures: boolean;
+}
+
+const scenarios: Scenario[] = [
+  {
+    label: "10,000 EDS resources, each watched",
+    kind: "eds",
+    prefix: "cluster",
+    count: 10_000,
+    resources: () => Array.from({ length: 10_000 }, (_, i) => endpointsResource(`cluster-${i}`, 1, i * 4)),
+    requestFigures: true,
+  },
+  {
+    label: "10,000 clusters, each watched",
+    kind: "cds",
+    prefix: "cluster",
+    count: 10_000,
+    resources: () =>
+      Array.from({ length: 10_000 }, (_, i) => buildCluster({ name: `cluster-${i}`, edsServiceName: `eds-${i}` })),
+    requestFigures: false,
+  },
+  {
+    label: "1 EDS resource with 10,000 endpoints",
+    kind: "eds",
+    prefix: "big",
+    count: 1,
+    resources: () => [endpointsResource("big", 10_000, 0)],
+    requestFigures: false,
+  },
+  {
+    label: "1 EDS resource with 100,000 endpoints",
+    kind: "eds",
+    prefix: "big",
+    count: 1,
+    resources: () => [endpointsResource("big", 100_000, 0)],
+    requestFigures: false,
+  },
+];
 
 interface Result {
   readonly watchMs: number;
@@ -54,11 +86,12 @@ interface Result {
   readonly peakRssMb: number;
 }
 
-async function measure(which: "xdskit" | "grpc-js-xds"): Promise<Result> {
-  const server = await createManagementServer({ host: "127.0.0.1", port: 0, historyLimit: 1_000_000 });
+async function measure(which: "xdskit" | "grpc-js-xds", scenario: Scenario): Promise<Result> {
+  const typeUrl = TYPE_URLS[scenario.kind];
+  const server = await createManagementServer({ host: "127.0.0.1", port: 0, historyLimit: 100 });
   try {
-    server.setResources(Array.from({ length: COUNT }, (_, i) => endpoints(i)));
-    server.hooks.hold({ typeUrl: EDS });
+    server.setResources(scenario.resources());
+    server.hooks.hold({ typeUrl });
     let requests = 0;
     let namesSent = 0;
     let allSubscribedAt = 0;
@@ -67,17 +100,16 @@ async function measure(which: "xdskit" | "grpc-js-xds"): Promise<Result> {
       subscribed = resolve;
     });
     server.hooks.on("request", (event) => {
-      if (event.typeUrl !== EDS || event.kind !== "sotw") return;
+      if (event.typeUrl !== typeUrl || event.kind !== "sotw") return;
       requests += 1;
       namesSent += event.resourceNames.length;
-      if (event.resourceNames.length === COUNT && allSubscribedAt === 0) {
+      if (event.resourceNames.length === scenario.count && allSubscribedAt === 0) {
         allSubscribedAt = now();
         subscribed();
       }
     });
-    const child = spawn(process.execPath, [worker, which, String(server.port), String(COUNT)], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    const args = [worker, which, String(server.port), scenario.kind, scenario.prefix, String(scenario.count)];
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
     const events: Record<string, { t: number; start?: number; maxRssKb?: number }> = {};
     let buffered = "";
     const finished = new Promise<void>((resolve, reject) => {
@@ -97,7 +129,7 @@ async function measure(which: "xdskit" | "grpc-js-xds"): Promise<Result> {
     // Let any trailing requests arrive, then send the held responses.
     await new Promise((r) => setTimeout(r, 200));
     const releasedAt = now();
-    server.hooks.release({ typeUrl: EDS });
+    server.hooks.release({ typeUrl });
     await finished;
     const watched = events.watched!;
     const done = events.done!;
@@ -114,8 +146,6 @@ async function measure(which: "xdskit" | "grpc-js-xds"): Promise<Result> {
   }
 }
 
-const ours = await measure("xdskit");
-const theirs = await measure("grpc-js-xds");
 const ms = (n: number) => n.toFixed(1);
 const row = (label: string, a: number, b: number, format: (n: number) => string) => [
   label,
@@ -123,15 +153,25 @@ const row = (label: string, a: number, b: number, format: (n: number) => string)
   format(b),
   ratio(b / a),
 ];
+const rows: string[][] = [];
+for (const scenario of scenarios) {
+  const ours = await measure("xdskit", scenario);
+  const theirs = await measure("grpc-js-xds", scenario);
+  if (scenario.requestFigures) {
+    rows.push(
+      row(`${scenario.label}: watch() calls in one tick (ms)`, ours.watchMs, theirs.watchMs, ms),
+      row(`${scenario.label}: requests the server received`, ours.requests, theirs.requests, int),
+      row(`${scenario.label}: resource names in those requests`, ours.namesSent, theirs.namesSent, int),
+      row(`${scenario.label}: first watch to every name subscribed (ms)`, ours.subscribedMs, theirs.subscribedMs, ms),
+    );
+  }
+  rows.push(
+    row(`${scenario.label}: response sent to last callback (ms)`, ours.deliverMs, theirs.deliverMs, ms),
+    row(`${scenario.label}: peak RSS of the client process (MiB)`, ours.peakRssMb, theirs.peakRssMb, ms),
+  );
+}
 printTable(
-  `xds-client core vs @grpc/grpc-js-xds 1.14.1: ${int(COUNT)} EDS watches against @xdskit/control-plane on 127.0.0.1`,
+  "xds-client vs @grpc/grpc-js-xds 1.14.1 against @xdskit/control-plane on 127.0.0.1 (each client in its own process)",
   ["measure", "@xdskit/xds-client", "@grpc/grpc-js-xds", "grpc-js-xds / xdskit"],
-  [
-    row(`${int(COUNT)} watch() calls in one tick (ms)`, ours.watchMs, theirs.watchMs, ms),
-    row("requests the server received", ours.requests, theirs.requests, int),
-    row("resource names in those requests", ours.namesSent, theirs.namesSent, int),
-    row("first watch to every name subscribed (ms)", ours.subscribedMs, theirs.subscribedMs, ms),
-    row(`responses released to last of ${int(COUNT)} callbacks (ms)`, ours.deliverMs, theirs.deliverMs, ms),
-    row("peak RSS of the client process (MiB)", ours.peakRssMb, theirs.peakRssMb, ms),
-  ],
+  rows,
 );
