@@ -46,6 +46,15 @@ function csds(client: ReturnType<typeof setup>["client"]) {
 }
 
 describe("subscribing and ACKing", () => {
+  it("dumps an empty config list, with the node, before any watch", async () => {
+    const { client, server } = start();
+    const dump = client.dumpResources();
+    expect(dump.genericXdsConfigs).toEqual([]);
+    expect(dump.node?.id).toBe(NODE_ID);
+    expect(dump.clientScope).toBe("#server");
+    expect(server.streams.length).toBe(0);
+  });
+
   it("opens a stream whose first request carries the node, the type, empty version and nonce, and the name", async () => {
     const { client, server } = start();
     const w = recordingWatcher<TestListener>();

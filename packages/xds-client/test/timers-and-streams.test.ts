@@ -200,7 +200,8 @@ describe("stream and connectivity (A57)", () => {
   });
 
   it("grows the backoff 1.6x per failure up to 120 s and resets it after a response", async () => {
-    const { client, server, clock } = start();
+    const t = start();
+    const { client, server, clock } = t;
     client.watch(testEndpointsType, "A", recordingWatcher());
     const delays: number[] = [];
     for (let i = 0; i < 12; i++) {
@@ -214,6 +215,8 @@ describe("stream and connectivity (A57)", () => {
     }
     expect(delays.slice(0, 4)).toEqual([1_000, 1_600, 2_560, 4_096]);
     expect(Math.max(...delays)).toBe(120_000);
+    // A78: server_failure counts the healthy → unhealthy transition, not every failed attempt.
+    expect(t.metrics.counter("grpc.xds_client.server_failure")).toBe(1);
     const ok = await server.nextStream();
     await ok.nextRequest();
     ok.respond({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
@@ -224,6 +227,7 @@ describe("stream and connectivity (A57)", () => {
     next.fail(14, "down again");
     await flush();
     expect(clock.pending()[0]).toBe(1_000);
+    expect(t.metrics.counter("grpc.xds_client.server_failure")).toBe(2);
   });
 
   it("gives a new watcher the cached resource and then the current channel error", async () => {
