@@ -3,4 +3,6 @@
 export const sharedTestOptions = {
   reporters: ["default", ["json", { outputFile: ".vitest-result.json" }]],
   teardownTimeout: 5_000,
+  // Generous: CI machines may be loaded; every wait inside a test has its own, shorter bound.
+  testTimeout: 20_000,
 } as const;

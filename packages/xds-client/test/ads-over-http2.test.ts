@@ -184,7 +184,7 @@ for (const apiType of ["GRPC", "DELTA_GRPC"] as const) {
           : response.response.resources[0]!.resource!.value.length;
       expect(size).toBeGreaterThan(4 * 1024 * 1024);
       expect(await eventually(w, 1, 15_000)).toEqual([expect.stringMatching(/^resource:.+:E$/)]);
-    });
+    }, 60_000);
   });
 }
 
