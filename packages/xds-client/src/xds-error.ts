@@ -51,8 +51,8 @@ export type XdsErrorKind =
 
 export interface XdsErrorOptions {
   readonly cause?: unknown;
-  readonly resource?: { readonly typeUrl: string; readonly name: string };
-  readonly nodeId?: string;
+  readonly resource?: { readonly typeUrl: string; readonly name: string } | undefined;
+  readonly nodeId?: string | undefined;
 }
 
 /** The one error type of the suite: a gRPC status code, a kind naming the cause, and a `[CODE]`-prefixed message. */
@@ -81,7 +81,7 @@ export class XdsError extends Error {
       cause: options.cause ?? this.cause,
       resource: options.resource ?? this.resource,
       nodeId: options.nodeId ?? this.nodeId,
-    } as XdsErrorOptions);
+    });
   }
 
   /** Normalises anything thrown into an XdsError (`internal`, code UNKNOWN, unless it already is one). */
