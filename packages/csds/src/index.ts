@@ -1,0 +1,8 @@
+export {
+  answerClientStatus,
+  type ClientStatusRegistry,
+  type ClientStatusSource,
+  clientStatusRoutes,
+  createClientStatusRegistry,
+} from "./csds-service.js";
+export { formatClientConfig } from "./format.js";
