@@ -10,7 +10,7 @@ import {
   buildRouteConfiguration,
   createManagementServer,
 } from "@xdskit/control-plane";
-import { ClientResourceStatus } from "@xdskit/protos/envoy/admin/v3/config_dump_shared_pb";
+import { formatClientConfig } from "@xdskit/csds";
 import {
   type ClusterUpdate,
   clusterResourceType,
@@ -113,22 +113,6 @@ function eventsAfter(counter: { n: number; waiters: (() => void)[] }, count: num
   });
 }
 
-function csdsTable(client: XdsClient): string[] {
-  const rows = client
-    .dumpResources()
-    .genericXdsConfigs.map((c) => [
-      c.typeUrl.slice(c.typeUrl.lastIndexOf(".") + 1),
-      c.name,
-      ClientResourceStatus[c.clientStatus] ?? String(c.clientStatus),
-      c.versionInfo || "-",
-      c.errorState ? `v${c.errorState.versionInfo || "?"}: ${c.errorState.details.slice(0, 60)}` : "",
-    ]);
-  const header = ["type", "name", "status", "version", "last error"];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => `  ${cells.map((c, i) => c.padEnd(widths[i]!)).join("  ")}`.trimEnd();
-  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)];
-}
-
 async function main(): Promise<void> {
   const started = Date.now();
   const server = await createManagementServer({ host: "127.0.0.1", port: 0 });
@@ -199,7 +183,7 @@ async function main(): Promise<void> {
   await eventsAfter(counter, 1);
 
   out("\nthe client's CSDS dump (envoy.service.status.v3.ClientConfig):");
-  for (const line of csdsTable(client)) out(line);
+  for (const line of formatClientConfig(client.dumpResources()).split("\n")) out(`  ${line}`);
   await client.close();
   await server.close();
   out(`\ndone in ${((Date.now() - started) / 1000).toFixed(1)} s`);
