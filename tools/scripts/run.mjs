@@ -96,6 +96,15 @@ function test() {
   } else {
     log("buf breaking: skipped (no main branch with proto/)");
   }
+  // main is the branch a change lands on, so a clone of main compares with itself; the committed baseline image is
+  // what catches a breaking change there. Refresh it (`pnpm proto:baseline`) only for a deliberate break.
+  gate("buf breaking (against the baseline image)", "pnpm", [
+    "exec",
+    "buf",
+    "breaking",
+    "--against",
+    "tools/proto-compat/baseline.binpb",
+  ]);
   gate("generate", "pnpm", ["exec", "turbo", "run", "generate", "--output-logs=errors-only"]);
   if (inGit) {
     log("generated code matches proto/");
