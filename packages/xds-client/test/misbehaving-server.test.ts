@@ -1,0 +1,81 @@
+// A misbehaving server never crashes the process: garbage on the wire, a non-gRPC answer, or a stream reset become
+// connectivity errors for the watchers, and the client keeps retrying.
+import * as http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { createXdsClient, type XdsClient } from "../src/index.js";
+import { recordingWatcher, summarize } from "./support/recorder.js";
+import { type TestListener, testListenerType } from "./support/test-types.js";
+
+let server: http2.Http2Server | undefined;
+let client: XdsClient | undefined;
+const sessions = new Set<http2.ServerHttp2Session>();
+
+afterEach(async () => {
+  await client?.close();
+  for (const s of sessions) s.destroy();
+  if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
+  server = undefined;
+  client = undefined;
+});
+
+async function serve(
+  handler: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void,
+): Promise<number> {
+  server = http2.createServer();
+  server.on("session", (s) => {
+    sessions.add(s);
+    s.on("close", () => sessions.delete(s));
+  });
+  server.on("stream", (stream, headers) => {
+    // Errors on the test server's own side of a stream are expected here; the client's side is what is tested.
+    stream.on("error", () => {});
+    handler(stream, headers);
+  });
+  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+async function firstEvents(port: number, count = 1): Promise<string[]> {
+  client = createXdsClient({
+    bootstrap: {
+      xds_servers: [{ server_uri: `127.0.0.1:${port}`, channel_creds: [{ type: "insecure" }] }],
+      node: { id: "n" },
+    },
+    env: {},
+  });
+  const w = recordingWatcher<TestListener>();
+  client.watch(testListenerType, "L", w);
+  for (let i = 0; i < 300 && w.events.length < count; i++) await new Promise((r) => setTimeout(r, 10));
+  return summarize(w.take());
+}
+
+describe("a misbehaving server", () => {
+  it("sending bytes that are not a DiscoveryResponse is a connectivity error", async () => {
+    const port = await serve((stream) => {
+      stream.respond({ ":status": 200, "content-type": "application/grpc" });
+      // A gRPC frame (uncompressed, length 4) holding an invalid protobuf: a field with wire type 7.
+      stream.write(Buffer.from([0, 0, 0, 0, 4, 0x0f, 0xff, 0xff, 0xff]));
+    });
+    expect(await firstEvents(port)).toEqual(["error:UNAVAILABLE:connection"]);
+  });
+
+  it("answering with HTTP 500 and no gRPC is a connectivity error", async () => {
+    const port = await serve((stream) => {
+      stream.respond({ ":status": 500, "content-type": "text/html" });
+      stream.end("<h1>oops</h1>");
+    });
+    expect(await firstEvents(port)).toEqual(["error:UNAVAILABLE:connection"]);
+  });
+
+  it("resetting every stream is a connectivity error, and the client keeps retrying", async () => {
+    let attempts = 0;
+    const port = await serve((stream) => {
+      attempts += 1;
+      stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+    });
+    expect(await firstEvents(port)).toEqual(["error:UNAVAILABLE:connection"]);
+    for (let i = 0; i < 300 && attempts < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(attempts).toBeGreaterThanOrEqual(2);
+  });
+});
