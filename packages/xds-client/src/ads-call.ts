@@ -77,3 +77,26 @@ export function responseType(host: CallHost, typeUrl: string): ResourceType<unkn
   if (!type) host.log.warn(`ignoring a response of unknown resource type ${typeUrl}`);
   return type;
 }
+
+/** The AdsCall over a stream, given how a protocol sends its requests and applies a response. */
+export function adsCall<Res>(
+  id: number,
+  stream: XdsStream<unknown, Res>,
+  update: (typeUrl: string) => void,
+  apply: (response: Res) => void,
+  onCancel: () => void,
+): AdsCall {
+  return {
+    id,
+    update,
+    async next() {
+      const result = await stream.responses.next();
+      if (result.done) return undefined;
+      return () => apply(result.value);
+    },
+    cancel() {
+      onCancel();
+      stream.cancel();
+    },
+  };
+}

@@ -11,6 +11,7 @@ import {
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import {
   type AdsCall,
+  adsCall,
   type CallHost,
   nackStatus,
   newCallId,
@@ -154,17 +155,13 @@ export function createDeltaCall(
     }
   }
 
-  return {
+  return adsCall(
     id,
-    update: (typeUrl) => send(typeUrl),
-    async next() {
-      const result = await stream.responses.next();
-      if (result.done) return undefined;
-      return () => apply(result.value);
-    },
-    cancel() {
+    stream,
+    (typeUrl) => send(typeUrl),
+    apply,
+    () => {
       cancelled = true;
-      stream.cancel();
     },
-  };
+  );
 }

@@ -8,6 +8,7 @@ import {
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import {
   type AdsCall,
+  adsCall,
   type CallHost,
   nackStatus,
   newCallId,
@@ -114,17 +115,13 @@ export function createSotwCall(host: CallHost, stream: XdsStream<DiscoveryReques
     }
   }
 
-  return {
+  return adsCall(
     id,
-    update: (typeUrl) => send(typeUrl),
-    async next() {
-      const result = await stream.responses.next();
-      if (result.done) return undefined;
-      return () => apply(result.value);
-    },
-    cancel() {
+    stream,
+    (typeUrl) => send(typeUrl),
+    apply,
+    () => {
       cancelled = true;
-      stream.cancel();
     },
-  };
+  );
 }
