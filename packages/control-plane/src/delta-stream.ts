@@ -8,7 +8,7 @@ import {
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
 import type { InjectedResponse, RequestDisposition } from "./hooks.js";
 import { withPreEncodedField } from "./pre-encoded.js";
-import { InvalidRequestError, StreamBase, type StreamInfo } from "./stream-base.js";
+import { InvalidRequestError, StreamBase, type StreamTypeInfo, typeInfo } from "./stream-base.js";
 import { NOT_FOUND_SENT, parseVersion, TypeSubscription, UNKNOWN_VERSION } from "./subscription.js";
 
 interface DeltaTypeState {
@@ -41,27 +41,18 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscover
     return this.#types.keys();
   }
 
-  info(): StreamInfo {
-    return {
-      id: this.id,
-      kind: this.kind,
-      peer: this.peer,
-      node: this.node,
-      types: [...this.#types.values()].map((state) => ({
-        typeUrl: state.sub.typeUrl,
-        wildcard: state.sub.wildcard,
-        resourceNames: [...state.sub.names],
-        lastNonce: state.lastNonce,
-        lastVersion: state.lastVersion,
-        ackedVersion: state.ackedNonce,
-        nack: state.nack,
-        sentVersions: new Map(
+  protected typeInfos(): StreamTypeInfo[] {
+    return [...this.#types.values()].map((state) =>
+      typeInfo(
+        state,
+        state.ackedNonce,
+        new Map(
           [...state.sub.sent]
             .filter(([, version]) => version !== NOT_FOUND_SENT)
             .map(([name, version]) => [name, version === UNKNOWN_VERSION ? "?" : String(version)]),
         ),
-      })),
-    };
+      ),
+    );
   }
 
   protected handleRequest(request: DeltaDiscoveryRequest): void {

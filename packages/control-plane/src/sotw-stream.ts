@@ -9,7 +9,7 @@ import type { Status } from "@xdskit/protos/google/rpc/status_pb";
 import type { InjectedResponse, RequestDisposition } from "./hooks.js";
 import { withPreEncodedField } from "./pre-encoded.js";
 import type { ResourceEntry } from "./resource-set.js";
-import { InvalidRequestError, StreamBase, type StreamInfo } from "./stream-base.js";
+import { InvalidRequestError, StreamBase, type StreamTypeInfo, typeInfo } from "./stream-base.js";
 import { TypeSubscription } from "./subscription.js";
 
 interface SotwTypeState {
@@ -40,23 +40,14 @@ export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse> 
     return this.#types.keys();
   }
 
-  info(): StreamInfo {
-    return {
-      id: this.id,
-      kind: this.kind,
-      peer: this.peer,
-      node: this.node,
-      types: [...this.#types.values()].map((state) => ({
-        typeUrl: state.sub.typeUrl,
-        wildcard: state.sub.wildcard,
-        resourceNames: [...state.sub.names],
-        lastNonce: state.lastNonce,
-        lastVersion: state.lastVersion,
-        ackedVersion: state.ackedVersion,
-        nack: state.nack,
-        sentVersions: new Map([...state.sub.sent].map(([name, version]) => [name, String(version)])),
-      })),
-    };
+  protected typeInfos(): StreamTypeInfo[] {
+    return [...this.#types.values()].map((state) =>
+      typeInfo(
+        state,
+        state.ackedVersion,
+        new Map([...state.sub.sent].map(([name, version]) => [name, String(version)])),
+      ),
+    );
   }
 
   protected handleRequest(request: DiscoveryRequest): void {

@@ -71,6 +71,31 @@ function pushRank(typeUrl: string): number {
  * One ADS stream: requests are handled synchronously as they arrive, responses go through a queue the handler
  * drains. Changes to the stream's resource set mark types dirty; dirty types are flushed in one microtask.
  */
+/** The per-type bookkeeping both protocols keep, as `streams()` shows it. */
+export interface TypeStateView {
+  readonly sub: { readonly typeUrl: string; readonly wildcard: boolean; readonly names: Iterable<string> };
+  readonly lastNonce: string;
+  readonly lastVersion: string;
+  readonly nack: Status | undefined;
+}
+
+export function typeInfo(
+  state: TypeStateView,
+  ackedVersion: string,
+  sentVersions: ReadonlyMap<string, string>,
+): StreamTypeInfo {
+  return {
+    typeUrl: state.sub.typeUrl,
+    wildcard: state.sub.wildcard,
+    resourceNames: [...state.sub.names],
+    lastNonce: state.lastNonce,
+    lastVersion: state.lastVersion,
+    ackedVersion,
+    nack: state.nack,
+    sentVersions,
+  };
+}
+
 export abstract class StreamBase<Req, Res> {
   readonly id: number;
   readonly kind: StreamKind;
@@ -105,7 +130,12 @@ export abstract class StreamBase<Req, Res> {
   /** Sends what the client of this type is missing, if anything. */
   protected abstract flushType(typeUrl: string): void;
   abstract requestedTypes(): Iterable<string>;
-  abstract info(): StreamInfo;
+  /** What `streams()` shows of each type this stream knows. */
+  protected abstract typeInfos(): StreamTypeInfo[];
+
+  info(): StreamInfo {
+    return { id: this.id, kind: this.kind, peer: this.peer, node: this.node, types: this.typeInfos() };
+  }
 
   /** The handler's response iterable. */
   async *serve(requests: AsyncIterable<Req>, signal: AbortSignal): AsyncGenerator<Res, void, undefined> {

@@ -1,27 +1,21 @@
 import { Code } from "@connectrpc/connect";
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import {
   buildCluster,
   buildClusterLoadAssignment,
   CDS_TYPE_URL,
-  createManagementServer,
   EDS_TYPE_URL,
   type ManagementServer,
 } from "../src/index.js";
-import { createHarness, type DeltaTestStream, type Harness } from "./ads-client.js";
-import { newestStream } from "./util.js";
+import type { DeltaTestStream, Harness } from "./ads-client.js";
+import { newestStream, shareServer } from "./util.js";
 
 let server: ManagementServer;
 let h: Harness;
-beforeAll(async () => {
-  server = await createManagementServer();
-  h = createHarness(server.url);
+shareServer((s, harness) => {
+  server = s;
+  h = harness;
 });
-afterEach(() => {
-  h.cleanup();
-  server.setSnapshot([]);
-});
-afterAll(() => server.close());
 
 const endpoints = (name: string, port = 80) =>
   buildClusterLoadAssignment({ clusterName: name, localities: [{ endpoints: [`127.0.0.1:${port}`] }] });

@@ -2,36 +2,32 @@ import { create } from "@bufbuild/protobuf";
 import { anyPack } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ClusterSchema } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import {
   buildCluster,
   CDS_TYPE_URL,
-  createManagementServer,
   EDS_TYPE_URL,
   type ManagementServer,
   type SotwRequestEvent,
 } from "../src/index.js";
-import { createHarness, type Harness } from "./ads-client.js";
-import { namesOf, newestStream } from "./util.js";
+import type { Harness } from "./ads-client.js";
+import { namesOf, newestStream, shareServer } from "./util.js";
 
 let server: ManagementServer;
 let h: Harness;
 let mark: number;
-beforeAll(async () => {
-  server = await createManagementServer();
-  h = createHarness(server.url);
+shareServer((s, harness) => {
+  server = s;
+  h = harness;
 });
 beforeEach(() => {
   mark = server.hooks.mark();
   server.setResources([buildCluster({ name: "c1" }), buildCluster({ name: "c2" })]);
 });
 afterEach(() => {
-  h.cleanup();
   server.hooks.release();
   server.hooks.stopDropping();
-  server.setSnapshot([]);
 });
-afterAll(() => server.close());
 
 /** Subscribes to CDS and ACKs the first response; returns once the server has seen the ACK. */
 async function subscribed(names = ["c1"], node = { id: "hooks-node" }) {

@@ -1,27 +1,18 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
-import {
-  buildCluster,
-  CDS_TYPE_URL,
-  createManagementServer,
-  type ManagementServer,
-  type NodeScope,
-} from "../src/index.js";
-import { createHarness, type Harness } from "./ads-client.js";
-import { namesOf, subscribe } from "./util.js";
+import { afterEach, describe, expect, test } from "vitest";
+import { buildCluster, CDS_TYPE_URL, type ManagementServer, type NodeScope } from "../src/index.js";
+import type { Harness } from "./ads-client.js";
+import { namesOf, shareServer, subscribe } from "./util.js";
 
 let server: ManagementServer;
 let h: Harness;
 const scopes: NodeScope[] = [];
-beforeAll(async () => {
-  server = await createManagementServer();
-  h = createHarness(server.url);
+shareServer((s, harness) => {
+  server = s;
+  h = harness;
 });
 afterEach(() => {
-  h.cleanup();
   for (const scope of scopes.splice(0)) scope.dispose();
-  server.setSnapshot([]);
 });
-afterAll(() => server.close());
 
 function forNode(...args: Parameters<ManagementServer["forNode"]>): NodeScope {
   const scope = server.forNode(...args);

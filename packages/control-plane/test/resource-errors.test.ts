@@ -1,27 +1,21 @@
 import { Code } from "@connectrpc/connect";
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import {
   buildCluster,
   buildRouteConfiguration,
   CDS_TYPE_URL,
-  createManagementServer,
   type ManagementServer,
   RDS_TYPE_URL,
 } from "../src/index.js";
-import { createHarness, type Harness } from "./ads-client.js";
-import { errorNamesOf, namesOf, subscribe } from "./util.js";
+import type { Harness } from "./ads-client.js";
+import { errorNamesOf, namesOf, shareServer, subscribe } from "./util.js";
 
 let server: ManagementServer;
 let h: Harness;
-beforeAll(async () => {
-  server = await createManagementServer();
-  h = createHarness(server.url);
+shareServer((s, harness) => {
+  server = s;
+  h = harness;
 });
-afterEach(() => {
-  h.cleanup();
-  server.setSnapshot([]);
-});
-afterAll(() => server.close());
 
 const denied = { code: Code.PermissionDenied, message: "not for this node" };
 

@@ -2,7 +2,7 @@ import { create, createRegistry } from "@bufbuild/protobuf";
 import { type Any, AnySchema, anyUnpack, DurationSchema } from "@bufbuild/protobuf/wkt";
 import { ListenerSchema } from "@xdskit/protos/envoy/config/listener/v3/listener_pb";
 import { ResourceSchema } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import {
   buildCluster,
   buildRouteConfiguration,
@@ -15,19 +15,14 @@ import {
   RESOURCE_WRAPPER_TYPE_URL,
 } from "../src/index.js";
 import { createHarness, type Harness } from "./ads-client.js";
-import { namesOf, setChain, subscribe } from "./util.js";
+import { namesOf, setChain, shareServer, subscribe } from "./util.js";
 
 let server: ManagementServer;
 let h: Harness;
-beforeAll(async () => {
-  server = await createManagementServer();
-  h = createHarness(server.url);
+shareServer((s, harness) => {
+  server = s;
+  h = harness;
 });
-afterEach(() => {
-  h.cleanup();
-  server.setSnapshot([]);
-});
-afterAll(() => server.close());
 
 describe("the resource API", () => {
   test("names come from the message; get, list and typeVersion read the set", () => {

@@ -1,30 +1,24 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import {
   buildCluster,
   buildClusterLoadAssignment,
   buildListener,
   buildRouteConfiguration,
   CDS_TYPE_URL,
-  createManagementServer,
   EDS_TYPE_URL,
   LDS_TYPE_URL,
   type ManagementServer,
   RDS_TYPE_URL,
 } from "../src/index.js";
-import { createHarness, type Harness, type SotwTestStream } from "./ads-client.js";
-import { namesOf, newestStream, subscribe } from "./util.js";
+import type { Harness, SotwTestStream } from "./ads-client.js";
+import { namesOf, newestStream, shareServer, subscribe } from "./util.js";
 
 let server: ManagementServer;
 let h: Harness;
-beforeAll(async () => {
-  server = await createManagementServer();
-  h = createHarness(server.url);
+shareServer((s, harness) => {
+  server = s;
+  h = harness;
 });
-afterEach(() => {
-  h.cleanup();
-  server.setSnapshot([]);
-});
-afterAll(() => server.close());
 
 const listener = (name: string, route = "r") => buildListener({ name, routeConfigName: route });
 const route = (name: string, cluster = "c") => buildRouteConfiguration({ name, cluster });

@@ -1,29 +1,23 @@
 import { Code } from "@connectrpc/connect";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { beforeEach, describe, expect, test } from "vitest";
 import {
   buildCluster,
   buildRouteConfiguration,
   CDS_TYPE_URL,
-  createManagementServer,
   EDS_TYPE_URL,
   type ManagementServer,
   RDS_TYPE_URL,
 } from "../src/index.js";
-import { createHarness, type Harness } from "./ads-client.js";
-import { namesOf, newestStream, setChain } from "./util.js";
+import type { Harness } from "./ads-client.js";
+import { namesOf, newestStream, setChain, shareServer } from "./util.js";
 
 let server: ManagementServer;
 let h: Harness;
-beforeAll(async () => {
-  server = await createManagementServer();
-  h = createHarness(server.url);
+shareServer((s, harness) => {
+  server = s;
+  h = harness;
 });
 beforeEach(() => setChain(server));
-afterEach(() => {
-  h.cleanup();
-  server.setSnapshot([]);
-});
-afterAll(() => server.close());
 
 const nack = { code: Code.InvalidArgument, message: "bad resource" };
 

@@ -2,14 +2,16 @@ import { type Any, anyUnpack } from "@bufbuild/protobuf/wkt";
 import { xdsRegistry } from "@xdskit/protos";
 import type { DiscoveryResponse } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { ResourceSchema } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import {
   buildCluster,
   buildClusterLoadAssignment,
   buildListener,
   buildRouteConfiguration,
+  createManagementServer,
   type ManagementServer,
 } from "../src/index.js";
-import type { Harness } from "./ads-client.js";
+import { createHarness, type Harness } from "./ads-client.js";
 
 /** The name of each resource in a SotW response (unwrapping `Resource`). */
 export function namesOf(response: DiscoveryResponse): string[] {
@@ -64,4 +66,23 @@ export async function subscribe(
     after: before,
   });
   return { s, first };
+}
+
+/**
+ * One server and client harness for a whole test file: `use` gets them once the server listens; after each test the
+ * test streams close and every resource is removed; after the file the server closes.
+ */
+export function shareServer(use: (server: ManagementServer, h: Harness) => void): void {
+  let server: ManagementServer | undefined;
+  let h: Harness | undefined;
+  beforeAll(async () => {
+    server = await createManagementServer();
+    h = createHarness(server.url);
+    use(server, h);
+  });
+  afterEach(() => {
+    h?.cleanup();
+    server?.setSnapshot([]);
+  });
+  afterAll(() => server?.close());
 }
