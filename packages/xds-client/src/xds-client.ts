@@ -150,7 +150,7 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
           continue;
         }
         // Watchers hear of it only once every server in use is unreachable.
-        if (!authority.active.every((c) => c.connectivityError !== undefined)) continue;
+        if (currentOutage(authority) === undefined) continue;
         forEachState(authority, (state) => {
           state.notifyError(error.withContext({ resource: { typeUrl: state.typeUrl, name: state.name } }));
         });

@@ -73,8 +73,7 @@ describe("subscribing and ACKing", () => {
     client.watch(testListenerType, "A", w);
     const stream = await server.nextStream();
     await stream.nextRequest();
-    stream.respond({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("A")] });
-    const ack = await stream.nextRequest();
+    const ack = await stream.exchange({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("A")] });
     expect(req(ack)).toEqual({ version: "1", nonce: "n1", names: ["A"], nack: false, node: false, type: LDS });
     await flush();
     expect(summarize(w.take())).toEqual(["resource:1:A"]);
@@ -92,8 +91,7 @@ describe("subscribing and ACKing", () => {
     client.watch(testListenerType, "A", recordingWatcher());
     const stream = await server.nextStream();
     await stream.nextRequest();
-    stream.respond({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("A")] });
-    await stream.nextRequest();
+    await stream.exchange({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("A")] });
     client.watch(testListenerType, "B", recordingWatcher());
     expect(req(await stream.nextRequest())).toEqual({
       version: "1",
@@ -120,8 +118,7 @@ describe("subscribing and ACKing", () => {
     client.watch(testListenerType, "A", recordingWatcher());
     const stream = await server.nextStream();
     await stream.nextRequest();
-    stream.respond({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("A")] });
-    await stream.nextRequest();
+    await stream.exchange({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("A")] });
     const second = recordingWatcher<TestListener>();
     client.watch(testListenerType, "A", second);
     await flush();
@@ -137,10 +134,8 @@ describe("subscribing and ACKing", () => {
     client.watch(testEndpointsType, "B", b);
     const stream = await server.nextStream();
     await stream.nextRequest();
-    stream.respond({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
-    await stream.nextRequest();
-    stream.respond({ typeUrl: EDS, versionInfo: "2", nonce: "n2", resources: [endpointsAny("B")] });
-    await stream.nextRequest();
+    await stream.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
+    await stream.exchange({ typeUrl: EDS, versionInfo: "2", nonce: "n2", resources: [endpointsAny("B")] });
     await flush();
     expect(summarize(a.take())).toEqual(["resource:1:A"]);
     expect(summarize(b.take())).toEqual(["resource:2:B"]);
@@ -153,10 +148,10 @@ describe("subscribing and ACKing", () => {
     client.watch(testListenerType, "A", w);
     const stream = await server.nextStream();
     await stream.nextRequest();
-    stream.respond({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("A")] });
-    await stream.nextRequest();
-    stream.respond({ typeUrl: LDS, versionInfo: "2", nonce: "n2", resources: [listenerAny("A")] });
-    expect(req(await stream.nextRequest())).toMatchObject({ version: "2", nonce: "n2", nack: false });
+    await stream.exchange({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("A")] });
+    expect(
+      req(await stream.exchange({ typeUrl: LDS, versionInfo: "2", nonce: "n2", resources: [listenerAny("A")] })),
+    ).toMatchObject({ version: "2", nonce: "n2", nack: false });
     await flush();
     expect(summarize(w.take())).toEqual(["resource:1:A"]);
     expect(csds(client)[0]?.version).toBe("2");
@@ -176,19 +171,26 @@ describe("subscribing and ACKing", () => {
     client.watch(counting, "B", recordingWatcher());
     const stream = await server.nextStream();
     await stream.nextRequest();
-    stream.respond({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A"), endpointsAny("B")] });
-    await stream.nextRequest();
+    await stream.exchange({
+      typeUrl: EDS,
+      versionInfo: "1",
+      nonce: "n1",
+      resources: [endpointsAny("A"), endpointsAny("B")],
+    });
     expect(decodes).toBe(2);
-    stream.respond({ typeUrl: EDS, versionInfo: "2", nonce: "n2", resources: [endpointsAny("A"), endpointsAny("B")] });
-    await stream.nextRequest();
+    await stream.exchange({
+      typeUrl: EDS,
+      versionInfo: "2",
+      nonce: "n2",
+      resources: [endpointsAny("A"), endpointsAny("B")],
+    });
     expect(decodes).toBe(2);
-    stream.respond({
+    await stream.exchange({
       typeUrl: EDS,
       versionInfo: "3",
       nonce: "n3",
       resources: [endpointsAny("A"), endpointsAny("B", 2)],
     });
-    await stream.nextRequest();
     expect(decodes).toBe(3);
   });
 
@@ -216,8 +218,7 @@ describe("subscribing and ACKing", () => {
     client.watch(testListenerType, "A", recordingWatcher());
     const stream = await server.nextStream();
     await stream.nextRequest();
-    stream.respond({ typeUrl: LDS, versionInfo: "7", nonce: "n1", resources: [listenerAny("A")] });
-    await stream.nextRequest();
+    await stream.exchange({ typeUrl: LDS, versionInfo: "7", nonce: "n1", resources: [listenerAny("A")] });
     client.watch(testEndpointsType, "E", recordingWatcher());
     expect(req(await stream.nextRequest())).toEqual({
       version: "",
@@ -236,8 +237,16 @@ describe("subscribing and ACKing", () => {
     const stream = await server.nextStream();
     await stream.nextRequest();
     const wrapper = create(ResourceSchema, { name: "wrapped", version: "1", resource: listenerAny("wrapped") });
-    stream.respond({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [anyPack(ResourceSchema, wrapper)] });
-    expect(req(await stream.nextRequest()).nack).toBe(false);
+    expect(
+      req(
+        await stream.exchange({
+          typeUrl: LDS,
+          versionInfo: "1",
+          nonce: "n1",
+          resources: [anyPack(ResourceSchema, wrapper)],
+        }),
+      ).nack,
+    ).toBe(false);
     await flush();
     expect(summarize(w.take())).toEqual(["resource:1:wrapped"]);
   });
@@ -250,8 +259,12 @@ describe("NACK and validation (A46)", () => {
     client.watch(testListenerType, "badA", w);
     const stream = await server.nextStream();
     await stream.nextRequest();
-    stream.respond({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("badA")] });
-    const nack = await stream.nextRequest();
+    const nack = await stream.exchange({
+      typeUrl: LDS,
+      versionInfo: "1",
+      nonce: "n1",
+      resources: [listenerAny("badA")],
+    });
     expect(req(nack)).toEqual({ version: "", nonce: "n1", names: ["badA"], nack: true, node: false, type: LDS });
     expect(nack.errorDetail?.code).toBe(3);
     expect(nack.errorDetail?.message).toBe(
@@ -278,12 +291,19 @@ describe("NACK and validation (A46)", () => {
     client.watch(testListenerType, "A", w);
     const stream = await server.nextStream();
     await stream.nextRequest();
-    stream.respond({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("A", "one")] });
-    await stream.nextRequest();
+    await stream.exchange({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("A", "one")] });
     // An invalid A: the test type rejects names starting with "bad", so send it wrapped under the name A.
     const bad = create(ResourceSchema, { name: "A", resource: listenerAny("bad") });
-    stream.respond({ typeUrl: LDS, versionInfo: "2", nonce: "n2", resources: [anyPack(ResourceSchema, bad)] });
-    expect(req(await stream.nextRequest())).toMatchObject({ version: "1", nonce: "n2", nack: true });
+    expect(
+      req(
+        await stream.exchange({
+          typeUrl: LDS,
+          versionInfo: "2",
+          nonce: "n2",
+          resources: [anyPack(ResourceSchema, bad)],
+        }),
+      ),
+    ).toMatchObject({ version: "1", nonce: "n2", nack: true });
     await flush();
     expect(summarize(w.take())).toEqual(["resource:1:A", "ambient:INVALID_ARGUMENT:nacked"]);
     expect(csds(client)).toEqual([
@@ -304,11 +324,9 @@ describe("NACK and validation (A46)", () => {
     client.watch(testListenerType, "A", w);
     const stream = await server.nextStream();
     await stream.nextRequest();
-    stream.respond({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("A")] });
-    await stream.nextRequest();
+    await stream.exchange({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("A")] });
     const bad = create(ResourceSchema, { name: "A", resource: listenerAny("bad") });
-    stream.respond({ typeUrl: LDS, versionInfo: "2", nonce: "n2", resources: [anyPack(ResourceSchema, bad)] });
-    await stream.nextRequest();
+    await stream.exchange({ typeUrl: LDS, versionInfo: "2", nonce: "n2", resources: [anyPack(ResourceSchema, bad)] });
     await flush();
     expect(summarize(w.take())).toEqual(["resource:1:A", "error:INVALID_ARGUMENT:nacked"]);
     expect(csds(client)[0]).toMatchObject({ status: "NACKED", hasConfig: false });
@@ -334,7 +352,7 @@ describe("NACK and validation (A46)", () => {
       typeUrl: EDS,
       value: new Uint8Array([0x0a, 0xff]),
     };
-    stream.respond({
+    const nack = await stream.exchange({
       typeUrl: EDS,
       versionInfo: "1",
       nonce: "n1",
@@ -347,7 +365,6 @@ describe("NACK and validation (A46)", () => {
         listenerAny("wrong-type"),
       ],
     });
-    const nack = await stream.nextRequest();
     // The version advances: one resource was valid.
     expect(req(nack)).toMatchObject({ version: "1", nonce: "n1", nack: true });
     const message = nack.errorDetail?.message ?? "";
@@ -368,10 +385,10 @@ describe("NACK and validation (A46)", () => {
     client.watch(testEndpointsType, "badA", w);
     const stream = await server.nextStream();
     await stream.nextRequest();
-    stream.respond({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("badA")] });
-    await stream.nextRequest();
-    stream.respond({ typeUrl: EDS, versionInfo: "2", nonce: "n2", resources: [endpointsAny("badA")] });
-    expect(req(await stream.nextRequest())).toMatchObject({ nonce: "n2", nack: true });
+    await stream.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("badA")] });
+    expect(
+      req(await stream.exchange({ typeUrl: EDS, versionInfo: "2", nonce: "n2", resources: [endpointsAny("badA")] })),
+    ).toMatchObject({ nonce: "n2", nack: true });
     await flush();
     expect(summarize(w.take())).toEqual(["error:INVALID_ARGUMENT:nacked"]);
   });
@@ -393,9 +410,8 @@ describe("flow control", () => {
     });
     const stream = await server.nextStream();
     await stream.nextRequest();
-    stream.respond({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A", 1)] });
+    await stream.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A", 1)] });
     stream.respond({ typeUrl: EDS, versionInfo: "2", nonce: "n2", resources: [endpointsAny("A", 2)] });
-    await stream.nextRequest();
     await flush();
     expect(seen).toEqual(["1"]);
     release();
@@ -416,8 +432,7 @@ describe("flow control", () => {
     client.watch(testEndpointsType, "A", good);
     const stream = await server.nextStream();
     await stream.nextRequest();
-    stream.respond({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
-    await stream.nextRequest();
+    await stream.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
     await flush();
     expect(summarize(good.take())).toEqual(["resource:1:A"]);
   });
@@ -433,8 +448,7 @@ describe("flow control", () => {
     });
     const stream = await server.nextStream();
     await stream.nextRequest();
-    stream.respond({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("A")] });
-    await stream.nextRequest();
+    await stream.exchange({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("A")] });
     const edsRequest = await stream.nextRequest();
     expect(req(edsRequest)).toMatchObject({ type: EDS, names: ["from-callback"] });
   });

@@ -85,24 +85,22 @@ describe("dynamic parameters on the wire (A67)", () => {
     const stream = await server.nextStream();
     const request = await stream.nextRequest();
     expect(request.resourceLocators.map((l) => l.dynamicParameters.env).sort()).toEqual(["prod", "test"]);
-    stream.respond({
+    await stream.exchange({
       typeUrl: EDS,
       versionInfo: "1",
       nonce: "n1",
       resources: [variant("svc", 1, value("env", "prod")), variant("svc", 2, value("env", "test"))],
     });
-    await stream.nextRequest();
     await flush();
     expect(prod.take().map((e) => e.kind === "resource" && e.resource.localities)).toEqual([1]);
     expect(test.take().map((e) => e.kind === "resource" && e.resource.localities)).toEqual([2]);
     // An update to the prod variant does not notify the test subscribers.
-    stream.respond({
+    await stream.exchange({
       typeUrl: EDS,
       versionInfo: "2",
       nonce: "n2",
       resources: [variant("svc", 3, value("env", "prod"))],
     });
-    await stream.nextRequest();
     await flush();
     expect(summarize(prod.take())).toEqual(["resource:2:svc"]);
     expect(test.take()).toEqual([]);
@@ -122,20 +120,18 @@ describe("dynamic parameters on the wire (A67)", () => {
         },
       },
     }).resourceName!.dynamicParameterConstraints!;
-    stream.respond({
+    await stream.exchange({
       typeUrl: EDS,
       versionInfo: "1",
       nonce: "n1",
       resources: [variant("svc", 2, both), variant("svc", 1, value("env", "prod"))],
     });
-    await stream.nextRequest();
-    stream.respond({
+    await stream.exchange({
       typeUrl: EDS,
       versionInfo: "2",
       nonce: "n2",
       resources: [variant("svc", 1, value("env", "prod")), variant("svc", 2, both)],
     });
-    await stream.nextRequest();
     await flush();
     // Both responses resolve to the two-key variant; the second is identical and notifies nobody.
     expect(w.take().map((e) => e.kind === "resource" && e.resource.localities)).toEqual([2]);
@@ -148,8 +144,12 @@ describe("dynamic parameters on the wire (A67)", () => {
     await stream.nextRequest();
     const unset = create(ResourceSchema, { resourceName: { dynamicParameterConstraints: {} } }).resourceName!
       .dynamicParameterConstraints!;
-    stream.respond({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [variant("svc", 1, unset)] });
-    const nack = await stream.nextRequest();
+    const nack = await stream.exchange({
+      typeUrl: EDS,
+      versionInfo: "1",
+      nonce: "n1",
+      resources: [variant("svc", 1, unset)],
+    });
     expect(nack.errorDetail?.message).toContain("resource index 0: svc: ");
     expect(nack.errorDetail?.message).toContain("resource_name.dynamic_parameter_constraints");
   });

@@ -32,13 +32,12 @@ describe("federation (A47)", () => {
     const mine = streams.get("own:443")!;
     expect((await top.nextRequest()).resourceNames).toEqual(["plain"]);
     expect((await mine.nextRequest()).resourceNames).toEqual([`xdstp://own.example/${LISTENER}/l1`]);
-    mine.respond({
+    const ack = await mine.exchange({
       typeUrl: LDS,
       versionInfo: "42",
       nonce: "x",
       resources: [listenerAny(`xdstp://own.example/${LISTENER}/l1`)],
     });
-    const ack = await mine.nextRequest();
     expect([ack.versionInfo, ack.responseNonce]).toEqual(["42", "x"]);
     await flush();
     expect(summarize(own.take())).toEqual([`resource:42:xdstp://own.example/${LISTENER}/l1`]);
@@ -82,13 +81,12 @@ describe("federation (A47)", () => {
     client.watch(testListenerType, `xdstp://shared.example/${LISTENER}/s?a=1&b=2`, w2);
     const stream = await server.nextStream();
     expect((await stream.nextRequest()).resourceNames).toEqual([`xdstp://shared.example/${LISTENER}/s?a=1&b=2`]);
-    stream.respond({
+    await stream.exchange({
       typeUrl: LDS,
       versionInfo: "1",
       nonce: "n",
       resources: [listenerAny(`xdstp://shared.example/${LISTENER}/s?b=2&a=1`)],
     });
-    await stream.nextRequest();
     await flush();
     expect(w1.take().length).toBe(1);
     expect(w2.take().length).toBe(1);

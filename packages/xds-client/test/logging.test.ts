@@ -37,13 +37,12 @@ describe("logging", () => {
     client.watch(testEndpointsType, "badA", recordingWatcher());
     const stream = await server.nextStream();
     await stream.nextRequest();
-    stream.respond({
+    await stream.exchange({
       typeUrl: testEndpointsType.typeUrl,
       versionInfo: "1",
       nonce: "n1",
       resources: [endpointsAny("badA")],
     });
-    await stream.nextRequest();
     await flush();
     expect(logger.lines.some((l) => l.startsWith("warn [xds-client] [xds server cp:1] NACK"))).toBe(true);
     // trace is off: the per-request trace lines were never built.

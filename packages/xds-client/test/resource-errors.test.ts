@@ -39,8 +39,7 @@ async function watched<T>(
   await stream.nextRequest();
   if (cached) {
     const any = type === testListenerType ? listenerAny(name) : endpointsAny(name);
-    stream.respond({ typeUrl: type.typeUrl, versionInfo: "1", nonce: "n1", resources: [any] });
-    await stream.nextRequest();
+    await stream.exchange({ typeUrl: type.typeUrl, versionInfo: "1", nonce: "n1", resources: [any] });
     await flush();
     w.take();
   }
@@ -51,13 +50,12 @@ describe("TP3 resource_errors", () => {
   it("turns NOT_FOUND into an immediate does-not-exist, cancels the timer, ACKs, and shows RECEIVED_ERROR", async () => {
     const t = await started();
     const { w, stream } = await watched<TestEndpoints>(t, testEndpointsType, "A", false);
-    stream.respond({
+    const ack = await stream.exchange({
       typeUrl: EDS,
       versionInfo: "1",
       nonce: "n1",
       resourceErrors: [resourceError("A", 5, "no such cluster")],
     });
-    const ack = await stream.nextRequest();
     expect(ack.errorDetail).toBeUndefined();
     expect(ack.versionInfo).toBe("1");
     await flush();
@@ -74,13 +72,12 @@ describe("TP3 resource_errors", () => {
   it("gives an uncached watcher PERMISSION_DENIED with the server's message", async () => {
     const t = await started();
     const { w, stream } = await watched<TestEndpoints>(t, testEndpointsType, "A", false);
-    stream.respond({
+    await stream.exchange({
       typeUrl: EDS,
       versionInfo: "3",
       nonce: "n1",
       resourceErrors: [resourceError("A", 7, "not yours")],
     });
-    await stream.nextRequest();
     await flush();
     const events = w.take();
     expect(summarize(events)).toEqual(["error:PERMISSION_DENIED:server_error"]);
@@ -94,13 +91,12 @@ describe("TP3 resource_errors", () => {
   it("keeps a cached copy on PERMISSION_DENIED and reports it as ambient", async () => {
     const t = await started();
     const { w, stream } = await watched<TestEndpoints>(t, testEndpointsType, "A", true);
-    stream.respond({
+    await stream.exchange({
       typeUrl: EDS,
       versionInfo: "2",
       nonce: "n2",
       resourceErrors: [resourceError("A", 7, "revoked")],
     });
-    await stream.nextRequest();
     await flush();
     expect(summarize(w.take())).toEqual(["ambient:PERMISSION_DENIED:server_error"]);
     expect(csds(t.client)).toEqual([{ status: "RECEIVED_ERROR", hasConfig: true, error: "2:revoked" }]);
@@ -110,13 +106,12 @@ describe("TP3 resource_errors", () => {
   it("drops the cached copy on PERMISSION_DENIED with fail_on_data_errors", async () => {
     const t = await started({ serverFeatures: ["fail_on_data_errors"] });
     const { w, stream } = await watched<TestEndpoints>(t, testEndpointsType, "A", true);
-    stream.respond({
+    await stream.exchange({
       typeUrl: EDS,
       versionInfo: "2",
       nonce: "n2",
       resourceErrors: [resourceError("A", 7, "revoked")],
     });
-    await stream.nextRequest();
     await flush();
     expect(summarize(w.take())).toEqual(["error:PERMISSION_DENIED:server_error"]);
     expect(t.metrics.gauges().get("resources{#old,received_error}")).toBe(1);
@@ -129,13 +124,12 @@ describe("TP3 resource_errors", () => {
   ])("treats code %i as transient: ambient, cache kept even with fail_on_data_errors", async (code, name) => {
     const t = await started({ serverFeatures: ["fail_on_data_errors"] });
     const { w, stream } = await watched<TestEndpoints>(t, testEndpointsType, "A", true);
-    stream.respond({
+    await stream.exchange({
       typeUrl: EDS,
       versionInfo: "2",
       nonce: "n2",
       resourceErrors: [resourceError("A", code, "flaky")],
     });
-    await stream.nextRequest();
     await flush();
     expect(summarize(w.take())).toEqual([`ambient:${name}:server_error`]);
     expect(csds(t.client)[0]?.hasConfig).toBe(true);
@@ -144,13 +138,12 @@ describe("TP3 resource_errors", () => {
   it("NACKs a resource error with an empty name or an OK status and touches no watcher", async () => {
     const t = await started();
     const { w, stream } = await watched<TestEndpoints>(t, testEndpointsType, "A", true);
-    stream.respond({
+    const nack = await stream.exchange({
       typeUrl: EDS,
       versionInfo: "2",
       nonce: "n2",
       resourceErrors: [resourceError("", 5, "who"), resourceError("A", 0, "fine")],
     });
-    const nack = await stream.nextRequest();
     expect(nack.errorDetail?.message).toContain("resource_errors[0]: resource name is empty");
     expect(nack.errorDetail?.message).toContain("resource_errors[1]: A: status is OK");
     await flush();
@@ -161,15 +154,13 @@ describe("TP3 resource_errors", () => {
   it("clears RECEIVED_ERROR when the resource itself arrives", async () => {
     const t = await started();
     const { w, stream } = await watched<TestEndpoints>(t, testEndpointsType, "A", false);
-    stream.respond({
+    await stream.exchange({
       typeUrl: EDS,
       versionInfo: "1",
       nonce: "n1",
       resourceErrors: [resourceError("A", 14, "later")],
     });
-    await stream.nextRequest();
-    stream.respond({ typeUrl: EDS, versionInfo: "2", nonce: "n2", resources: [endpointsAny("A")] });
-    await stream.nextRequest();
+    await stream.exchange({ typeUrl: EDS, versionInfo: "2", nonce: "n2", resources: [endpointsAny("A")] });
     await flush();
     expect(summarize(w.take())).toEqual(["error:UNAVAILABLE:server_error", "resource:2:A"]);
     expect(csds(t.client)).toEqual([{ status: "ACKED", hasConfig: true, error: undefined }]);
@@ -178,13 +169,12 @@ describe("TP3 resource_errors", () => {
   it("ignores resource_errors when A88 is off", async () => {
     const t = await started({ features: { dataErrorHandling: false } });
     const { w, stream } = await watched<TestEndpoints>(t, testEndpointsType, "A", false);
-    stream.respond({
+    await stream.exchange({
       typeUrl: EDS,
       versionInfo: "1",
       nonce: "n1",
       resourceErrors: [resourceError("A", 5, "gone")],
     });
-    await stream.nextRequest();
     await flush();
     expect(w.take()).toEqual([]);
     expect(csds(t.client)[0]?.status).toBe("REQUESTED");
@@ -197,8 +187,7 @@ describe("deletion of LDS/CDS resources in SotW", () => {
     const { w, stream } = await watched<TestListener>(t, testListenerType, "A", true);
     t.client.watch(testListenerType, "B", recordingWatcher());
     await stream.nextRequest();
-    stream.respond({ typeUrl: LDS, versionInfo: "2", nonce: "n2", resources: [listenerAny("B")] });
-    await stream.nextRequest();
+    await stream.exchange({ typeUrl: LDS, versionInfo: "2", nonce: "n2", resources: [listenerAny("B")] });
     await flush();
     expect(summarize(w.take())).toEqual(["ambient:NOT_FOUND:does_not_exist"]);
     expect(csds(t.client)[0]).toEqual({ status: "DOES_NOT_EXIST", hasConfig: true, error: undefined });
@@ -208,8 +197,7 @@ describe("deletion of LDS/CDS resources in SotW", () => {
   it("drops the resource with fail_on_data_errors, and a new watcher gets does-not-exist at once", async () => {
     const t = await started({ serverFeatures: ["fail_on_data_errors"] });
     const { w, stream } = await watched<TestListener>(t, testListenerType, "A", true);
-    stream.respond({ typeUrl: LDS, versionInfo: "2", nonce: "n2", resources: [] });
-    await stream.nextRequest();
+    await stream.exchange({ typeUrl: LDS, versionInfo: "2", nonce: "n2", resources: [] });
     await flush();
     expect(summarize(w.take())).toEqual(["error:NOT_FOUND:does_not_exist"]);
     const late = recordingWatcher<TestListener>();
@@ -221,10 +209,8 @@ describe("deletion of LDS/CDS resources in SotW", () => {
   it("delivers the resource again when it reappears", async () => {
     const t = await started();
     const { w, stream } = await watched<TestListener>(t, testListenerType, "A", true);
-    stream.respond({ typeUrl: LDS, versionInfo: "2", nonce: "n2", resources: [] });
-    await stream.nextRequest();
-    stream.respond({ typeUrl: LDS, versionInfo: "3", nonce: "n3", resources: [listenerAny("A", "changed")] });
-    await stream.nextRequest();
+    await stream.exchange({ typeUrl: LDS, versionInfo: "2", nonce: "n2", resources: [] });
+    await stream.exchange({ typeUrl: LDS, versionInfo: "3", nonce: "n3", resources: [listenerAny("A", "changed")] });
     await flush();
     expect(summarize(w.take())).toEqual(["ambient:NOT_FOUND:does_not_exist", "resource:3:A"]);
     expect(csds(t.client)[0]?.status).toBe("ACKED");
@@ -233,8 +219,7 @@ describe("deletion of LDS/CDS resources in SotW", () => {
   it("legacy mode: without ignore_resource_deletion a deletion drops the resource", async () => {
     const t = await started({ features: { dataErrorHandling: false } });
     const { w, stream } = await watched<TestListener>(t, testListenerType, "A", true);
-    stream.respond({ typeUrl: LDS, versionInfo: "2", nonce: "n2", resources: [] });
-    await stream.nextRequest();
+    await stream.exchange({ typeUrl: LDS, versionInfo: "2", nonce: "n2", resources: [] });
     await flush();
     expect(summarize(w.take())).toEqual(["error:NOT_FOUND:does_not_exist"]);
   });
@@ -242,8 +227,7 @@ describe("deletion of LDS/CDS resources in SotW", () => {
   it("legacy mode: ignore_resource_deletion keeps the resource and tells nobody", async () => {
     const t = await started({ features: { dataErrorHandling: false }, serverFeatures: ["ignore_resource_deletion"] });
     const { w, stream } = await watched<TestListener>(t, testListenerType, "A", true);
-    stream.respond({ typeUrl: LDS, versionInfo: "2", nonce: "n2", resources: [] });
-    await stream.nextRequest();
+    await stream.exchange({ typeUrl: LDS, versionInfo: "2", nonce: "n2", resources: [] });
     await flush();
     expect(w.take()).toEqual([]);
     expect(csds(t.client)[0]).toMatchObject({ status: "ACKED", hasConfig: true });
@@ -252,13 +236,12 @@ describe("deletion of LDS/CDS resources in SotW", () => {
   it("counts a resource error as seen, so it is not also a deletion", async () => {
     const t = await started();
     const { w, stream } = await watched<TestListener>(t, testListenerType, "A", true);
-    stream.respond({
+    await stream.exchange({
       typeUrl: LDS,
       versionInfo: "2",
       nonce: "n2",
       resourceErrors: [resourceError("A", 14, "busy")],
     });
-    await stream.nextRequest();
     await flush();
     expect(summarize(w.take())).toEqual(["ambient:UNAVAILABLE:server_error"]);
     expect(csds(t.client)[0]?.status).toBe("RECEIVED_ERROR");

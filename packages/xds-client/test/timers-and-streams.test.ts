@@ -49,8 +49,7 @@ describe("the does-not-exist timer", () => {
     const stream = await server.nextStream();
     await stream.nextRequest();
     await clock.advance(10_000);
-    stream.respond({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("A")] });
-    await stream.nextRequest();
+    await stream.exchange({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("A")] });
     await clock.advance(60_000);
     expect(summarize(w.take())).toEqual(["resource:1:A"]);
   });
@@ -63,8 +62,7 @@ describe("the does-not-exist timer", () => {
     client.watch(testEndpointsType, "uncached", uncached);
     const first = await server.nextStream();
     await first.nextRequest();
-    first.respond({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("cached")] });
-    await first.nextRequest();
+    await first.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("cached")] });
     await clock.advance(10_000);
     first.end();
     const second = await server.nextStream();
@@ -89,8 +87,7 @@ describe("the does-not-exist timer", () => {
     const stream = await server.nextStream();
     await stream.nextRequest();
     await clock.advance(15_000);
-    stream.respond({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
-    await stream.nextRequest();
+    await stream.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
     await flush();
     expect(summarize(w.take())).toEqual(["error:NOT_FOUND:does_not_exist", "resource:1:A"]);
     expect(status(client)).toEqual(["ACKED"]);
@@ -134,8 +131,7 @@ describe("the does-not-exist timer", () => {
     client.watch(testListenerType, "B", b);
     const stream = await server.nextStream();
     await stream.nextRequest();
-    stream.respond({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("A")] });
-    await stream.nextRequest();
+    await stream.exchange({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("A")] });
     await flush();
     expect(b.take()).toEqual([]);
     expect(status(client)).toEqual(["ACKED", "REQUESTED"]);
@@ -174,8 +170,7 @@ describe("stream and connectivity (A57)", () => {
     client.watch(testEndpointsType, "A", w);
     const first = await server.nextStream();
     await first.nextRequest();
-    first.respond({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
-    await first.nextRequest();
+    await first.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
     first.end();
     const second = await server.nextStream();
     await second.nextRequest();
@@ -190,8 +185,7 @@ describe("stream and connectivity (A57)", () => {
     client.watch(testEndpointsType, "A", w);
     const first = await server.nextStream();
     await first.nextRequest();
-    first.respond({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
-    await first.nextRequest();
+    await first.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
     first.fail(14, "server restart");
     await flush();
     expect(server.streams.length).toBe(2);
@@ -219,8 +213,7 @@ describe("stream and connectivity (A57)", () => {
     expect(t.metrics.counter("grpc.xds_client.server_failure")).toBe(1);
     const ok = await server.nextStream();
     await ok.nextRequest();
-    ok.respond({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
-    await ok.nextRequest();
+    await ok.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
     ok.end();
     const next = await server.nextStream();
     await next.nextRequest();
@@ -235,8 +228,7 @@ describe("stream and connectivity (A57)", () => {
     client.watch(testEndpointsType, "A", recordingWatcher());
     const first = await server.nextStream();
     await first.nextRequest();
-    first.respond({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
-    await first.nextRequest();
+    await first.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
     first.end();
     const second = await server.nextStream();
     await second.nextRequest();
@@ -257,8 +249,7 @@ describe("stream and connectivity (A57)", () => {
     client.watch(testEndpointsType, "A", w);
     const first = await server.nextStream();
     await first.nextRequest();
-    first.respond({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
-    await first.nextRequest();
+    await first.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
     first.end();
     const second = await server.nextStream();
     await second.nextRequest();
@@ -267,8 +258,7 @@ describe("stream and connectivity (A57)", () => {
     await clock.advance(1_000);
     const third = await server.nextStream();
     await third.nextRequest();
-    third.respond({ typeUrl: EDS, versionInfo: "1", nonce: "m1", resources: [endpointsAny("A")] });
-    await third.nextRequest();
+    await third.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "m1", resources: [endpointsAny("A")] });
     await flush();
     expect(summarize(w.take())).toEqual(["resource:1:A", "ambient:UNAVAILABLE:connection", "resource:1:A"]);
   });

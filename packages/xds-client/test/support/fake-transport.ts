@@ -16,6 +16,8 @@ export interface FakeStream {
   readonly server: string;
   readonly requests: DiscoveryRequest[];
   respond(response: MessageInitShape<typeof DiscoveryResponseSchema>): void;
+  /** Responds, then resolves with the client's answer to it (its ACK or NACK). */
+  exchange(response: MessageInitShape<typeof DiscoveryResponseSchema>): Promise<DiscoveryRequest>;
   /** Fails the stream with a gRPC status code (as a ConnectError-like object). */
   fail(code: number, message?: string): void;
   /** Ends the stream with OK. */
@@ -69,6 +71,10 @@ export function createFakeServer(): FakeServer {
       server,
       requests,
       respond: (response) => push({ value: create(DiscoveryResponseSchema, response) }),
+      exchange(response) {
+        fake.respond(response);
+        return fake.nextRequest();
+      },
       fail: (code, message = "stream failed") =>
         push({ error: Object.assign(new Error(message), { code, rawMessage: message }) }),
       end: () => push({ done: true }),
