@@ -1,20 +1,56 @@
 // @xdskit/constraint-matcher: TP2 dynamic parameter constraints in one representation, read from the merged
 // envoy API, the TP2 draft and a text syntax; evaluated, compiled, indexed and checked. Platform-free: no I/O.
+// Grouped by audience (import sorting is off for this file): end users first.
 
-export { canonicalize, canonicalText } from "./canonical.js";
-export { compile, type Matcher } from "./compile.js";
-export { ConstraintError, type ConstraintErrorLocation } from "./constraint-error.js";
-export { deriveParameters } from "./derive.js";
+// Reading and writing constraints.
+export { fromProto, toProto, MAX_PROTO_DEPTH, type FromProtoOptions } from "./proto.js";
+export { fromText } from "./text-parse.js";
+export { toText } from "./text-print.js";
 export {
+  fromDraft,
   type DraftConstraint,
   type DraftConstraints,
   type DraftKeyConstraints,
   type DraftRange,
   type DraftUint,
-  fromDraft,
 } from "./draft.js";
-export { type DraftVariant, parametersText, selectAllDraftVariants, selectDraftVariant } from "./draft-select.js";
+export { canonicalize, canonicalText } from "./canonical.js";
+export { ConstraintError, type ConstraintErrorLocation } from "./constraint-error.js";
+
+// Matching and selecting variants.
 export { matches } from "./evaluate.js";
+export { compile, type Matcher } from "./compile.js";
+export type { Params } from "./params.js";
+export {
+  createVariantIndex,
+  type Selection,
+  type Variant,
+  type VariantIndex,
+  type VariantIndexStats,
+} from "./variant-index.js";
+export { selectDraftVariant, selectAllDraftVariants, parametersText, type DraftVariant } from "./draft-select.js";
+
+// Checks for servers, and DPDS.
+export { findOverlaps, checkBestPractices, type BestPracticeWarning, type Overlap } from "./overlaps.js";
+export { deriveParameters } from "./derive.js";
+
+// Building expressions.
+export {
+  and,
+  or,
+  not,
+  value,
+  exists,
+  range,
+  TRUE,
+  FALSE,
+  MAX_UINT64,
+  equals,
+  keysOf,
+  type Expr,
+} from "./expr.js";
+
+// For people extending the library: the expression nodes and the building blocks the functions above use.
 export type {
   AndExpr,
   ExistsExpr,
@@ -26,32 +62,5 @@ export type {
   TrueExpr,
   ValueExpr,
 } from "./expr.js";
-export {
-  and,
-  type Expr,
-  equals,
-  exists,
-  FALSE,
-  keysOf,
-  MAX_UINT64,
-  not,
-  or,
-  range,
-  TRUE,
-  value,
-} from "./expr.js";
-export { type BestPracticeWarning, checkBestPractices, findOverlaps, type Overlap } from "./overlaps.js";
-export type { Params } from "./params.js";
-export { type FromProtoOptions, fromProto, MAX_PROTO_DEPTH, toProto } from "./proto.js";
+export { comparePreference, specificity, type Ranked } from "./specificity.js";
 export { findWitness, isSatisfiable } from "./satisfy.js";
-// For people extending the library: the building blocks the functions above use.
-export { comparePreference, type Ranked, specificity } from "./specificity.js";
-export { fromText } from "./text-parse.js";
-export { toText } from "./text-print.js";
-export {
-  createVariantIndex,
-  type Selection,
-  type Variant,
-  type VariantIndex,
-  type VariantIndexStats,
-} from "./variant-index.js";

@@ -1,5 +1,24 @@
 // @xdskit/control-plane: an embeddable xDS management server.
+// Grouped by audience (import sorting is off for this file): the server first, then the hooks tests use.
 
+export { createManagementServer } from "./management-server.js";
+export type { ManagementServer, ManagementServerOptions } from "./management-server.js";
+export type { ResourceInput, ResourceMessage, ResourceOptions, ResourceSet } from "./resource-set.js";
+export type { NodeScope, NodeSelector } from "./resource-store.js";
+export type { StatusInit } from "./status.js";
+export type { StreamInfo, StreamTypeInfo } from "./stream-base.js";
+export {
+  CDS_TYPE_URL,
+  DEFAULT_FULL_STATE_TYPE_URLS,
+  EDS_TYPE_URL,
+  LDS_TYPE_URL,
+  RDS_TYPE_URL,
+  RESOURCE_WRAPPER_TYPE_URL,
+} from "./type-urls.js";
+export { noopLogger } from "./logger.js";
+export type { Logger } from "./logger.js";
+
+// Builders for the common resources.
 export type {
   ClusterInit,
   ClusterLoadAssignmentInit,
@@ -19,6 +38,9 @@ export {
   parseHostPort,
   routerFilter,
 } from "./builders.js";
+
+// For tests: the hooks and their events.
+export { describeHookEvent } from "./hooks.js";
 export type {
   BreakOptions,
   DeltaRequestEvent,
@@ -40,21 +62,3 @@ export type {
   StreamOpenEvent,
   WaitOptions,
 } from "./hooks.js";
-// For tests: the hooks and their events.
-export { describeHookEvent } from "./hooks.js";
-export type { Logger } from "./logger.js";
-export { noopLogger } from "./logger.js";
-export type { ManagementServer, ManagementServerOptions } from "./management-server.js";
-export { createManagementServer } from "./management-server.js";
-export type { ResourceInput, ResourceMessage, ResourceOptions, ResourceSet } from "./resource-set.js";
-export type { NodeScope, NodeSelector } from "./resource-store.js";
-export type { StatusInit } from "./status.js";
-export type { StreamInfo, StreamTypeInfo } from "./stream-base.js";
-export {
-  CDS_TYPE_URL,
-  DEFAULT_FULL_STATE_TYPE_URLS,
-  EDS_TYPE_URL,
-  LDS_TYPE_URL,
-  RDS_TYPE_URL,
-  RESOURCE_WRAPPER_TYPE_URL,
-} from "./type-urls.js";

@@ -11,15 +11,6 @@ import type {
 } from "./bootstrap-types.js";
 import { StatusCode, XdsError } from "./xds-error.js";
 
-export type {
-  AuthorityConfig,
-  Bootstrap,
-  CertificateProviderConfig,
-  ChannelCredentialsConfig,
-  NodeConfig,
-  XdsServerConfig,
-} from "./bootstrap-types.js";
-
 /** Server features this client acts on; others are kept but ignored. */
 export const KNOWN_SERVER_FEATURES = [
   "ignore_resource_deletion",

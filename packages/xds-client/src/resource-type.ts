@@ -1,5 +1,5 @@
 import type { Any } from "@bufbuild/protobuf/wkt";
-import type { Bootstrap, XdsServerConfig } from "./bootstrap.js";
+import type { Bootstrap, XdsServerConfig } from "./bootstrap-types.js";
 import type { XdsFeatures } from "./features.js";
 
 /** What a decoder may consult besides the bytes: who sent the resource, the bootstrap, the feature switches. */

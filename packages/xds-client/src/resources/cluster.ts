@@ -4,7 +4,7 @@ import { type Cluster, Cluster_DiscoveryType, ClusterSchema } from "@xdskit/prot
 import type { OutlierDetection } from "@xdskit/protos/envoy/config/cluster/v3/outlier_detection_pb";
 import { RoutingPriority } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import { ClusterConfigSchema } from "@xdskit/protos/envoy/extensions/clusters/aggregate/v3/cluster_pb";
-import type { XdsServerConfig } from "../bootstrap.js";
+import type { XdsServerConfig } from "../bootstrap-types.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "../resource-type.js";
 import { joinHostPort } from "./address.js";
 import { parseDurationMs } from "./duration.js";

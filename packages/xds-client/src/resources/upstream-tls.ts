@@ -4,7 +4,7 @@ import {
   type CommonTlsContext,
   UpstreamTlsContextSchema,
 } from "@xdskit/protos/envoy/extensions/transport_sockets/tls/v3/tls_pb";
-import type { Bootstrap } from "../bootstrap.js";
+import type { Bootstrap } from "../bootstrap-types.js";
 import { decodeExtension, extractExtension } from "./extension.js";
 import { parseStringMatcher, type StringMatcher } from "./matchers.js";
 import { EMPTY, type ValidationErrors } from "./validation.js";

@@ -2,7 +2,7 @@
 import { create, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { type Any, anyPack } from "@bufbuild/protobuf/wkt";
 import { expect } from "vitest";
-import type { Bootstrap, XdsServerConfig } from "../../src/bootstrap.js";
+import type { Bootstrap, XdsServerConfig } from "../../src/bootstrap-types.js";
 import { resolveFeatures, type XdsFeatures } from "../../src/features.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "../../src/resource-type.js";
 
