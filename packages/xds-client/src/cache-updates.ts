@@ -50,6 +50,7 @@ export interface ChannelContext {
 
 /** One resource of a response, decoded and named. */
 export interface Decoded {
+  /** Canonical (`canonicalName`). */
   readonly name: string;
   readonly constraints: Expr;
   readonly result: DecodeResult<unknown>;
@@ -154,11 +155,18 @@ export class CacheUpdater {
     return this.unwrapResource(wrapper, typeUrl);
   }
 
-  /** The cache entries a resource named `name` with these constraints is for, among `authorities`. */
-  statesFor(authorities: Iterable<AuthorityState>, typeUrl: string, name: string, constraints: Expr): ResourceState[] {
-    const authorityName = authorityOfName(name);
+  /**
+   * The cache entries a resource is for, among `authorities`: its name must already be canonical (`canonicalName`,
+   * done once per resource by the caller), its constraints matched against each entry's parameters.
+   */
+  statesFor(
+    authorities: Iterable<AuthorityState>,
+    typeUrl: string,
+    canonical: string,
+    constraints: Expr,
+  ): ResourceState[] {
+    const authorityName = authorityOfName(canonical);
     if (authorityName === undefined) return [];
-    const canonical = canonicalName(name);
     const out: ResourceState[] = [];
     for (const authority of authorities) {
       if (authority.name !== authorityName) continue;
@@ -396,8 +404,9 @@ export class CacheUpdater {
         errors.push(`resource_errors[${i}]: ${name}: ${(error as Error).message}`);
         return;
       }
-      seen.add(canonicalName(name));
-      for (const state of this.statesFor(authorities, typeUrl, name, constraints)) {
+      const canonical = canonicalName(name);
+      seen.add(canonical);
+      for (const state of this.statesFor(authorities, typeUrl, canonical, constraints)) {
         this.resourceError(state, status.code, status.message, version);
       }
     });

@@ -20,6 +20,7 @@ import {
   subscriptionsOf,
 } from "./ads-call.js";
 import { type Decoded, nackDetail, safeDecode } from "./cache-updates.js";
+import { canonicalName } from "./resource-name.js";
 import type { ResourceState } from "./resource-state.js";
 import type { XdsStream } from "./transport.js";
 
@@ -117,7 +118,7 @@ export function createDeltaCall(
       }
       if (name !== undefined) {
         decoded.push({
-          name,
+          name: canonicalName(name),
           constraints: unwrapped.constraints,
           result,
           any: unwrapped.any,
@@ -127,12 +128,13 @@ export function createDeltaCall(
     });
     updater.applyDecoded(host.authorities, typeUrl, decoded, version);
     for (const name of response.removedResources) {
-      for (const state of updater.statesFor(host.authorities, typeUrl, name, TRUE)) updater.deleted(state, version);
+      for (const state of updater.statesFor(host.authorities, typeUrl, canonicalName(name), TRUE))
+        updater.deleted(state, version);
     }
     response.removedResourceNames.forEach((removed, i) => {
       try {
         const constraints = updater.readConstraints(removed.dynamicParameterConstraints);
-        for (const state of updater.statesFor(host.authorities, typeUrl, removed.name, constraints))
+        for (const state of updater.statesFor(host.authorities, typeUrl, canonicalName(removed.name), constraints))
           updater.deleted(state, version);
       } catch (error) {
         errors.push(`removed_resource_names[${i}]: ${removed.name}: ${(error as Error).message}`);

@@ -84,7 +84,8 @@ export function createSotwCall(host: CallHost, stream: XdsStream<DiscoveryReques
       }
       const result = memo.decode(i, type, unwrapped.any, updater.decodeContext);
       const name = unwrapped.name ?? result.name;
-      if (name !== undefined) seen.add(canonicalName(name));
+      const canonical = name === undefined ? undefined : canonicalName(name);
+      if (canonical !== undefined) seen.add(canonical);
       if (result.ok) valid += 1;
       else {
         invalid += 1;
@@ -92,7 +93,9 @@ export function createSotwCall(host: CallHost, stream: XdsStream<DiscoveryReques
           name === undefined ? `resource index ${i}: ${result.error}` : `resource index ${i}: ${name}: ${result.error}`,
         );
       }
-      if (name !== undefined) decoded.push({ name, constraints: unwrapped.constraints, result, any: unwrapped.any });
+      if (canonical !== undefined) {
+        decoded.push({ name: canonical, constraints: unwrapped.constraints, result, any: unwrapped.any });
+      }
     });
     memo.rotate();
     updater.applyDecoded(host.authorities, typeUrl, decoded, version);
