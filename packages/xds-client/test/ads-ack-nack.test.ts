@@ -69,7 +69,9 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
       expect(summarize(w.take())).toEqual(["resource:1:A"]);
       const [entry] = client.dumpResources().genericXdsConfigs;
       expect(entry?.lastUpdated).toBeDefined();
-      expect(csdsRows(client)).toEqual([{ name: "A", status: "ACKED", version: "1", hasConfig: true, error: undefined }]);
+      expect(csdsRows(client)).toEqual([
+        { name: "A", status: "ACKED", version: "1", hasConfig: true, error: undefined },
+      ]);
       expect([...metrics.counters]).toEqual([
         [
           `grpc.xds_client.resource_updates_valid{grpc.target=#server,grpc.xds.resource_type=${LDS},grpc.xds.server=primary:443}`,
@@ -320,7 +322,11 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
         typeUrl: "type.googleapis.com/envoy.service.discovery.v3.Resource",
         value: new Uint8Array([0xff, 0xff]),
       };
-      const unparseableC = { $typeName: "google.protobuf.Any" as const, typeUrl: EDS, value: new Uint8Array([0x0a, 0xff]) };
+      const unparseableC = {
+        $typeName: "google.protobuf.Any" as const,
+        typeUrl: EDS,
+        value: new Uint8Array([0x0a, 0xff]),
+      };
       const nack = await stream.exchange({
         typeUrl: EDS,
         versionInfo: "1",
@@ -383,7 +389,9 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
       const nack = await stream.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: bad });
       const message = nack.errorDetail?.message ?? "";
       expect(Buffer.byteLength(message)).toBeLessThanOrEqual(4096);
-      expect(message).toMatch(/^xDS response validation errors: \[resource index 0: bad-0: cluster_name: starts with bad; /);
+      expect(message).toMatch(
+        /^xDS response validation errors: \[resource index 0: bad-0: cluster_name: starts with bad; /,
+      );
       const more = /; … (\d+) more errors\] \(node ID: node-under-test\)$/.exec(message);
       expect(more).not.toBeNull();
       const listed = message.split("; resource index ").length;
@@ -462,6 +470,7 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
       await flush();
       expect(h.seen).toEqual(["resource:1", "error:5"]);
       expect(stream.requests.map((r) => r.nonce)).toEqual(["", "n1", "n2"]);
+      expect((await stream.nextRequest()).nonce).toBe("n2");
       h.release();
       expect((await stream.nextRequest()).nonce).toBe("n3");
     });

@@ -59,6 +59,7 @@ describe.each(["sotw", "delta"] as const)("%s ADS: fallback (A71)", (protocol: P
     primary.fail(14, "primary down");
     const secondary = await t.server.nextStream();
     await secondary.nextRequest();
+    await flush();
     expect(t.clock.pending()).toEqual([1_000, 15_000]);
     await t.clock.advance(1_000);
     const retry = await t.server.nextStream();

@@ -68,10 +68,7 @@ describe.each(["sotw", "delta"] as const)("%s ADS: federation (A47)", (protocol:
     t.client.watch(testListenerType, "plain", recordingWatcher());
     t.client.watch(testListenerType, `xdstp://same.example/${LISTENER}/x`, recordingWatcher());
     const stream = await t.server.nextStream();
-    expect((await stream.nextRequest()).names).toEqual([
-      "plain",
-      `xdstp://same.example/${LISTENER}/x`,
-    ]);
+    expect((await stream.nextRequest()).names).toEqual(["plain", `xdstp://same.example/${LISTENER}/x`]);
     await flush();
     expect(t.server.streams.length).toBe(1);
   });

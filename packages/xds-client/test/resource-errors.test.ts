@@ -202,7 +202,12 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
     it("signals the end of an ambient server error when the same resource arrives again", async () => {
       const t = started();
       const { w, stream } = await watched<TestEndpoints>(t, testEndpointsType, "A", true);
-      await stream.exchange({ typeUrl: EDS, versionInfo: "2", nonce: "n2", resourceErrors: [resourceError("A", 14, "busy")] });
+      await stream.exchange({
+        typeUrl: EDS,
+        versionInfo: "2",
+        nonce: "n2",
+        resourceErrors: [resourceError("A", 14, "busy")],
+      });
       await stream.exchange({ typeUrl: EDS, versionInfo: "3", nonce: "n3", resources: [endpointsAny("A")] });
       await flush();
       expect(summarize(w.take())).toEqual(["ambient:UNAVAILABLE:server_error", "cleared"]);

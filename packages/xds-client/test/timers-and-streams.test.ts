@@ -72,6 +72,7 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
       expect(resubscribe).toMatchObject({ nonce: "", node: true, names: ["cached", "uncached"] });
       if (protocol === "sotw") expect(resubscribe.version).toBe("1");
       else expect(resubscribe.initialVersions).toEqual({ cached: "1" });
+      await flush();
       expect(clock.pending()).toEqual([15_000]);
       // The first stream's timer died with it: 10 s + 10 s is not 15 s since the new subscription.
       await clock.advance(10_000);
@@ -136,6 +137,7 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
       for (const name of ["A", "B", "C"]) client.watch(testEndpointsType, name, recordingWatcher());
       const first = await server.nextStream();
       await first.nextRequest();
+      await flush();
       expect(clock.pending()).toEqual([15_000, 15_000, 15_000]);
       await clock.advance(5_000);
       first.fail(14, "gone");
@@ -145,6 +147,7 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
       await clock.advance(1_000);
       const second = await server.nextStream();
       await second.nextRequest();
+      await flush();
       expect(clock.pending()).toEqual([15_000, 15_000, 15_000]);
       await second.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("B")] });
       expect(clock.pending()).toEqual([15_000, 15_000]);
@@ -156,6 +159,8 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
       client.watch(testEndpointsType, "B", recordingWatcher());
       const stream = await server.nextStream();
       await stream.nextRequest();
+      await flush();
+      expect(clock.pending()).toEqual([15_000, 15_000]);
       cancel();
       await stream.nextRequest();
       expect(clock.pending()).toEqual([15_000]);
@@ -170,6 +175,7 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
       client.watch(testEndpointsType, "A", w);
       const stream = await server.nextStream();
       await stream.nextRequest();
+      await flush();
       expect(clock.pending()).toEqual([20_000]);
       await clock.advance(19_999);
       expect(w.take()).toEqual([]);
@@ -193,6 +199,7 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
       client.watch(testEndpointsType, "A", w);
       const stream = await server.nextStream();
       await stream.nextRequest();
+      await flush();
       expect(clock.pending()).toEqual([5_000]);
       await clock.advance(3_000);
       stream.establish();

@@ -143,7 +143,10 @@ function requestReader(protocol: Protocol) {
     let initialVersions: Record<string, string> = {};
     if (raw.$typeName === "envoy.service.discovery.v3.DiscoveryRequest") {
       version = raw.versionInfo;
-      after = new Set([...raw.resourceNames, ...raw.resourceLocators.map((l) => locatorText(l.name, l.dynamicParameters))]);
+      after = new Set([
+        ...raw.resourceNames,
+        ...raw.resourceLocators.map((l) => locatorText(l.name, l.dynamicParameters)),
+      ]);
     } else {
       initialVersions = { ...raw.initialResourceVersions };
       after = new Set(before);

@@ -102,17 +102,20 @@ export function setup(options: SetupOptions = {}) {
   const server = createFakeServer();
   const clock = createVirtualClock();
   const metrics = createTestMetrics();
-  const bootstrap = withApiType({
-    xds_servers: [
-      {
-        server_uri: "primary:443",
-        channel_creds: [{ type: "insecure" }],
-        server_features: options.serverFeatures ?? [],
-      },
-    ],
-    node: { id: NODE_ID },
-    ...options.bootstrap,
-  }, options.protocol ?? "sotw");
+  const bootstrap = withApiType(
+    {
+      xds_servers: [
+        {
+          server_uri: "primary:443",
+          channel_creds: [{ type: "insecure" }],
+          server_features: options.serverFeatures ?? [],
+        },
+      ],
+      node: { id: NODE_ID },
+      ...options.bootstrap,
+    },
+    options.protocol ?? "sotw",
+  );
   const client = createXdsClientWithInternals(
     {
       bootstrap,
