@@ -38,6 +38,7 @@ export type {
   Locality,
   LocalityName,
   OrcaPropagationConfig,
+  OrcaSelection,
   OutlierDetectionConfig,
   PathMatcher,
   Priority,
