@@ -146,12 +146,7 @@ export function createCallCore<Req extends { node?: Node | undefined }, Res>(
       return create(StatusSchema, { code: StatusCode.INVALID_ARGUMENT, message: nackDetail(response.errors, nodeId) });
     },
     settle(response) {
-      const names = [
-        ...response.resources.map((r) => r.name),
-        ...response.removals.map((r) => r.name),
-        ...response.resourceErrors.map((r) => r.name),
-      ];
-      timers.settle(response.typeUrl, names);
+      timers.settle(response.typeUrl);
     },
     retain(typeUrl, subscribed) {
       timers.retain(typeUrl, subscribed);

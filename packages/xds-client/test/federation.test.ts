@@ -22,7 +22,7 @@ describe.each(["sotw", "delta"] as const)("%s ADS: federation (A47)", (protocol:
   }
 
   it("gives an authority with its own server a separate stream with its own version and nonce", async () => {
-    const { client, server } = start();
+    const { client, server, metrics } = start();
     const old = recordingWatcher<TestListener>();
     const own = recordingWatcher<TestListener>();
     client.watch(testListenerType, "plain", old);
@@ -44,6 +44,15 @@ describe.each(["sotw", "delta"] as const)("%s ADS: federation (A47)", (protocol:
     await flush();
     expect(summarize(own.take())).toEqual([`resource:42:xdstp://own.example/${LISTENER}/l1`]);
     expect(old.take()).toEqual([]);
+    // A78: the resources gauge is labelled by authority (#old for old-style names), `connected` by server.
+    expect(metrics.gauges()).toEqual(
+      new Map([
+        ["connected{primary:443}", 0],
+        ["connected{own:443}", 1],
+        ["resources{#old,requested}", 1],
+        ["resources{own.example,acked}", 1],
+      ]),
+    );
   });
 
   it("lets an authority without servers share the top-level stream: one request holds both names", async () => {
