@@ -12,7 +12,7 @@ import type { XdsFeatures } from "./features.js";
 import type { ScopedLogger } from "./logger.js";
 import { type MetricLabels, type XdsGaugeName, XdsMetricName, type XdsMetricsRecorder } from "./metrics.js";
 import { authorityOfName } from "./resource-name.js";
-import { parametersKey, parametersText, ResourceState } from "./resource-state.js";
+import { parametersKey, parametersText, ResourceState, type WatcherEntry } from "./resource-state.js";
 import type { XdsError } from "./xds-error.js";
 
 export interface ResourceCacheOptions {
@@ -33,8 +33,13 @@ export interface ResourceCache {
     name: string,
     parameters: Readonly<Record<string, string>>,
   ): { readonly state: ResourceState; readonly created: boolean };
-  /** Removes an entry whose last watcher left: out of CSDS and metrics at once. */
-  remove(state: ResourceState): void;
+  /** Adds a watcher to an entry and queues what it is owed: the resource, the entry's error, then `outage`. */
+  addWatcher(state: ResourceState, entry: WatcherEntry, outage: XdsError | undefined): void;
+  /**
+   * Removes a watcher; when it was the entry's last, removes the entry (out of CSDS and metrics at once) and returns
+   * true: the subscription is over.
+   */
+  removeWatcher(state: ResourceState, entry: WatcherEntry): boolean;
   /** Every entry of `typeUrl` in `authority`. */
   statesOfType(authority: string, typeUrl: string): Iterable<ResourceState>;
   /** The entries of a canonical `name` of `typeUrl`, among `authorities` (only the name's own authority has any). */
@@ -189,14 +194,21 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
       byParameters.set(key, state);
       return { state, created: true };
     },
-    remove(state) {
+    addWatcher(state, entry, outage) {
+      state.watchers.add(entry);
+      state.catchUp(entry, outage?.withContext({ resource: { typeUrl: state.typeUrl, name: state.name } }));
+    },
+    removeWatcher(state, entry) {
+      entry.active = false;
+      if (!state.watchers.delete(entry) || state.watchers.size > 0) return false;
       const byType = authorities.get(state.authority);
       const byName = byType?.get(state.typeUrl);
       const byParameters = byName?.get(state.name);
-      if (!byType || !byName || byParameters?.get(state.parametersKey) !== state) return;
+      if (!byType || !byName || byParameters?.get(state.parametersKey) !== state) return false;
       byParameters.delete(state.parametersKey);
       if (byParameters.size === 0) byName.delete(state.name);
       if (byName.size === 0) byType.delete(state.typeUrl);
+      return true;
     },
     statesOfType,
     statesFor,

@@ -208,17 +208,9 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
       const { state, created } = cache.subscribe(authority.name, type.typeUrl, parsed.name, parameters);
       if (created) manager.subscriptionsChanged(authority.name, type.typeUrl);
       const entry: WatcherEntry = { watcher: untyped, active: true };
-      state.watchers.add(entry);
-      const outage = manager.outage(authority.name);
-      state.catchUp(entry, outage?.withContext({ resource: { typeUrl: type.typeUrl, name: parsed.name } }));
+      cache.addWatcher(state, entry, manager.outage(authority.name));
       return () => {
-        if (!entry.active) return;
-        entry.active = false;
-        state.watchers.delete(entry);
-        if (state.watchers.size > 0) return;
-        // Unsubscribed: out of the cache, CSDS and metrics at once.
-        cache.remove(state);
-        manager.subscriptionsChanged(authority.name, type.typeUrl);
+        if (cache.removeWatcher(state, entry)) manager.subscriptionsChanged(authority.name, type.typeUrl);
       };
     },
     dumpResources() {
