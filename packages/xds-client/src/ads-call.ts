@@ -84,17 +84,19 @@ export function createCallCore<Req extends { node?: Node | undefined }, Res>(
   let established = stream.established === undefined;
   const transient = host.decode.features.dataErrorHandling && host.server.resourceTimerIsTransientError;
   const timers = createWatchTimers(clock, transient ? 30_000 : 15_000, (state) => host.expired(state, transient));
-  let failDeadline: (error: Error) => void = () => {};
-  const deadlineHit = new Promise<never>((_, reject) => {
-    failDeadline = reject;
-  });
-  deadlineHit.catch(() => {});
-  let deadline: unknown;
+  // Until the stream is established, reads race the connect deadline; once it is, they do not (no reaction is left
+  // waiting on a promise that never settles).
+  let deadline: { readonly hit: Promise<never>; readonly handle: unknown } | undefined;
   if (stream.established !== undefined) {
-    deadline = clock.setTimeout(() => {
-      deadline = undefined;
-      failDeadline(new ConnectDeadlineError(host.connectTimeoutMs));
-    }, host.connectTimeoutMs);
+    let fail: (error: Error) => void = () => {};
+    const hit = new Promise<never>((_, reject) => {
+      fail = reject;
+    });
+    hit.catch(() => {});
+    deadline = {
+      hit,
+      handle: clock.setTimeout(() => fail(new ConnectDeadlineError(host.connectTimeoutMs)), host.connectTimeoutMs),
+    };
     stream.established.then(() => {
       if (cancelled) return;
       established = true;
@@ -104,7 +106,7 @@ export function createCallCore<Req extends { node?: Node | undefined }, Res>(
 
   function clearDeadline(): void {
     if (deadline === undefined) return;
-    clock.clearTimeout(deadline);
+    clock.clearTimeout(deadline.handle);
     deadline = undefined;
   }
 
@@ -130,7 +132,8 @@ export function createCallCore<Req extends { node?: Node | undefined }, Res>(
     },
     async next() {
       for (;;) {
-        const result = await Promise.race([stream.responses.next(), deadlineHit]);
+        const read = stream.responses.next();
+        const result = deadline === undefined ? await read : await Promise.race([read, deadline.hit]);
         if (result.done) return undefined;
         const decoded = decode(result.value);
         if (decoded !== undefined) return decoded;
@@ -158,6 +161,34 @@ export function createCallCore<Req extends { node?: Node | undefined }, Res>(
       timers.stopAll();
       stream.cancel();
     },
+  };
+}
+
+/** A request answering a response: the response, and the NACK's `error_detail` (undefined: an ACK). */
+export interface Answer {
+  readonly response: DecodedResponse;
+  readonly nack: Status | undefined;
+}
+
+/**
+ * The AdsCall of a protocol, given how it sends what a type needs (`answer` set when the request ACKs or NACKs a
+ * response); returns the subscriptions the request covered.
+ */
+export function protocolCall<Req>(
+  core: CallCore<Req>,
+  send: (typeUrl: string, answer?: Answer) => readonly ResourceState[],
+): AdsCall {
+  return {
+    id: core.id,
+    update(typeUrl) {
+      core.retain(typeUrl, send(typeUrl));
+    },
+    next: () => core.next(),
+    acknowledge(response) {
+      send(response.typeUrl, { response, nack: core.nackStatus(response) });
+      core.settle(response);
+    },
+    cancel: () => core.cancel(),
   };
 }
 

@@ -10,7 +10,7 @@ import {
   type DeltaDiscoveryResponse,
   ResourceLocatorSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { type AdsCall, type CallHost, createCallCore, responseType } from "./ads-call.js";
+import { type AdsCall, type Answer, type CallHost, createCallCore, protocolCall, responseType } from "./ads-call.js";
 import {
   addResource,
   addResourceErrors,
@@ -61,7 +61,8 @@ export function createDeltaCall(
     return out;
   }
 
-  function send(typeUrl: string, ack?: { nonce: string; errorDetail: DeltaDiscoveryRequest["errorDetail"] }) {
+  function send(typeUrl: string, answer?: Answer): readonly ResourceState[] {
+    const ack = answer && { nonce: answer.response.nonce, errorDetail: answer.nack };
     const states = host.subscriptions(typeUrl);
     const first = !sent.has(typeUrl);
     const before = sent.get(typeUrl) ?? new Map<string, Sent>();
@@ -102,16 +103,5 @@ export function createDeltaCall(
     return states;
   }
 
-  return {
-    id: core.id,
-    update(typeUrl) {
-      core.retain(typeUrl, send(typeUrl));
-    },
-    next: () => core.next(),
-    acknowledge(response) {
-      send(response.typeUrl, { nonce: response.nonce, errorDetail: core.nackStatus(response) });
-      core.settle(response);
-    },
-    cancel: () => core.cancel(),
-  };
+  return protocolCall(core, send);
 }

@@ -7,7 +7,7 @@ import {
   DiscoveryRequestSchema,
   type DiscoveryResponse,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { type AdsCall, type CallHost, createCallCore, responseType } from "./ads-call.js";
+import { type AdsCall, type Answer, type CallHost, createCallCore, protocolCall, responseType } from "./ads-call.js";
 import { addResource, addResourceErrors, type DecodeMemo, emptyResponse, unwrapAny } from "./decoded-response.js";
 import type { ResourceState } from "./resource-state.js";
 import type { XdsStream } from "./transport.js";
@@ -43,7 +43,13 @@ export function createSotwCall(
     return out;
   }
 
-  function send(typeUrl: string, nack?: DiscoveryRequest["errorDetail"]): readonly ResourceState[] {
+  function send(typeUrl: string, answer?: Answer): readonly ResourceState[] {
+    if (answer) {
+      // A46: the version advances when the response had no error or at least one valid resource.
+      const { response } = answer;
+      if (response.errors.length === 0 || response.valid > 0) memory.versions.set(typeUrl, response.version);
+    }
+    const nack = answer?.nack;
     const states = host.subscriptions(typeUrl);
     const names: string[] = [];
     const seenNames = new Set<string>();
@@ -74,18 +80,5 @@ export function createSotwCall(
     return states;
   }
 
-  return {
-    id: core.id,
-    update(typeUrl) {
-      core.retain(typeUrl, send(typeUrl));
-    },
-    next: () => core.next(),
-    acknowledge(response) {
-      // A46: the version advances when the response had no error or at least one valid resource.
-      if (response.errors.length === 0 || response.valid > 0) memory.versions.set(response.typeUrl, response.version);
-      send(response.typeUrl, core.nackStatus(response));
-      core.settle(response);
-    },
-    cancel: () => core.cancel(),
-  };
+  return protocolCall(core, send);
 }
