@@ -68,7 +68,6 @@ export interface CallCore<Req> {
   /** Stops the timers of subscriptions of `typeUrl` that are gone. */
   retain(typeUrl: string, subscribed: readonly ResourceState[]): void;
   cancel(): void;
-  readonly label: string;
 }
 
 export function createCallCore<Req extends { node?: Node | undefined }, Res>(
@@ -112,7 +111,6 @@ export function createCallCore<Req extends { node?: Node | undefined }, Res>(
 
   return {
     id,
-    label,
     send(request, subscribed) {
       if (cancelled) return;
       if (!sentNode) {
