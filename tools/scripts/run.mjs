@@ -116,6 +116,7 @@ function test() {
       failedGates.push("generated code is up to date");
     }
   }
+  gate("no import cycles (madge)", "node", ["tools/scripts/check-cycles.mjs"]);
   clearTestReports();
   const TURBO_GATE = "typecheck, build and test (turbo)";
   gate(TURBO_GATE, "pnpm", [

@@ -3,11 +3,12 @@ import type { Expr } from "./expr.js";
 import { toText } from "./text-print.js";
 
 /**
- * The parameters a DPDS client sends so that it gets the variant `expr` describes (protocol.md Part 1 item 2): a
- * single `key=value`, or a top-level `and` of them, becomes `{ key: value, ... }`; `TRUE` (no constraints) becomes
- * `{}`. Any other shape (`exists`, `or`, `not`, a range, nesting) cannot be expressed as parameters, and neither
- * can two different values for one key: both are a `ConstraintError` whose path names the offending part in the
- * merged API's field names, e.g. `and_constraints.constraints[1]: exists(canary) ...`.
+ * The parameters a DPDS client sends so that it gets the variant `expr` describes
+ * (docs/decisions.md#the-dpds-resource): a single `key=value`, or a top-level `and` of them, becomes
+ * `{ key: value, ... }`; `TRUE` (no constraints) becomes `{}`. Any other shape (`exists`, `or`, `not`, a range,
+ * nesting) cannot be expressed as parameters, and neither can two different values for one key: both are a
+ * `ConstraintError` whose path names the offending part in the merged API's field names, e.g.
+ * `and_constraints.constraints[1]: exists(canary) ...`.
  */
 export function deriveParameters(expr: Expr): Record<string, string> {
   const out: Record<string, string> = {};

@@ -2,10 +2,11 @@ import { canonicalize } from "./canonical.js";
 import { compareStrings, type Expr } from "./expr.js";
 
 /**
- * How specific a variant's constraints are (protocol.md Part 1 item 5): the number of distinct keys that appear in
- * a positive literal, i.e. a `value`, `exists` or `range` reached through an even number of negations, counted on
- * the canonical form so that every spelling of one variant's identity scores the same (`a=1 || true` is `true`).
- * `TRUE` scores 0; `env=prod && version=v1` scores 2; `!exists(canary)` scores 0; `env=prod || region=eu` scores 2.
+ * How specific a variant's constraints are (docs/decisions.md#ambiguous-variants): the number of distinct keys
+ * that appear in a positive literal, i.e. a `value`, `exists` or `range` reached through an even number of
+ * negations, counted on the canonical form so that every spelling of one variant's identity scores the same
+ * (`a=1 || true` is `true`). `TRUE` scores 0; `env=prod && version=v1` scores 2; `!exists(canary)` scores 0;
+ * `env=prod || region=eu` scores 2.
  */
 export function specificity(expr: Expr): number {
   return positiveKeys(canonicalize(expr));

@@ -1,4 +1,5 @@
-// Golden rows for the TP2 draft in seeds/003 (client-sent `key_constraints`, resources carrying parameters).
+// Golden rows for the first TP2 draft (client-sent `key_constraints`, resources carrying parameters; see
+// docs/decisions.md#wire-format-for-dynamic-parameters).
 import type { DraftConstraints } from "../src/index.js";
 
 export interface DraftMatchRow {

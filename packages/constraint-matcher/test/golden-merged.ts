@@ -1,4 +1,4 @@
-// Golden rows for the merged envoy API semantics (protocol.md section 2 "Current matching semantics" and Part 1).
+// Golden rows for the merged envoy API semantics (TP2's current matching rules, and docs/decisions.md).
 // Constraints are written in the text syntax; the runner also checks each row through the proto form.
 
 export interface MatchRow {

@@ -1,4 +1,4 @@
-// The golden table: every example of the TP2 seed (draft dialect) and of protocol.md section 2 (merged API), each
+// The golden table: every example of the first TP2 draft (draft dialect) and of TP2's current text (merged API), each
 // row carrying the sentence it checks. Rows live in golden-merged.ts and golden-draft.ts.
 import { describe, expect, it } from "vitest";
 import {

@@ -1,102 +1,198 @@
-// What the two ADS protocols (state of the world and delta) have in common, as seen by the channel that runs them.
+// What the two ADS protocols (state of the world, delta) share in a call: the stream, its connect deadline, the
+// does-not-exist timers of what it subscribed, reading and decoding responses, and the ACK/NACK decision. A call is
+// protocol only: it never touches the cache; the channel hands each decoded response to the layers above, then asks
+// the call to ACK or NACK it. Every timer a call starts dies with it (docs/architecture.md#timers).
 import { create } from "@bufbuild/protobuf";
+import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import { type Status, StatusSchema } from "@xdskit/protos/google/rpc/status_pb";
-import { type AuthorityState, statesOfType } from "./authority.js";
-import type { CacheUpdater, ChannelContext, DecodeMemo } from "./cache-updates.js";
+import type { XdsServerConfig } from "./bootstrap-types.js";
+import type { Clock } from "./clock.js";
+import { type DecodedResponse, type DecodeSettings, nackDetail } from "./decoded-response.js";
 import type { ScopedLogger } from "./logger.js";
 import type { ResourceState } from "./resource-state.js";
 import type { ResourceType } from "./resource-type.js";
 import type { XdsStream } from "./transport.js";
+import { createWatchTimers } from "./watch-timers.js";
 import { StatusCode } from "./xds-error.js";
 
 /** One ADS call (stream) on a server. */
 export interface AdsCall {
   readonly id: number;
-  /** The request(s) that bring the server up to date with the subscriptions of `typeUrl`. */
+  /** Sends what brings the server up to date with the subscriptions of `typeUrl`, if anything. */
   update(typeUrl: string): void;
-  /**
-   * Waits for the next response: a function that applies it (run inside a callback group; it also sends the ACK or
-   * NACK), or undefined when the server ended the stream with OK. Rejects when the stream fails.
-   */
-  next(): Promise<(() => void) | undefined>;
+  /** The next response, decoded; undefined when the server ended the stream with OK. Rejects when the stream fails. */
+  next(): Promise<DecodedResponse | undefined>;
+  /** ACKs or NACKs a response once the layers above applied it (one request per response). */
+  acknowledge(response: DecodedResponse): void;
+  /** Ends the stream and every timer of the call; no callback of the call runs afterwards. */
   cancel(): void;
 }
 
 /** What a call needs from its channel. */
 export interface CallHost {
-  readonly context: ChannelContext;
+  readonly server: XdsServerConfig;
+  readonly node: Node;
+  readonly clock: Clock;
   readonly log: ScopedLogger;
-  readonly updater: CacheUpdater;
-  /** The authorities whose subscriptions this server serves. */
-  readonly authorities: ReadonlySet<AuthorityState>;
-  /** State of the world: the last accepted version per type, kept across calls. */
-  readonly versions: Map<string, string>;
-  /** Per type: the previous response's decode results, kept across calls. */
-  memo(typeUrl: string): DecodeMemo;
+  readonly decode: DecodeSettings;
+  /** Milliseconds the stream has to get established before the call fails (docs/decisions.md#connect-deadline). */
+  readonly connectTimeoutMs: number;
+  /** The subscriptions of `typeUrl` the call must request, in a stable order. */
+  subscriptions(typeUrl: string): readonly ResourceState[];
+  /** The registered resource type of a type URL. */
+  typeOf(typeUrl: string): ResourceType<unknown> | undefined;
+  /** A does-not-exist timer of this call fired for `state` (`transient`: the 30 s `resource_timer_is_transient_error` one). */
+  expired(state: ResourceState, transient: boolean): void;
+}
+
+/** Thrown into the read loop when the stream was not established in time. */
+export class ConnectDeadlineError extends Error {
+  readonly code = StatusCode.DEADLINE_EXCEEDED;
+  constructor(readonly ms: number) {
+    super(`no HTTP/2 connection within the connect deadline of ${ms} ms`);
+  }
 }
 
 let nextCallId = 1;
 
-export function newCallId(): number {
-  return nextCallId++;
+/** The protocol-independent half of a call, which sotw-call.ts and delta-call.ts complete. */
+export interface CallCore<Req> {
+  readonly id: number;
+  /** Writes a request (the node goes on the first); arms the timers of `subscribed` once it is on the stream. */
+  send(request: Req, subscribed: readonly ResourceState[]): void;
+  next(): Promise<DecodedResponse | undefined>;
+  /** The `error_detail` of the NACK of `response` (logged with every error), or undefined to ACK. */
+  nackStatus(response: DecodedResponse): Status | undefined;
+  /** Stops the timers a response answered. */
+  settle(response: DecodedResponse): void;
+  /** Stops the timers of subscriptions of `typeUrl` that are gone. */
+  retain(typeUrl: string, subscribed: readonly ResourceState[]): void;
+  cancel(): void;
 }
 
-/** Every subscription of `typeUrl` this server serves. */
-export function subscriptionsOf(host: CallHost, typeUrl: string): ResourceState[] {
-  const out: ResourceState[] = [];
-  for (const authority of host.authorities) for (const state of statesOfType(authority, typeUrl)) out.push(state);
-  return out;
-}
-
-/** Writes a request; once it is on the stream, starts the does-not-exist timers of `states` (A57), unless the call ended. */
-export function sendAndArmTimers<Req>(
+export function createCallCore<Req extends { node?: Node | undefined }, Res>(
   host: CallHost,
-  stream: XdsStream<Req, unknown>,
-  request: Req,
-  states: readonly ResourceState[],
-  live: () => boolean,
-): void {
-  stream.send(request).then(
-    () => {
-      if (live()) for (const state of states) host.updater.maybeStartTimer(state);
-    },
-    () => {
-      // The stream ended; the read loop reports why.
-    },
-  );
-}
+  stream: XdsStream<Req, Res>,
+  decode: (response: Res) => DecodedResponse | undefined,
+  label: string,
+): CallCore<Req> {
+  const id = nextCallId++;
+  const { clock } = host;
+  let sentNode = false;
+  let cancelled = false;
+  let established = stream.established === undefined;
+  const transient = host.decode.features.dataErrorHandling && host.server.resourceTimerIsTransientError;
+  const timers = createWatchTimers(clock, transient ? 30_000 : 15_000, (state) => host.expired(state, transient));
+  // Until the stream is established, reads race the connect deadline; once it is, they do not (no reaction is left
+  // waiting on a promise that never settles).
+  let deadline: { readonly hit: Promise<never>; readonly handle: unknown } | undefined;
+  if (stream.established !== undefined) {
+    let fail: (error: Error) => void = () => {};
+    const hit = new Promise<never>((_, reject) => {
+      fail = reject;
+    });
+    hit.catch(() => {});
+    deadline = {
+      hit,
+      handle: clock.setTimeout(() => fail(new ConnectDeadlineError(host.connectTimeoutMs)), host.connectTimeoutMs),
+    };
+    stream.established.then(() => {
+      if (cancelled) return;
+      established = true;
+      clearDeadline();
+    });
+  }
 
-/** The `error_detail` of a NACK. */
-export function nackStatus(detail: string): Status {
-  return create(StatusSchema, { code: StatusCode.INVALID_ARGUMENT, message: detail });
-}
+  function clearDeadline(): void {
+    if (deadline === undefined) return;
+    clock.clearTimeout(deadline.handle);
+    deadline = undefined;
+  }
 
-/** The registered type of a response, or undefined (logged) for a type nobody watches. */
-export function responseType(host: CallHost, typeUrl: string): ResourceType<unknown> | undefined {
-  const type = host.context.types.get(typeUrl);
-  if (!type) host.log.warn(`ignoring a response of unknown resource type ${typeUrl}`);
-  return type;
-}
-
-/** The AdsCall over a stream, given how a protocol sends its requests and applies a response. */
-export function adsCall<Res>(
-  id: number,
-  stream: XdsStream<unknown, Res>,
-  update: (typeUrl: string) => void,
-  apply: (response: Res) => void,
-  onCancel: () => void,
-): AdsCall {
   return {
     id,
-    update,
+    send(request, subscribed) {
+      if (cancelled) return;
+      if (!sentNode) {
+        request.node = host.node;
+        sentNode = true;
+      }
+      const written = stream.send(request);
+      // A57: a subscription's timer starts once its request is on an established stream.
+      Promise.all([written, stream.established]).then(
+        () => {
+          if (!cancelled && established) timers.arm(subscribed);
+        },
+        () => {
+          // The stream ended; the read loop reports why.
+        },
+      );
+    },
     async next() {
-      const result = await stream.responses.next();
-      if (result.done) return undefined;
-      return () => apply(result.value);
+      for (;;) {
+        const read = stream.responses.next();
+        const result = deadline === undefined ? await read : await Promise.race([read, deadline.hit]);
+        if (result.done) return undefined;
+        const decoded = decode(result.value);
+        if (decoded !== undefined) return decoded;
+      }
+    },
+    nackStatus(response) {
+      if (response.errors.length === 0) return undefined;
+      const nodeId = host.node.id;
+      host.log.warn(
+        () =>
+          `NACK ${response.typeUrl} version ${response.version} nonce ${response.nonce} (${label} #${id}): ${response.errors.join("; ")}`,
+      );
+      return create(StatusSchema, { code: StatusCode.INVALID_ARGUMENT, message: nackDetail(response.errors, nodeId) });
+    },
+    settle(response) {
+      timers.settle(response.typeUrl);
+    },
+    retain(typeUrl, subscribed) {
+      timers.retain(typeUrl, subscribed);
     },
     cancel() {
-      onCancel();
+      if (cancelled) return;
+      cancelled = true;
+      clearDeadline();
+      timers.stopAll();
       stream.cancel();
     },
   };
+}
+
+/** A request answering a response: the response, and the NACK's `error_detail` (undefined: an ACK). */
+export interface Answer {
+  readonly response: DecodedResponse;
+  readonly nack: Status | undefined;
+}
+
+/**
+ * The AdsCall of a protocol, given how it sends what a type needs (`answer` set when the request ACKs or NACKs a
+ * response); returns the subscriptions the request covered.
+ */
+export function protocolCall<Req>(
+  core: CallCore<Req>,
+  send: (typeUrl: string, answer?: Answer) => readonly ResourceState[],
+): AdsCall {
+  return {
+    id: core.id,
+    update(typeUrl) {
+      core.retain(typeUrl, send(typeUrl));
+    },
+    next: () => core.next(),
+    acknowledge(response) {
+      send(response.typeUrl, { response, nack: core.nackStatus(response) });
+      core.settle(response);
+    },
+    cancel: () => core.cancel(),
+  };
+}
+
+/** The registered type of a response, or undefined (logged) for a type nobody watches: such a response is ignored. */
+export function responseType(host: CallHost, typeUrl: string): ResourceType<unknown> | undefined {
+  const type = host.typeOf(typeUrl);
+  if (!type) host.log.warn(`ignoring a response of unknown resource type ${typeUrl}`);
+  return type;
 }

@@ -1,15 +1,17 @@
-// The client's cache as CSDS `ClientConfig` (A40, A88): one GenericXdsConfig per subscribed resource.
+// The client's cache as CSDS `ClientConfig` (A40, A88): one GenericXdsConfig per subscription. A subscription with
+// TP2 dynamic parameters is named with them, and the variant it holds is reported as received, in its `Resource`
+// wrapper (docs/decisions.md#variants-in-csds-and-metrics).
 import { create } from "@bufbuild/protobuf";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { anyPack, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { ClientResourceStatus, UpdateFailureStateSchema } from "@xdskit/protos/envoy/admin/v3/config_dump_shared_pb";
 import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
+import { ResourceSchema } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import {
   type ClientConfig,
   ClientConfig_GenericXdsConfigSchema,
   ClientConfigSchema,
 } from "@xdskit/protos/envoy/service/status/v3/csds_pb";
-import { type AuthorityState, statesOfType } from "./authority.js";
-import type { CacheState } from "./resource-state.js";
+import { type CacheState, parametersText, type ResourceState } from "./resource-state.js";
 
 const clientStatusOf: Record<CacheState, ClientResourceStatus> = {
   requested: ClientResourceStatus.REQUESTED,
@@ -20,34 +22,41 @@ const clientStatusOf: Record<CacheState, ClientResourceStatus> = {
   timeout: ClientResourceStatus.TIMEOUT,
 };
 
-export function dumpClientConfig(node: Node, authorities: Iterable<AuthorityState>, clientScope: string): ClientConfig {
+/** The CSDS name of a subscription: its resource name, then its dynamic parameters, if any, in braces. */
+export function csdsName(state: ResourceState): string {
+  return state.parametersKey === "" ? state.name : `${state.name}{${parametersText(state.parameters)}}`;
+}
+
+export function dumpClientConfig(node: Node, states: Iterable<ResourceState>, clientScope: string): ClientConfig {
   const configs = [];
-  for (const authority of authorities) {
-    for (const typeUrl of authority.resources.keys()) {
-      for (const state of statesOfType(authority, typeUrl)) {
-        const config = create(ClientConfig_GenericXdsConfigSchema, {
-          typeUrl,
-          name: state.name,
-          clientStatus: clientStatusOf[state.state],
-        });
-        const cached = state.resource;
-        if (cached) {
-          config.versionInfo = cached.version;
-          config.xdsConfig = cached.any;
-          config.lastUpdated = timestampFromMs(cached.lastUpdated);
-        }
-        const failure = state.errorState;
-        if (failure) {
-          config.errorState = create(UpdateFailureStateSchema, {
-            details: failure.details,
-            versionInfo: failure.version ?? "",
-            lastUpdateAttempt: timestampFromMs(failure.time),
-            ...(failure.failedConfiguration === undefined ? {} : { failedConfiguration: failure.failedConfiguration }),
-          });
-        }
-        configs.push(config);
-      }
+  for (const state of states) {
+    const config = create(ClientConfig_GenericXdsConfigSchema, {
+      typeUrl: state.typeUrl,
+      name: csdsName(state),
+      clientStatus: clientStatusOf[state.state],
+    });
+    const cached = state.resource;
+    if (cached) {
+      config.versionInfo = cached.version;
+      const resourceName = cached.variant.resourceName;
+      config.xdsConfig = resourceName
+        ? anyPack(
+            ResourceSchema,
+            create(ResourceSchema, { resourceName, version: cached.version, resource: cached.any }),
+          )
+        : cached.any;
+      config.lastUpdated = timestampFromMs(cached.lastUpdated);
     }
+    const failure = state.errorState;
+    if (failure) {
+      config.errorState = create(UpdateFailureStateSchema, {
+        details: failure.details,
+        versionInfo: failure.version ?? "",
+        ...(failure.time === undefined ? {} : { lastUpdateAttempt: timestampFromMs(failure.time) }),
+        ...(failure.failedConfiguration === undefined ? {} : { failedConfiguration: failure.failedConfiguration }),
+      });
+    }
+    configs.push(config);
   }
   return create(ClientConfigSchema, { node, genericXdsConfigs: configs, clientScope });
 }

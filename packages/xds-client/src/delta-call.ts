@@ -1,6 +1,7 @@
 // Incremental (delta) ADS: requests carry subscription changes; a new stream resubscribes everything with the
 // versions of cached resources; responses carry changed resources, each with its own version, and explicit
-// removals (`removed_resources`, and `removed_resource_names` for variants sent with constraints).
+// removals (`removed_resources`, and `removed_resource_names` for variants sent with constraints). What the
+// protocols share is in ads-call.ts and decoded-response.ts.
 import { create } from "@bufbuild/protobuf";
 import { TRUE } from "@xdskit/constraint-matcher";
 import {
@@ -9,17 +10,15 @@ import {
   type DeltaDiscoveryResponse,
   ResourceLocatorSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { type AdsCall, type Answer, type CallHost, createCallCore, protocolCall, responseType } from "./ads-call.js";
 import {
-  type AdsCall,
-  adsCall,
-  type CallHost,
-  nackStatus,
-  newCallId,
-  responseType,
-  sendAndArmTimers,
-  subscriptionsOf,
-} from "./ads-call.js";
-import { type Decoded, nackDetail, safeDecode } from "./cache-updates.js";
+  addResource,
+  addResourceErrors,
+  emptyResponse,
+  readVariantRef,
+  UNCONSTRAINED,
+  unwrapResource,
+} from "./decoded-response.js";
 import { canonicalName } from "./resource-name.js";
 import type { ResourceState } from "./resource-state.js";
 import type { XdsStream } from "./transport.js";
@@ -37,14 +36,34 @@ export function createDeltaCall(
   host: CallHost,
   stream: XdsStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>,
 ): AdsCall {
-  const id = newCallId();
   /** What the server was told it is subscribed to, per type, on this stream. */
   const sent = new Map<string, Map<string, Sent>>();
-  let sentNode = false;
-  let cancelled = false;
+  const core = createCallCore(host, stream, decode, "delta ADS call");
 
-  function send(typeUrl: string, ack?: { nonce: string; errorDetail?: string }): void {
-    const states = subscriptionsOf(host, typeUrl);
+  function decode(response: DeltaDiscoveryResponse) {
+    const typeUrl = response.typeUrl;
+    const type = responseType(host, typeUrl);
+    if (!type) return undefined;
+    const out = emptyResponse(typeUrl, type, response.systemVersionInfo, response.nonce, false);
+    const { features } = host.decode;
+    response.resources.forEach((resource, i) => {
+      addResource(out, i, unwrapResource(resource, typeUrl, features), host.decode, undefined, resource.version);
+    });
+    for (const name of response.removedResources) {
+      out.removals.push({ name: canonicalName(name), constraints: TRUE, variant: UNCONSTRAINED });
+    }
+    response.removedResourceNames.forEach((removed, i) => {
+      const ref = readVariantRef(removed, features);
+      if ("error" in ref) out.errors.push(`removed_resource_names[${i}]: ${ref.error}`);
+      else out.removals.push(ref);
+    });
+    addResourceErrors(out, response.resourceErrors, features);
+    return out;
+  }
+
+  function send(typeUrl: string, answer?: Answer): readonly ResourceState[] {
+    const ack = answer && { nonce: answer.response.nonce, errorDetail: answer.nack };
+    const states = host.subscriptions(typeUrl);
     const first = !sent.has(typeUrl);
     const before = sent.get(typeUrl) ?? new Map<string, Sent>();
     const now = new Map<string, Sent>();
@@ -62,8 +81,10 @@ export function createDeltaCall(
         );
       if (first && state.resource !== undefined) request.initialResourceVersions[state.name] = state.resource.version;
     }
+    let removed = 0;
     for (const [key, entry] of before) {
       if (now.has(key)) continue;
+      removed += 1;
       if (Object.keys(entry.parameters).length === 0) request.resourceNamesUnsubscribe.push(entry.name);
       else
         request.resourceLocatorsUnsubscribe.push(
@@ -71,99 +92,16 @@ export function createDeltaCall(
         );
     }
     sent.set(typeUrl, now);
-    const changed =
-      request.resourceNamesSubscribe.length +
-        request.resourceLocatorsSubscribe.length +
-        request.resourceNamesUnsubscribe.length +
-        request.resourceLocatorsUnsubscribe.length >
-      0;
-    if (!first && !changed && ack === undefined) return;
-    if (!sentNode) {
-      request.node = host.context.node;
-      sentNode = true;
+    if (ack?.errorDetail !== undefined) request.errorDetail = ack.errorDetail;
+    if (first || added.length + removed > 0 || ack !== undefined) {
+      host.log.trace(
+        () =>
+          `delta ADS call #${core.id} sending ${typeUrl} +${added.length} -${removed} nonce="${request.responseNonce}"${ack?.errorDetail === undefined ? "" : " NACK"}`,
+      );
+      core.send(request, added);
     }
-    if (ack?.errorDetail !== undefined) request.errorDetail = nackStatus(ack.errorDetail);
-    host.log.trace(
-      () =>
-        `delta ADS call #${id} sending ${typeUrl} +${added.length} -${request.resourceNamesUnsubscribe.length + request.resourceLocatorsUnsubscribe.length} nonce="${request.responseNonce}"`,
-    );
-    sendAndArmTimers(host, stream, request, added, () => !cancelled);
+    return states;
   }
 
-  function apply(response: DeltaDiscoveryResponse): void {
-    const typeUrl = response.typeUrl;
-    const type = responseType(host, typeUrl);
-    if (!type) return;
-    const { updater } = host;
-    const version = response.systemVersionInfo;
-    const errors: string[] = [];
-    const decoded: Decoded[] = [];
-    let valid = 0;
-    let invalid = 0;
-    response.resources.forEach((resource, i) => {
-      const unwrapped = updater.unwrapResource(resource, typeUrl);
-      if ("error" in unwrapped) {
-        errors.push(`resources[${i}]: ${unwrapped.error}`);
-        invalid += 1;
-        return;
-      }
-      const result = safeDecode(type, unwrapped.any, updater.decodeContext);
-      const name = unwrapped.name ?? result.name;
-      if (result.ok) valid += 1;
-      else {
-        invalid += 1;
-        errors.push(
-          name === undefined ? `resources[${i}]: ${result.error}` : `resources[${i}]: ${name}: ${result.error}`,
-        );
-      }
-      if (name !== undefined) {
-        decoded.push({
-          name: canonicalName(name),
-          constraints: unwrapped.constraints,
-          result,
-          any: unwrapped.any,
-          version: resource.version,
-        });
-      }
-    });
-    updater.applyDecoded(host.authorities, typeUrl, decoded, version);
-    for (const name of response.removedResources) {
-      for (const state of updater.statesFor(host.authorities, typeUrl, canonicalName(name), TRUE))
-        updater.deleted(state, version);
-    }
-    response.removedResourceNames.forEach((removed, i) => {
-      try {
-        const constraints = updater.readConstraints(removed.dynamicParameterConstraints);
-        for (const state of updater.statesFor(host.authorities, typeUrl, canonicalName(removed.name), constraints))
-          updater.deleted(state, version);
-      } catch (error) {
-        errors.push(`removed_resource_names[${i}]: ${removed.name}: ${(error as Error).message}`);
-      }
-    });
-    invalid += updater.applyResourceErrors(
-      host.authorities,
-      typeUrl,
-      response.resourceErrors,
-      version,
-      errors,
-      new Set(),
-    );
-    updater.countUpdates(typeUrl, valid, invalid);
-    if (errors.length === 0) send(typeUrl, { nonce: response.nonce });
-    else {
-      const detail = nackDetail(errors, host.context.bootstrap.node.id);
-      host.log.warn(() => `NACK ${typeUrl} nonce ${response.nonce}: ${detail}`);
-      send(typeUrl, { nonce: response.nonce, errorDetail: detail });
-    }
-  }
-
-  return adsCall(
-    id,
-    stream,
-    (typeUrl) => send(typeUrl),
-    apply,
-    () => {
-      cancelled = true;
-    },
-  );
+  return protocolCall(core, send);
 }

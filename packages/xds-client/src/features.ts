@@ -1,6 +1,6 @@
 /**
- * The experimental switches of protocol.md Part 1 item 3, resolved once when a client is created: an explicit
- * option wins over the environment, which wins over the default (every switch defaults to on).
+ * The experimental switches, resolved once when a client is created: an explicit option wins over the environment,
+ * which wins over the default (every switch defaults to on; docs/decisions.md#switch-defaults).
  */
 export interface XdsFeatures {
   /** A88 data error handling and TP3 `resource_errors` (`GRPC_EXPERIMENTAL_XDS_DATA_ERROR_HANDLING`). */

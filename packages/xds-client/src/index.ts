@@ -1,8 +1,8 @@
 // @xdskit/xds-client. Grouped by audience (import sorting is off for this file): end users first.
-export { createXdsClient } from "./xds-client.js";
+export { createXdsClient, DEFAULT_CONNECT_TIMEOUT_MS } from "./xds-client.js";
 export type { WatchOptions, XdsClient, XdsClientOptions } from "./xds-client.js";
 export type { CacheState, ResourceResult, ResourceWatcher } from "./resource-state.js";
-export { StatusCode, statusCodeName, XdsError } from "./xds-error.js";
+export { isXdsError, StatusCode, statusCodeName, XdsError } from "./xds-error.js";
 export type { StatusCode as StatusCodeValue, XdsErrorKind } from "./xds-error.js";
 export { BootstrapError, parseBootstrap, parseBootstrapText } from "./bootstrap.js";
 export type { Bootstrap, XdsServerConfig } from "./bootstrap-types.js";
@@ -38,6 +38,7 @@ export type {
   Locality,
   LocalityName,
   OrcaPropagationConfig,
+  OrcaSelection,
   OutlierDetectionConfig,
   PathMatcher,
   Priority,

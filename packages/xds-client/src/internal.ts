@@ -5,3 +5,4 @@ export { resolveFeatures } from "./features.js";
 export { OLD_STYLE_AUTHORITY, parseResourceName } from "./resource-name.js";
 export type { XdsClientInternals } from "./xds-client.js";
 export { createXdsClientWithInternals } from "./xds-client.js";
+export { errorMessage } from "./xds-error.js";

@@ -4,6 +4,8 @@ export const XdsMetricName = {
   resourceUpdatesValid: "grpc.xds_client.resource_updates_valid",
   resourceUpdatesInvalid: "grpc.xds_client.resource_updates_invalid",
   serverFailure: "grpc.xds_client.server_failure",
+  /** Not A78: subscriptions that several TP2 variants of one response matched (docs/decisions.md#ambiguous-variants). */
+  resourceVariantsAmbiguous: "grpc.xds_client.resource_variants_ambiguous",
   connected: "grpc.xds_client.connected",
   resources: "grpc.xds_client.resources",
 } as const;
@@ -11,10 +13,15 @@ export const XdsMetricName = {
 export type XdsCounterName =
   | typeof XdsMetricName.resourceUpdatesValid
   | typeof XdsMetricName.resourceUpdatesInvalid
-  | typeof XdsMetricName.serverFailure;
+  | typeof XdsMetricName.serverFailure
+  | typeof XdsMetricName.resourceVariantsAmbiguous;
 export type XdsGaugeName = typeof XdsMetricName.connected | typeof XdsMetricName.resources;
 
-/** Labels as A78 names them: `grpc.target`, `grpc.xds.server`, `grpc.xds.resource_type`, `grpc.xds.authority`, `grpc.xds.cache_state`. */
+/**
+ * Labels as A78 names them: `grpc.target`, `grpc.xds.server`, `grpc.xds.resource_type`, `grpc.xds.authority`,
+ * `grpc.xds.cache_state`; and `grpc.xds.dynamic_parameters` on `resources` (the subscription's TP2 parameters,
+ * empty for none; docs/decisions.md#variants-in-csds-and-metrics).
+ */
 export type MetricLabels = Readonly<Record<string, string>>;
 
 export interface XdsMetricsRecorder {

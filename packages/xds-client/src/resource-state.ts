@@ -1,9 +1,9 @@
-// One cache entry: a (type, name, dynamic parameters) subscription, its watchers, the last accepted resource and
-// the A88 cache state. Everything here runs in the client's mutation path; watcher callbacks only go through the
-// callback queue.
+// One cache entry: a (type, name, dynamic parameters) subscription, its watchers, the last accepted resource, the
+// TP2 variant it holds and the A88 cache state. Owned by the cache (resource-cache.ts); everything here runs in the
+// client's mutation path, and watcher callbacks only go through the callback queue.
 import type { Any } from "@bufbuild/protobuf/wkt";
+import type { ResourceName } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { CallbackQueue } from "./callback-queue.js";
-import type { Clock } from "./clock.js";
 import type { XdsError } from "./xds-error.js";
 
 /** A88 cache states; they map one to one onto CSDS `ClientResourceStatus`. */
@@ -18,6 +18,11 @@ export interface ResourceWatcher<T> {
   onResourceChanged(result: ResourceResult<T>): void | Promise<void>;
   /** A problem that does not change the resource the watcher has (if any). */
   onAmbientError(error: XdsError): void | Promise<void>;
+  /**
+   * The last ambient error no longer holds: the resource the watcher has is current again (A88's ambient error with
+   * an OK status; see docs/decisions.md#the-watcher-api). Optional: a watcher without it is given the resource again.
+   */
+  onAmbientErrorCleared?(): void | Promise<void>;
 }
 
 export interface WatcherEntry {
@@ -30,86 +35,99 @@ export interface CachedResource {
   version: string;
   /** The resource as received (the inner Any, wrapper removed), for CSDS. */
   readonly any: Any;
+  /** The TP2 variant it is. */
+  readonly variant: HeldVariant;
   readonly lastUpdated: number;
 }
 
+/** CSDS `error_state`: a rejected update (version and time set), or details only (the timer fired). */
 export interface ErrorState {
   readonly details: string;
   readonly version?: string;
-  readonly time: number;
+  readonly time?: number;
   readonly failedConfiguration?: Any;
+}
+
+/** The TP2 variant a subscription holds: the canonical text of its constraints ("" for none). */
+export interface HeldVariant {
+  readonly key: string;
+  /** The `resource_name` it came with, when it had constraints (CSDS reports it). */
+  readonly resourceName?: ResourceName;
 }
 
 export class ResourceState {
   readonly watchers = new Set<WatcherEntry>();
   state: CacheState = "requested";
   resource: CachedResource | undefined;
-  /** The latest error: delivered as ambient while a resource is cached, else as the watchers' result. */
+  /** The entry's own latest error (data error, server error, deletion, timer): ambient while cached, else a result. */
   error: XdsError | undefined;
   /** The last rejected update, for CSDS `error_state`. */
   errorState: ErrorState | undefined;
   /** Bytes of the last invalid update, to suppress repeating the same error to watchers. */
   lastInvalid: Uint8Array | undefined;
-  private timer: unknown;
   /** Legacy A53 mode: a deletion is being ignored. */
   deletionIgnored = false;
+  /** The variant the server last sent for this subscription (a resource, valid or not, or an error). */
+  variant: HeldVariant | undefined;
+  /** The watchers were told an ambient error that nothing has cleared since. */
+  private ambientPending = false;
 
   constructor(
+    readonly authority: string,
     readonly typeUrl: string,
     readonly name: string,
     readonly parameters: Readonly<Record<string, string>>,
     readonly parametersKey: string,
     private readonly queue: CallbackQueue,
-    private readonly clock: Clock,
   ) {}
 
-  get timerRunning(): boolean {
-    return this.timer !== undefined;
-  }
-
-  /** Starts the does-not-exist timer (A57); `fire` runs once unless cancelled first. */
-  startTimer(ms: number, fire: () => void): void {
-    this.cancelTimer();
-    this.timer = this.clock.setTimeout(() => {
-      this.timer = undefined;
-      fire();
-    }, ms);
-  }
-
-  cancelTimer(): void {
-    if (this.timer !== undefined) {
-      this.clock.clearTimeout(this.timer);
-      this.timer = undefined;
-    }
+  /** Requested and not answered yet: what the does-not-exist timer waits for, and what A71 calls uncached. */
+  isWaiting(): boolean {
+    return this.state === "requested" && this.watchers.size > 0;
   }
 
   /** Delivers the cached resource to every watcher (or one). */
   notifyResource(only?: WatcherEntry): void {
     const resource = this.resource;
     if (!resource) return;
+    if (!only) this.ambientPending = false;
     const result = Object.freeze({ ok: true as const, resource: resource.value, version: resource.version });
     this.forEach(only, (w) => w.onResourceChanged(result));
   }
 
-  /** Sets `error` and delivers it: ambient while a resource is cached, as the result otherwise. */
+  /** Sets the entry's error and delivers it: ambient while a resource is cached, as the result otherwise. */
   notifyError(error: XdsError): void {
     this.error = error;
-    if (this.resource) this.forEach(undefined, (w) => w.onAmbientError(error));
-    else {
-      const result = Object.freeze({ ok: false as const, error });
-      this.forEach(undefined, (w) => w.onResourceChanged(result));
-    }
+    this.deliverError(error);
   }
 
-  /** What a new watcher is owed: the resource, then the current error, in that order. */
-  catchUp(entry: WatcherEntry): void {
-    const error = this.error;
-    if (this.resource) {
-      this.notifyResource(entry);
-      if (error) this.forEach(entry, (w) => w.onAmbientError(error));
-    } else if (error) {
-      const result = Object.freeze({ ok: false as const, error });
-      this.forEach(entry, (w) => w.onResourceChanged(result));
+  /** Delivers an error that is not the entry's own (the authority's servers are unreachable). */
+  notifyConnectivity(error: XdsError): void {
+    this.deliverError(error);
+  }
+
+  /**
+   * The ambient error the watchers were told no longer holds (an identical resource arrived, or the servers are
+   * reachable again): `onAmbientErrorCleared`, or the resource again for watchers without it.
+   */
+  notifyCleared(): void {
+    const resource = this.resource;
+    if (!this.ambientPending || !resource) return;
+    this.ambientPending = false;
+    const result = Object.freeze({ ok: true as const, resource: resource.value, version: resource.version });
+    this.forEach(undefined, (w) => (w.onAmbientErrorCleared ? w.onAmbientErrorCleared() : w.onResourceChanged(result)));
+  }
+
+  /** What a new watcher is owed: the resource, then the entry's error, then the outage, in that order. */
+  catchUp(entry: WatcherEntry, outage: XdsError | undefined): void {
+    this.notifyResource(entry);
+    for (const error of [this.error, outage]) {
+      if (error === undefined) continue;
+      if (this.resource) this.forEach(entry, (w) => w.onAmbientError(error));
+      else {
+        const result = Object.freeze({ ok: false as const, error });
+        this.forEach(entry, (w) => w.onResourceChanged(result));
+      }
     }
   }
 
@@ -128,6 +146,17 @@ export class ResourceState {
     }
   }
 
+  private deliverError(error: XdsError): void {
+    if (this.resource) {
+      this.ambientPending = true;
+      this.forEach(undefined, (w) => w.onAmbientError(error));
+    } else {
+      this.ambientPending = false;
+      const result = Object.freeze({ ok: false as const, error });
+      this.forEach(undefined, (w) => w.onResourceChanged(result));
+    }
+  }
+
   private forEach(only: WatcherEntry | undefined, call: (watcher: ResourceWatcher<unknown>) => unknown): void {
     const targets = only ? [only] : [...this.watchers];
     for (const entry of targets) {
@@ -136,10 +165,24 @@ export class ResourceState {
   }
 }
 
-/** A stable key for a parameter map: sorted `key=value` pairs. Empty for no parameters. */
+/** A stable, unambiguous key for a parameter map (sorted pairs). Empty for no parameters. */
 export function parametersKey(parameters: Readonly<Record<string, string>>): string {
   const keys = Object.keys(parameters);
   if (keys.length === 0) return "";
   keys.sort();
   return JSON.stringify(keys.map((k) => [k, parameters[k]]));
+}
+
+const SPECIAL = /[%,={}]/g;
+const percentEncode = (text: string) => text.replace(SPECIAL, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+/**
+ * A parameter map as people read it, for CSDS names and metric labels: `k1=v1,k2=v2` sorted by key, with `%`, `,`,
+ * `=`, `{` and `}` percent-encoded so that two maps never read the same (docs/decisions.md#variants-in-csds-and-metrics).
+ */
+export function parametersText(parameters: Readonly<Record<string, string>>): string {
+  return Object.keys(parameters)
+    .sort()
+    .map((k) => `${percentEncode(k)}=${percentEncode(parameters[k]!)}`)
+    .join(",");
 }

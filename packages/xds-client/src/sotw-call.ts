@@ -1,35 +1,56 @@
 // State-of-the-world ADS: each request lists every subscribed name of its type, with the last accepted version and
-// the nonce of the last response; LDS and CDS responses list every resource, so an omitted cached one is deleted.
+// the nonce of the last response; a response lists the whole state of its type (LDS and CDS: an omitted cached
+// resource is deleted). What the protocols share is in ads-call.ts and decoded-response.ts.
 import { create } from "@bufbuild/protobuf";
 import {
   type DiscoveryRequest,
   DiscoveryRequestSchema,
   type DiscoveryResponse,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import {
-  type AdsCall,
-  adsCall,
-  type CallHost,
-  nackStatus,
-  newCallId,
-  responseType,
-  sendAndArmTimers,
-  subscriptionsOf,
-} from "./ads-call.js";
-import { statesOfType } from "./authority.js";
-import { type Decoded, nackDetail } from "./cache-updates.js";
-import { canonicalName } from "./resource-name.js";
+import { type AdsCall, type Answer, type CallHost, createCallCore, protocolCall, responseType } from "./ads-call.js";
+import { addResource, addResourceErrors, type DecodeMemo, emptyResponse, unwrapAny } from "./decoded-response.js";
+import type { ResourceState } from "./resource-state.js";
 import type { XdsStream } from "./transport.js";
 
-export function createSotwCall(host: CallHost, stream: XdsStream<DiscoveryRequest, DiscoveryResponse>): AdsCall {
-  const id = newCallId();
+/** What a channel keeps across its SotW calls: the last accepted version and the decode memo of each type. */
+export interface SotwMemory {
+  readonly versions: Map<string, string>;
+  memo(typeUrl: string): DecodeMemo;
+}
+
+export function createSotwCall(
+  host: CallHost,
+  stream: XdsStream<DiscoveryRequest, DiscoveryResponse>,
+  memory: SotwMemory,
+): AdsCall {
   // A new stream starts with the last accepted versions and empty nonces.
   const nonces = new Map<string, string>();
-  let sentNode = false;
-  let cancelled = false;
+  const core = createCallCore(host, stream, decode, "ADS call");
 
-  function send(typeUrl: string, errorDetail?: string): void {
-    const states = subscriptionsOf(host, typeUrl);
+  function decode(response: DiscoveryResponse) {
+    const typeUrl = response.typeUrl;
+    const type = responseType(host, typeUrl);
+    if (!type) return undefined;
+    nonces.set(typeUrl, response.nonce);
+    const out = emptyResponse(typeUrl, type, response.versionInfo, response.nonce, true);
+    const memo = memory.memo(typeUrl);
+    const { features } = host.decode;
+    response.resources.forEach((any, i) => {
+      addResource(out, i, unwrapAny(any, typeUrl, features), host.decode, memo);
+    });
+    memo.rotate();
+    addResourceErrors(out, response.resourceErrors, features);
+    return out;
+  }
+
+  function send(typeUrl: string, answer?: Answer): readonly ResourceState[] {
+    if (answer) {
+      // A46: the version advances when the response had no error or at least one valid resource.
+      const { response } = answer;
+      if (response.errors.length === 0 || response.valid > 0) memory.versions.set(typeUrl, response.version);
+    }
+    const nack = answer?.nack;
+    const states = host.subscriptions(typeUrl);
     const names: string[] = [];
     const seenNames = new Set<string>();
     const locators: { name: string; dynamicParameters: Record<string, string> }[] = [];
@@ -44,87 +65,20 @@ export function createSotwCall(host: CallHost, stream: XdsStream<DiscoveryReques
       }
     }
     const request = create(DiscoveryRequestSchema, {
-      versionInfo: host.versions.get(typeUrl) ?? "",
+      versionInfo: memory.versions.get(typeUrl) ?? "",
       typeUrl,
       responseNonce: nonces.get(typeUrl) ?? "",
       resourceNames: names,
       resourceLocators: locators,
     });
-    if (!sentNode) {
-      request.node = host.context.node;
-      sentNode = true;
-    }
-    if (errorDetail !== undefined) request.errorDetail = nackStatus(errorDetail);
+    if (nack !== undefined) request.errorDetail = nack;
     host.log.trace(
       () =>
-        `ADS call #${id} sending ${typeUrl} v="${request.versionInfo}" nonce="${request.responseNonce}" names=${states.length}${errorDetail === undefined ? "" : " NACK"}`,
+        `ADS call #${core.id} sending ${typeUrl} v="${request.versionInfo}" nonce="${request.responseNonce}" names=${states.length}${nack === undefined ? "" : " NACK"}`,
     );
-    sendAndArmTimers(host, stream, request, states, () => !cancelled);
+    core.send(request, states);
+    return states;
   }
 
-  function apply(response: DiscoveryResponse): void {
-    const typeUrl = response.typeUrl;
-    const type = responseType(host, typeUrl);
-    if (!type) return;
-    nonces.set(typeUrl, response.nonce);
-    const { updater } = host;
-    const memo = host.memo(typeUrl);
-    const errors: string[] = [];
-    const seen = new Set<string>();
-    const decoded: Decoded[] = [];
-    const version = response.versionInfo;
-    let valid = 0;
-    let invalid = 0;
-    response.resources.forEach((entry, i) => {
-      const unwrapped = updater.unwrapSotw(entry, typeUrl);
-      if ("error" in unwrapped) {
-        errors.push(`resource index ${i}: ${unwrapped.error}`);
-        invalid += 1;
-        return;
-      }
-      const result = memo.decode(i, type, unwrapped.any, updater.decodeContext);
-      const name = unwrapped.name ?? result.name;
-      const canonical = name === undefined ? undefined : canonicalName(name);
-      if (canonical !== undefined) seen.add(canonical);
-      if (result.ok) valid += 1;
-      else {
-        invalid += 1;
-        errors.push(
-          name === undefined ? `resource index ${i}: ${result.error}` : `resource index ${i}: ${name}: ${result.error}`,
-        );
-      }
-      if (canonical !== undefined) {
-        decoded.push({ name: canonical, constraints: unwrapped.constraints, result, any: unwrapped.any });
-      }
-    });
-    memo.rotate();
-    updater.applyDecoded(host.authorities, typeUrl, decoded, version);
-    invalid += updater.applyResourceErrors(host.authorities, typeUrl, response.resourceErrors, version, errors, seen);
-    if (type.allResourcesRequiredInSotW) {
-      for (const authority of host.authorities) {
-        for (const state of statesOfType(authority, typeUrl)) {
-          if (state.resource !== undefined && !seen.has(state.name)) updater.deleted(state, version);
-        }
-      }
-    }
-    updater.countUpdates(typeUrl, valid, invalid);
-    // The version advances when the response had no error or at least one valid resource (A46).
-    if (errors.length === 0 || valid > 0) host.versions.set(typeUrl, version);
-    if (errors.length === 0) send(typeUrl);
-    else {
-      const detail = nackDetail(errors, host.context.bootstrap.node.id);
-      host.log.warn(() => `NACK ${typeUrl} version ${version}: ${detail}`);
-      send(typeUrl, detail);
-    }
-  }
-
-  return adsCall(
-    id,
-    stream,
-    (typeUrl) => send(typeUrl),
-    apply,
-    () => {
-      cancelled = true;
-    },
-  );
+  return protocolCall(core, send);
 }

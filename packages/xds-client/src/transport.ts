@@ -1,6 +1,7 @@
 // The transport: opens bidi ADS streams to one xDS server. The default uses @connectrpc/connect-node's gRPC
 // transport over HTTP/2; tests and embedders may inject another (an in-memory pair, a proxy).
 import { readFileSync } from "node:fs";
+import type * as http2 from "node:http2";
 import { createClient } from "@connectrpc/connect";
 import { createWritableIterable } from "@connectrpc/connect/protocol";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
@@ -21,6 +22,12 @@ export interface XdsStream<Req, Res> {
   readonly responses: AsyncIterator<Res>;
   /** Ends the stream from our side (no error is reported to the reader). */
   cancel(): void;
+  /**
+   * Resolves once the stream runs on an established connection (for HTTP/2: the server answered the connection
+   * preface), which is when a request written on it counts as sent (A57). Never settles if that does not happen.
+   * Absent: a request counts as sent once `send` resolves.
+   */
+  readonly established?: Promise<void>;
 }
 
 /** The streams of one xDS server. */
@@ -54,6 +61,50 @@ function readPem(path: string | undefined): Buffer | undefined {
   return path === undefined ? undefined : readFileSync(path);
 }
 
+/**
+ * connect-node's session manager, watching which HTTP/2 sessions completed their handshake: a session counts once the
+ * server's SETTINGS frame or the answer to a PING arrived (a server that accepts TCP and never speaks HTTP/2 gives
+ * neither). Streams opened on it wait for the first session a request uses after they were opened.
+ */
+class HandshakeAwareSessionManager extends Http2SessionManager {
+  private readonly handshakes = new WeakMap<http2.ClientHttp2Session, Promise<void>>();
+  private waiting: ((session: http2.ClientHttp2Session) => void)[] = [];
+
+  override async request(...args: Parameters<Http2SessionManager["request"]>): Promise<http2.ClientHttp2Stream> {
+    const stream = await super.request(...args);
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const notify of waiting) notify(stream.session as http2.ClientHttp2Session);
+    return stream;
+  }
+
+  /** Resolves once a request made after this call runs on a session whose handshake completed. */
+  established(): Promise<void> {
+    return new Promise<http2.ClientHttp2Session>((resolve) => this.waiting.push(resolve)).then((s) =>
+      this.handshake(s),
+    );
+  }
+
+  private handshake(session: http2.ClientHttp2Session): Promise<void> {
+    let done = this.handshakes.get(session);
+    if (!done) {
+      done = new Promise<void>((resolve) => {
+        session.once("remoteSettings", () => resolve());
+        try {
+          // Answered only after the server's own preface, so it also covers settings received before we looked.
+          session.ping((error) => {
+            if (!error) resolve();
+          });
+        } catch {
+          // A closed session: the stream on it fails and reports why.
+        }
+      });
+      this.handshakes.set(session, done);
+    }
+    return done;
+  }
+}
+
 /** The default transport: gRPC over HTTP/2 with connect-node, one HTTP/2 connection per server. */
 export const createConnectTransport: XdsTransportFactory = (server, options) => {
   const baseUrl = serverBaseUrl(server);
@@ -66,7 +117,7 @@ export const createConnectTransport: XdsTransportFactory = (server, options) => 
           ...(creds.privateKeyFile === undefined ? {} : { key: readPem(creds.privateKeyFile) }),
         }
       : {};
-  const sessionManager = new Http2SessionManager(
+  const sessionManager = new HandshakeAwareSessionManager(
     baseUrl,
     { pingIntervalMs: 60_000, pingTimeoutMs: 20_000, pingIdleConnection: false },
     tlsOptions,
@@ -77,10 +128,12 @@ export const createConnectTransport: XdsTransportFactory = (server, options) => 
   function open<Req, Res>(start: (input: AsyncIterable<Req>, signal: AbortSignal) => AsyncIterable<Res>) {
     const requests = createWritableIterable<Req>();
     const abort = new AbortController();
+    const established = sessionManager.established();
     const responses = start(requests, abort.signal)[Symbol.asyncIterator]();
     const stream: XdsStream<Req, Res> = {
       send: (request) => requests.write(request),
       responses,
+      established,
       cancel: () => {
         requests.close();
         abort.abort();

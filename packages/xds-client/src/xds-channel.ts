@@ -1,212 +1,242 @@
 // One xDS server: its transport and the life of the ADS call on it (state of the world or delta, per the
-// bootstrap's `api_type`): start, coalesced requests, flow-controlled reads, reconnects after a response, backoff
-// after a failure, and what it tells the client about reachability. The protocols live in sotw-call.ts and
-// delta-call.ts; what responses do to the cache lives in cache-updates.ts.
+// bootstrap's `api_type`): start, coalesced requests, flow-controlled reads, one ACK or NACK per response,
+// reconnects after a response, backoff after a failure, and what it tells the layer above (the authority manager)
+// about reachability. It knows nothing of authorities or the cache: it asks its host what to subscribe to and hands
+// it each decoded response.
+import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import type { AdsCall, CallHost } from "./ads-call.js";
-import type { AuthorityState } from "./authority.js";
-import type { XdsServerConfig } from "./bootstrap-types.js";
-import { CacheUpdater, type ChannelContext, DecodeMemo } from "./cache-updates.js";
-import { type Backoff, createBackoff } from "./clock.js";
+import type { Bootstrap, XdsServerConfig } from "./bootstrap-types.js";
+import type { CallbackQueue } from "./callback-queue.js";
+import { type Clock, createBackoff } from "./clock.js";
+import { type DecodedResponse, DecodeMemo } from "./decoded-response.js";
 import { createDeltaCall } from "./delta-call.js";
+import type { XdsFeatures } from "./features.js";
 import type { ScopedLogger } from "./logger.js";
-import { XdsMetricName } from "./metrics.js";
-import { createSotwCall } from "./sotw-call.js";
+import { XdsMetricName, type XdsMetricsRecorder } from "./metrics.js";
+import type { ResourceState } from "./resource-state.js";
+import type { ResourceType } from "./resource-type.js";
+import { createSotwCall, type SotwMemory } from "./sotw-call.js";
 import type { XdsTransport } from "./transport.js";
-import { StatusCode, statusCodeName, XdsError } from "./xds-error.js";
+import { errorMessage, StatusCode, statusCodeName, XdsError } from "./xds-error.js";
 
-export type { ChannelContext } from "./cache-updates.js";
-
-/** What a channel tells the client about the server's reachability. */
-export interface ChannelEvents {
+/** What a channel needs from the layer above it. */
+export interface ChannelHost {
+  /** The subscriptions of `typeUrl` this channel must request. */
+  subscriptions(channel: XdsChannel, typeUrl: string): readonly ResourceState[];
+  /** The types this channel has subscriptions of. */
+  subscribedTypes(channel: XdsChannel): readonly string[];
+  typeOf(typeUrl: string): ResourceType<unknown> | undefined;
+  /** A response arrived; runs inside a callback group (the next read waits for the callbacks it caused). */
+  onResponse(channel: XdsChannel, response: DecodedResponse): void;
   /** An ADS call failed before any response; runs inside a callback group. */
   onConnectivityFailure(channel: XdsChannel, error: XdsError): void;
-  /** A response arrived (the server is reachable and serving). */
-  onResponse(channel: XdsChannel): void;
+  /** A does-not-exist timer of one of this channel's calls fired. */
+  expired(channel: XdsChannel, state: ResourceState, transient: boolean): void;
 }
 
-export class XdsChannel implements CallHost {
-  readonly authorities = new Set<AuthorityState>();
-  readonly versions = new Map<string, string>();
-  readonly updater: CacheUpdater;
-  private readonly memos = new Map<string, DecodeMemo>();
-  private call: AdsCall | undefined;
-  private receivedResponse = false;
-  private readonly backoff: Backoff;
-  private retryTimer: unknown;
-  private pendingTypes = new Set<string>();
-  private flushScheduled = false;
-  private closed = false;
-  /** The current connectivity error, while the server is unreachable. */
-  connectivityError: XdsError | undefined;
-  /** A78 `connected`: an ADS call on this server has received a response and not failed since. */
-  connected = false;
-  private healthy = true;
+export interface XdsChannelOptions {
+  readonly server: XdsServerConfig;
+  readonly transport: XdsTransport;
+  readonly host: ChannelHost;
+  readonly bootstrap: Bootstrap;
+  readonly features: XdsFeatures;
+  readonly node: Node;
+  readonly clock: Clock;
+  readonly random: () => number;
+  readonly queue: CallbackQueue;
+  readonly metrics: XdsMetricsRecorder;
+  readonly target: string;
+  readonly connectTimeoutMs: number;
+  readonly log: ScopedLogger;
+}
 
-  constructor(
-    readonly server: XdsServerConfig,
-    private readonly transport: XdsTransport,
-    readonly context: ChannelContext,
-    private readonly events: ChannelEvents,
-    readonly log: ScopedLogger,
-  ) {
-    this.backoff = createBackoff(context.random);
-    this.updater = new CacheUpdater(server, context, log);
-  }
-
-  memo(typeUrl: string): DecodeMemo {
-    let memo = this.memos.get(typeUrl);
-    if (!memo) {
-      memo = new DecodeMemo();
-      this.memos.set(typeUrl, memo);
-    }
-    return memo;
-  }
-
+export interface XdsChannel {
+  readonly server: XdsServerConfig;
+  /** A78 `connected`: the current ADS call has received a response. */
+  readonly connected: boolean;
+  /** Set while the server is unreachable: its last ADS call failed before any response. */
+  readonly connectivityError: XdsError | undefined;
   /** Requests for `typeUrl` need sending: coalesced, so one tick of watch/unwatch calls makes one request per type. */
-  subscriptionsChanged(typeUrl: string): void {
-    if (this.closed) return;
-    this.pendingTypes.add(typeUrl);
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    queueMicrotask(() => this.flush());
-  }
+  subscriptionsChanged(typeUrl: string): void;
+  /** Ends the call, its timers and the transport; nothing of the channel runs afterwards. */
+  close(): void;
+}
 
-  close(): void {
-    this.closed = true;
-    this.cancelRetry();
-    this.endCall();
-    this.transport.close();
-  }
+export function createXdsChannel(options: XdsChannelOptions): XdsChannel {
+  const { server, transport, host, clock, queue, log } = options;
+  const backoff = createBackoff(options.random);
+  const versions = new Map<string, string>();
+  const memos = new Map<string, DecodeMemo>();
+  const sotwMemory: SotwMemory = {
+    versions,
+    memo(typeUrl) {
+      let memo = memos.get(typeUrl);
+      if (!memo) {
+        memo = new DecodeMemo();
+        memos.set(typeUrl, memo);
+      }
+      return memo;
+    },
+  };
+  let call: AdsCall | undefined;
+  let receivedResponse = false;
+  let retryTimer: unknown;
+  let pendingTypes = new Set<string>();
+  let flushScheduled = false;
+  let closed = false;
+  let connected = false;
+  let healthy = true;
+  let connectivityError: XdsError | undefined;
 
-  private flush(): void {
-    this.flushScheduled = false;
-    const types = this.pendingTypes;
-    this.pendingTypes = new Set();
-    if (this.closed) return;
-    if (this.subscribedTypes().length === 0) {
+  const channel: XdsChannel = {
+    server,
+    get connected() {
+      return connected;
+    },
+    get connectivityError() {
+      return connectivityError;
+    },
+    subscriptionsChanged(typeUrl) {
+      if (closed) return;
+      pendingTypes.add(typeUrl);
+      if (flushScheduled) return;
+      flushScheduled = true;
+      queueMicrotask(flush);
+    },
+    close() {
+      closed = true;
+      cancelRetry();
+      endCall();
+      transport.close();
+    },
+  };
+
+  const callHost: CallHost = {
+    server,
+    node: options.node,
+    clock,
+    log,
+    decode: {
+      features: options.features,
+      context: { server, bootstrap: options.bootstrap, features: options.features },
+    },
+    connectTimeoutMs: options.connectTimeoutMs,
+    subscriptions: (typeUrl) => host.subscriptions(channel, typeUrl),
+    typeOf: (typeUrl) => host.typeOf(typeUrl),
+    expired: (state, transient) => host.expired(channel, state, transient),
+  };
+
+  function flush(): void {
+    flushScheduled = false;
+    const types = pendingTypes;
+    pendingTypes = new Set();
+    if (closed) return;
+    if (host.subscribedTypes(channel).length === 0) {
       // Nothing watched on this server: close the stream; it reopens with the next watch.
-      this.cancelRetry();
-      this.endCall();
+      cancelRetry();
+      endCall();
       return;
     }
-    if (this.call) {
-      for (const typeUrl of types) this.call.update(typeUrl);
-    } else if (this.retryTimer === undefined) {
-      this.startCall();
+    if (call) {
+      for (const typeUrl of types) call.update(typeUrl);
+    } else if (retryTimer === undefined) {
+      startCall();
     }
   }
 
-  private subscribedTypes(): string[] {
-    const types = new Set<string>();
-    for (const authority of this.authorities) {
-      for (const [typeUrl, table] of authority.resources) if (table.size > 0) types.add(typeUrl);
-    }
-    return [...types];
+  function startCall(): void {
+    const next =
+      server.apiType === "DELTA_GRPC"
+        ? createDeltaCall(callHost, transport.deltaAggregatedResources())
+        : createSotwCall(callHost, transport.streamAggregatedResources(), sotwMemory);
+    call = next;
+    receivedResponse = false;
+    log.debug(() => `ADS call #${next.id} started (${server.apiType})`);
+    for (const typeUrl of host.subscribedTypes(channel)) next.update(typeUrl);
+    void readLoop(next);
   }
 
-  private startCall(): void {
-    const call =
-      this.server.apiType === "DELTA_GRPC"
-        ? createDeltaCall(this, this.transport.deltaAggregatedResources())
-        : createSotwCall(this, this.transport.streamAggregatedResources());
-    this.call = call;
-    this.receivedResponse = false;
-    this.log.debug(() => `ADS call #${call.id} started (${this.server.apiType})`);
-    for (const typeUrl of this.subscribedTypes()) call.update(typeUrl);
-    void this.readLoop(call);
+  function endCall(): void {
+    const current = call;
+    if (!current) return;
+    call = undefined;
+    connected = false;
+    current.cancel();
   }
 
-  private endCall(): void {
-    const call = this.call;
-    if (!call) return;
-    this.call = undefined;
-    call.cancel();
-    this.cancelTimers();
-  }
-
-  private cancelRetry(): void {
-    if (this.retryTimer !== undefined) {
-      this.context.clock.clearTimeout(this.retryTimer);
-      this.retryTimer = undefined;
+  function cancelRetry(): void {
+    if (retryTimer !== undefined) {
+      clock.clearTimeout(retryTimer);
+      retryTimer = undefined;
     }
   }
 
-  private cancelTimers(): void {
-    for (const authority of this.authorities) {
-      for (const table of authority.resources.values()) {
-        for (const byParameters of table.values()) for (const state of byParameters.values()) state.cancelTimer();
-      }
-    }
-  }
-
-  private async readLoop(call: AdsCall): Promise<void> {
+  async function readLoop(current: AdsCall): Promise<void> {
     let failure: unknown;
     try {
       for (;;) {
-        const apply = await call.next();
-        if (this.call !== call) return;
-        if (apply === undefined) break;
-        this.onResponse();
-        const group = this.context.queue.grouped(apply);
+        const response = await current.next();
+        if (call !== current) return;
+        if (response === undefined) break;
+        if (!receivedResponse) {
+          receivedResponse = true;
+          backoff.reset();
+          healthy = true;
+          connected = true;
+          connectivityError = undefined;
+        }
+        // Applied by the layers above, then ACKed or NACKed: one request per response.
+        const group = queue.grouped(() => host.onResponse(channel, response));
+        current.acknowledge(response);
         // Flow control: the next read waits for every watcher callback this response caused.
         await group.settled();
-        if (this.call !== call) return;
+        if (call !== current) return;
       }
     } catch (error) {
       failure = error;
     }
-    if (this.call === call) this.onCallEnded(call, failure);
+    if (call === current) onCallEnded(current, failure);
   }
 
-  private onResponse(): void {
-    if (!this.receivedResponse) {
-      this.receivedResponse = true;
-      this.backoff.reset();
-      this.healthy = true;
-      this.connected = true;
-      this.connectivityError = undefined;
-    }
-    this.events.onResponse(this);
-  }
-
-  private onCallEnded(call: AdsCall, failure: unknown): void {
-    this.call = undefined;
-    this.cancelTimers();
-    this.connected = false;
+  function onCallEnded(ended: AdsCall, failure: unknown): void {
+    endCall();
     const status = describeFailure(failure);
-    if (this.receivedResponse) {
+    if (receivedResponse) {
       // A57: a stream that ends after a response is not an error; reconnect at once (backoff was reset).
-      this.log.info(`ADS call #${call.id} ended (${status}); reconnecting`);
-      if (this.subscribedTypes().length > 0) this.startCall();
+      log.info(`ADS call #${ended.id} ended (${status}); reconnecting`);
+      if (host.subscribedTypes(channel).length > 0) startCall();
       return;
     }
-    this.log.warn(`ADS call #${call.id} failed with no responses received (${status})`);
-    if (this.healthy) {
-      this.healthy = false;
-      this.context.metrics.addCounter(XdsMetricName.serverFailure, 1, {
-        "grpc.target": this.context.target,
-        "grpc.xds.server": this.server.serverUri,
+    log.warn(`ADS call #${ended.id} failed with no responses received (${status})`);
+    if (healthy) {
+      healthy = false;
+      options.metrics.addCounter(XdsMetricName.serverFailure, 1, {
+        "grpc.target": options.target,
+        "grpc.xds.server": server.serverUri,
       });
     }
     const error = new XdsError(
       StatusCode.UNAVAILABLE,
       "connection",
-      `xDS channel for server ${this.server.serverUri}: xDS call failed with no responses received; status: ${status}`,
-      { nodeId: this.context.bootstrap.node.id, cause: failure },
+      `xDS channel for server ${server.serverUri}: xDS call failed with no responses received; status: ${status}`,
+      { nodeId: options.bootstrap.node.id, cause: failure },
     );
-    this.connectivityError = error;
-    // The client decides, per authority, between falling back to the next server and telling the watchers (A71).
-    this.context.queue.grouped(() => this.events.onConnectivityFailure(this, error));
-    this.retryTimer = this.context.clock.setTimeout(() => {
-      this.retryTimer = undefined;
-      if (!this.closed && !this.call && this.subscribedTypes().length > 0) this.startCall();
-    }, this.backoff.next());
+    connectivityError = error;
+    // The layer above decides, per authority, between falling back to the next server and telling the watchers (A71).
+    queue.grouped(() => host.onConnectivityFailure(channel, error));
+    retryTimer = clock.setTimeout(() => {
+      retryTimer = undefined;
+      if (!closed && !call && host.subscribedTypes(channel).length > 0) startCall();
+    }, backoff.next());
   }
+
+  return channel;
 }
 
 function describeFailure(failure: unknown): string {
   if (failure === undefined) return "OK";
   const code = (failure as { code?: unknown }).code;
-  const message = (failure as { rawMessage?: unknown }).rawMessage ?? (failure as Error).message ?? String(failure);
-  return typeof code === "number" ? `${statusCodeName(code)}: ${String(message)}` : String(message);
+  const raw = (failure as { rawMessage?: unknown }).rawMessage;
+  const message = typeof raw === "string" ? raw : errorMessage(failure);
+  return typeof code === "number" ? `${statusCodeName(code)}: ${message}` : message;
 }

@@ -1,27 +1,29 @@
-// createXdsClient: the watch API over authorities (A47), the shared cache and the pool of server channels.
+// createXdsClient: the watch API. It wires the layers (docs/architecture.md): the cache owns resource states, the
+// authority manager owns which server serves what, channels run ADS calls; watchers hear through the callback queue.
 import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import type { ClientConfig } from "@xdskit/protos/envoy/service/status/v3/csds_pb";
-import type { AuthorityState, NameTable } from "./authority.js";
+import { createAuthorityManager } from "./authority-manager.js";
 import { loadBootstrap } from "./bootstrap.js";
-import type { Bootstrap, XdsServerConfig } from "./bootstrap-types.js";
+import type { Bootstrap } from "./bootstrap-types.js";
 import { createCallbackQueue } from "./callback-queue.js";
 import { type Clock, systemClock } from "./clock.js";
 import { dumpClientConfig } from "./csds-dump.js";
 import { resolveFeatures, type XdsFeatures } from "./features.js";
 import { type Logger, noopLogger, scopeLogger } from "./logger.js";
-import { noopMetrics, XdsMetricName, type XdsMetricsRecorder } from "./metrics.js";
+import { noopMetrics, type XdsMetricsRecorder } from "./metrics.js";
 import { buildNode } from "./node.js";
-import { OLD_STYLE_AUTHORITY, parseResourceName } from "./resource-name.js";
-import { parametersKey, ResourceState, type ResourceWatcher, type WatcherEntry } from "./resource-state.js";
+import { createResourceCache } from "./resource-cache.js";
+import { parseResourceName } from "./resource-name.js";
+import type { ResourceWatcher, WatcherEntry } from "./resource-state.js";
 import type { ResourceType } from "./resource-type.js";
 import { createConnectTransport, DEFAULT_MAX_RECEIVE_MESSAGE_BYTES, type XdsTransportFactory } from "./transport.js";
-import { type ChannelEvents, XdsChannel } from "./xds-channel.js";
+import { createXdsChannel } from "./xds-channel.js";
 import { StatusCode, XdsError } from "./xds-error.js";
 
 export interface WatchOptions {
   /**
    * A67/TP2: the dynamic parameters to subscribe with, replacing the bootstrap's for this name. Each distinct map
-   * is its own subscription and cache entry.
+   * is its own subscription and cache entry. Ignored when dynamic parameters are switched off.
    */
   readonly dynamicParameters?: Readonly<Record<string, string>>;
 }
@@ -37,6 +39,9 @@ export interface XdsClient {
   close(): Promise<void>;
 }
 
+/** gRPC's minimum connect timeout: how long a server has to complete the HTTP/2 handshake. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 20_000;
+
 export interface XdsClientOptions {
   /** The bootstrap as an object or JSON text; default: `GRPC_XDS_BOOTSTRAP` (a file), then `GRPC_XDS_BOOTSTRAP_CONFIG`. */
   readonly bootstrap?: unknown;
@@ -50,6 +55,12 @@ export interface XdsClientOptions {
   readonly target?: string;
   /** Largest response accepted, in bytes. Default 1 GiB. */
   readonly maxReceiveMessageBytes?: number;
+  /**
+   * How long a new ADS stream may wait for its connection (for HTTP/2, the server's answer to the connection
+   * preface) before the attempt fails as a connectivity error. Default 20 s, gRPC's minimum connect timeout. The
+   * does-not-exist timer starts only on an established stream (docs/decisions.md#connect-deadline).
+   */
+  readonly connectTimeoutMs?: number;
   /** Opens streams to a server; default gRPC over HTTP/2 with connect-node. */
   readonly transportFactory?: XdsTransportFactory;
 }
@@ -71,135 +82,56 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
     federation: features.federation,
     dynamicParameters: features.dynamicParameters,
   });
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  if (!(connectTimeoutMs > 0)) {
+    throw new XdsError(StatusCode.INVALID_ARGUMENT, "invalid_options", "connectTimeoutMs must be a positive number");
+  }
   const logger = scopeLogger(options.logger ?? noopLogger, "[xds-client]");
   const metrics = options.metrics ?? noopMetrics;
   const target = options.target ?? "#server";
+  const clock = internals.clock ?? systemClock;
   const queue = createCallbackQueue((error) =>
-    logger.error(`a watcher threw: ${(error as Error)?.stack ?? String(error)}`),
+    logger.error(`a watcher threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
   );
   const node: Node = buildNode(bootstrap.node);
   const types = new Map<string, ResourceType<unknown>>();
-  const channels = new Map<string, XdsChannel>();
-  const authorities = new Map<string, AuthorityState>();
   const transportFactory = options.transportFactory ?? createConnectTransport;
   const maxReceiveMessageBytes = options.maxReceiveMessageBytes ?? DEFAULT_MAX_RECEIVE_MESSAGE_BYTES;
-  const channelContext = {
-    bootstrap,
-    features,
-    clock: internals.clock ?? systemClock,
-    random: internals.random ?? Math.random,
+  const cache = createResourceCache({
     queue,
+    clock,
+    features,
+    nodeId: bootstrap.node.id,
     metrics,
     target,
-    node,
-    types,
-  };
+    log: logger,
+  });
+  const manager = createAuthorityManager({
+    bootstrap,
+    features,
+    cache,
+    target,
+    log: logger,
+    typeOf: (typeUrl) => types.get(typeUrl),
+    createChannel: (server, host) =>
+      createXdsChannel({
+        server,
+        transport: transportFactory(server, { maxReceiveMessageBytes }),
+        host,
+        bootstrap,
+        features,
+        node,
+        clock,
+        random: internals.random ?? Math.random,
+        queue,
+        metrics,
+        target,
+        connectTimeoutMs,
+        log: logger.child(`[xds server ${server.serverUri}]`),
+      }),
+  });
   let closed = false;
   const closers: (() => void)[] = [];
-
-  function channelFor(server: XdsServerConfig): XdsChannel {
-    let channel = channels.get(server.key);
-    if (!channel) {
-      const transport = transportFactory(server, { maxReceiveMessageBytes });
-      channel = new XdsChannel(
-        server,
-        transport,
-        channelContext,
-        channelEvents,
-        logger.child(`[xds server ${server.serverUri}]`),
-      );
-      channels.set(server.key, channel);
-    }
-    return channel;
-  }
-
-  function forEachState(authority: AuthorityState, visit: (state: ResourceState) => void): void {
-    for (const table of authority.resources.values()) {
-      for (const byParameters of table.values()) for (const state of byParameters.values()) visit(state);
-    }
-  }
-
-  /** A71: a resource is "cached" for fallback purposes when it has a value or is known not to exist. */
-  function hasUncached(authority: AuthorityState): boolean {
-    let uncached = false;
-    forEachState(authority, (state) => {
-      if (state.resource === undefined && state.state !== "does_not_exist") uncached = true;
-    });
-    return uncached;
-  }
-
-  function subscribeAll(authority: AuthorityState, channel: XdsChannel): void {
-    for (const typeUrl of authority.resources.keys()) channel.subscriptionsChanged(typeUrl);
-  }
-
-  const channelEvents: ChannelEvents = {
-    onConnectivityFailure(channel, error) {
-      for (const authority of authorities.values()) {
-        const position = authority.active.indexOf(channel);
-        if (position < 0) continue;
-        const next = authority.servers[authority.active.length];
-        if (features.fallback && position === authority.active.length - 1 && next && hasUncached(authority)) {
-          // Fall back: subscribe everything on the next server; the failing ones keep retrying.
-          const fallback = channelFor(next);
-          logger.info(
-            `authority ${authority.name}: falling back from ${channel.server.serverUri} to ${next.serverUri}`,
-          );
-          authority.active.push(fallback);
-          fallback.authorities.add(authority);
-          subscribeAll(authority, fallback);
-          continue;
-        }
-        // Watchers hear of it only once every server in use is unreachable.
-        if (currentOutage(authority) === undefined) continue;
-        forEachState(authority, (state) => {
-          state.notifyError(error.withContext({ resource: { typeUrl: state.typeUrl, name: state.name } }));
-        });
-      }
-    },
-    onResponse(channel) {
-      for (const authority of authorities.values()) {
-        const position = authority.active.indexOf(channel);
-        if (position < 0 || position === authority.active.length - 1) continue;
-        // A higher-priority server is back: drop the lower-priority ones.
-        for (const dropped of authority.active.splice(position + 1)) {
-          logger.info(
-            `authority ${authority.name}: back on ${channel.server.serverUri}; leaving ${dropped.server.serverUri}`,
-          );
-          dropped.authorities.delete(authority);
-          subscribeAll(authority, dropped);
-        }
-      }
-    },
-  };
-
-  function authorityFor(name: string): AuthorityState | undefined {
-    let authority = authorities.get(name);
-    if (authority) return authority;
-    let servers: readonly XdsServerConfig[];
-    let defaultParameters: Readonly<Record<string, string>>;
-    if (name === OLD_STYLE_AUTHORITY) {
-      servers = bootstrap.xdsServers;
-      defaultParameters = bootstrap.dynamicParameters;
-    } else {
-      const config = bootstrap.authorities.get(name);
-      if (!config) return undefined;
-      servers = config.xdsServers ?? bootstrap.xdsServers;
-      defaultParameters = config.dynamicParameters;
-    }
-    // A71 off: only the first server of each list is used.
-    if (!features.fallback) servers = servers.slice(0, 1);
-    const first = channelFor(servers[0]!);
-    authority = { name, servers, defaultParameters, resources: new Map(), active: [first] };
-    first.authorities.add(authority);
-    authorities.set(name, authority);
-    return authority;
-  }
-
-  /** The error a new subscription starts with: set while every server the authority uses is unreachable. */
-  function currentOutage(authority: AuthorityState): XdsError | undefined {
-    const last = authority.active[authority.active.length - 1]!;
-    return authority.active.every((c) => c.connectivityError !== undefined) ? last.connectivityError : undefined;
-  }
 
   function failWatch(watcher: ResourceWatcher<unknown>, error: XdsError): () => void {
     const entry: WatcherEntry = { watcher, active: true };
@@ -210,40 +142,12 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
   }
 
   if (metrics.registerGauges) {
-    const unregister = metrics.registerGauges((record) => {
-      for (const channel of channels.values()) {
-        record(XdsMetricName.connected, channel.connected ? 1 : 0, {
-          "grpc.target": target,
-          "grpc.xds.server": channel.server.serverUri,
-        });
-      }
-      const counts = new Map<string, { labels: Record<string, string>; n: number }>();
-      for (const authority of authorities.values()) {
-        for (const [typeUrl, table] of authority.resources) {
-          for (const byParameters of table.values()) {
-            for (const state of byParameters.values()) {
-              const cacheState = state.cacheStateLabel();
-              const key = `${authority.name}\u0000${typeUrl}\u0000${cacheState}`;
-              const entry = counts.get(key);
-              if (entry) entry.n += 1;
-              else {
-                counts.set(key, {
-                  labels: {
-                    "grpc.target": target,
-                    "grpc.xds.authority": authority.name,
-                    "grpc.xds.resource_type": typeUrl,
-                    "grpc.xds.cache_state": cacheState,
-                  },
-                  n: 1,
-                });
-              }
-            }
-          }
-        }
-      }
-      for (const { labels, n } of counts.values()) record(XdsMetricName.resources, n, labels);
-    });
-    closers.push(unregister);
+    closers.push(
+      metrics.registerGauges((record) => {
+        manager.recordGauges(record);
+        cache.recordGauges(record);
+      }),
+    );
   }
 
   return {
@@ -271,7 +175,10 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
             StatusCode.INVALID_ARGUMENT,
             "invalid_name",
             `xdstp name "${name}" used with federation disabled`,
-            { nodeId, resource },
+            {
+              nodeId,
+              resource,
+            },
           ),
         );
       }
@@ -282,7 +189,7 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
           new XdsError(StatusCode.INVALID_ARGUMENT, "invalid_name", parsed.error, { nodeId, resource }),
         );
       }
-      const authority = authorityFor(parsed.authority);
+      const authority = manager.authority(parsed.authority);
       if (!authority) {
         return failWatch(
           untyped,
@@ -294,68 +201,27 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
           ),
         );
       }
-      const parameters =
-        watchOptions?.dynamicParameters ?? (features.dynamicParameters ? authority.defaultParameters : {});
-      const key = parametersKey(parameters);
-      let table: NameTable | undefined = authority.resources.get(type.typeUrl);
-      if (!table) {
-        table = new Map();
-        authority.resources.set(type.typeUrl, table);
-      }
-      let byParameters = table.get(parsed.name);
-      if (!byParameters) {
-        byParameters = new Map();
-        table.set(parsed.name, byParameters);
-      }
-      let state = byParameters.get(key);
-      if (!state) {
-        state = new ResourceState(
-          type.typeUrl,
-          parsed.name,
-          Object.freeze({ ...parameters }),
-          key,
-          queue,
-          channelContext.clock,
-        );
-        byParameters.set(key, state);
-        const down = currentOutage(authority);
-        if (down) state.error = down.withContext({ resource: { typeUrl: type.typeUrl, name: parsed.name } });
-        for (const channel of authority.active) channel.subscriptionsChanged(type.typeUrl);
-      }
+      // A67 off: no parameters at all, neither the bootstrap's nor the watch's (docs/decisions.md#switch-defaults).
+      const parameters = features.dynamicParameters
+        ? (watchOptions?.dynamicParameters ?? authority.defaultParameters)
+        : {};
+      const { state, created } = cache.subscribe(authority.name, type.typeUrl, parsed.name, parameters);
+      if (created) manager.subscriptionsChanged(authority.name, type.typeUrl);
       const entry: WatcherEntry = { watcher: untyped, active: true };
-      state.watchers.add(entry);
-      state.catchUp(entry);
-      const owned = state;
-      const names = table;
-      const variants = byParameters;
+      cache.addWatcher(state, entry, manager.outage(authority.name));
       return () => {
-        if (!entry.active) return;
-        entry.active = false;
-        owned.watchers.delete(entry);
-        if (owned.watchers.size > 0) return;
-        // Unsubscribed: out of the cache, CSDS and metrics at once.
-        owned.cancelTimer();
-        variants.delete(key);
-        if (variants.size === 0) names.delete(owned.name);
-        if (names.size === 0) authority.resources.delete(type.typeUrl);
-        for (const channel of authority.active) channel.subscriptionsChanged(type.typeUrl);
+        if (cache.removeWatcher(state, entry)) manager.subscriptionsChanged(authority.name, type.typeUrl);
       };
     },
     dumpResources() {
-      return dumpClientConfig(node, authorities.values(), target);
+      return dumpClientConfig(node, cache.entries(), target);
     },
     async close() {
       if (closed) return;
       closed = true;
       for (const close of closers) close();
-      for (const authority of authorities.values()) {
-        for (const table of authority.resources.values()) {
-          for (const byParameters of table.values()) {
-            for (const state of byParameters.values()) for (const entry of state.watchers) entry.active = false;
-          }
-        }
-      }
-      for (const channel of channels.values()) channel.close();
+      cache.deactivate();
+      manager.close();
     },
   };
 }

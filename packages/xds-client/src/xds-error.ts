@@ -27,13 +27,39 @@ export function statusCodeName(code: number): string {
   return codeNames[code] ?? `CODE_${code}`;
 }
 
+/** A code received from a peer as a StatusCode: anything outside gRPC's range becomes UNKNOWN (as gRPC does). */
+export function toStatusCode(code: number): StatusCode {
+  return Number.isInteger(code) && code >= 0 && code < codeNames.length ? (code as StatusCode) : StatusCode.UNKNOWN;
+}
+
+/** The message of anything thrown: an Error's `message`, else its text. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === "object" && error !== null && typeof (error as { message?: unknown }).message === "string") {
+    return (error as { message: string }).message;
+  }
+  return String(error);
+}
+
+// Shared by every copy of this package loaded in one process (Symbol.for), so `isXdsError` works across copies.
+const XDS_ERROR_BRAND: unique symbol = Symbol.for("xdskit.XdsError");
+
+/**
+ * Whether `value` is an XdsError, including one created by another copy of this package (where `instanceof` fails).
+ */
+export function isXdsError(value: unknown): value is XdsError {
+  return (
+    typeof value === "object" && value !== null && (value as { [XDS_ERROR_BRAND]?: unknown })[XDS_ERROR_BRAND] === true
+  );
+}
+
 /**
  * Why an error happened:
  * - `does_not_exist`: the resource timer fired, an LDS/CDS SotW response dropped it, or the server sent NOT_FOUND;
  * - `timeout`: the resource timer fired with `resource_timer_is_transient_error`;
  * - `server_error`: the server sent a TP3 `ResourceError` with another code;
  * - `nacked`: the resource failed validation;
- * - `connection`: the xDS stream or channel failed;
+ * - `connection`: the xDS stream or channel failed, or no connection was made within the connect deadline;
  * - `unknown_authority`, `invalid_name`: the watched name cannot be used;
  * - `invalid_options`: the client's options or bootstrap are malformed;
  * - `internal`: a bug or an unexpected exception.
@@ -86,8 +112,9 @@ export class XdsError extends Error {
 
   /** Normalises anything thrown into an XdsError (`internal`, code UNKNOWN, unless it already is one). */
   static from(error: unknown, options: XdsErrorOptions = {}): XdsError {
-    if (error instanceof XdsError) return error;
-    const detail = error instanceof Error ? error.message : String(error);
-    return new XdsError(StatusCode.UNKNOWN, "internal", detail, { ...options, cause: error });
+    if (isXdsError(error)) return error;
+    return new XdsError(StatusCode.UNKNOWN, "internal", errorMessage(error), { ...options, cause: error });
   }
 }
+
+Object.defineProperty(XdsError.prototype, XDS_ERROR_BRAND, { value: true });

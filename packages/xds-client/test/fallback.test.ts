@@ -1,25 +1,26 @@
-// A71 fallback across servers (conformance 47-51), on an in-memory transport and a virtual clock.
+// A71 fallback across servers, in both protocols, on an in-memory transport and a virtual clock.
 import { describe, expect, it } from "vitest";
-import type { FakeStream } from "./support/fake-transport.js";
-import { setup } from "./support/harness.js";
+import type { FakeStream, Protocol } from "./support/fake-transport.js";
+import { csdsRows, setup } from "./support/harness.js";
 import { flush, recordingWatcher, summarize } from "./support/recorder.js";
 import { endpointsAny, type TestEndpoints, testEndpointsType } from "./support/test-types.js";
 
 const EDS = testEndpointsType.typeUrl;
 const creds = [{ type: "insecure" }];
 
-function start(servers: string[], extra: Record<string, unknown> = {}, features = {}) {
-  return setup({
-    bootstrap: { xds_servers: servers.map((server_uri) => ({ server_uri, channel_creds: creds })), ...extra },
-    features,
-  });
-}
+describe.each(["sotw", "delta"] as const)("%s ADS: fallback (A71)", (protocol: Protocol) => {
+  function start(servers: string[], extra: Record<string, unknown> = {}, features = {}) {
+    return setup({
+      protocol,
+      bootstrap: { xds_servers: servers.map((server_uri) => ({ server_uri, channel_creds: creds })), ...extra },
+      features,
+    });
+  }
 
-function open(t: ReturnType<typeof start>, server: string): FakeStream[] {
-  return t.server.streams.filter((s) => s.server === server && !s.cancelled);
-}
+  function open(t: ReturnType<typeof start>, server: string): FakeStream[] {
+    return t.server.streams.filter((s) => s.server === server && !s.cancelled);
+  }
 
-describe("fallback (A71)", () => {
   it("falls back to the secondary when the primary fails with an uncached watch, subscribing every name, and tells nobody", async () => {
     const t = start(["primary:1", "secondary:2"]);
     const a = recordingWatcher<TestEndpoints>();
@@ -30,12 +31,48 @@ describe("fallback (A71)", () => {
     primary.fail(14, "primary down");
     const secondary = await t.server.nextStream();
     expect(secondary.server).toBe("secondary:2");
-    expect([...(await secondary.nextRequest()).resourceNames].sort()).toEqual(["A", "B"]);
+    expect((await secondary.nextRequest()).names).toEqual(["A", "B"]);
     await flush();
     expect(a.take()).toEqual([]);
     await secondary.exchange({ typeUrl: EDS, versionInfo: "s1", nonce: "n", resources: [endpointsAny("A")] });
     await flush();
     expect(summarize(a.take())).toEqual(["resource:s1:A"]);
+    expect(t.metrics.gauges()).toEqual(
+      new Map([
+        ["connected{primary:1}", 0],
+        ["connected{secondary:2}", 1],
+        ["resources{#old,acked}", 1],
+        ["resources{#old,requested}", 1],
+      ]),
+    );
+  });
+
+  it("keeps the fallback server's does-not-exist timer when the primary's retry fails", async () => {
+    // Steps: watch A; the primary fails; the secondary gets A and starts its 15 s timer; the primary's retry (1 s
+    // later) fails too, which must not touch the secondary's timer; at 15 s after the secondary's subscription the
+    // watcher hears does-not-exist.
+    const t = start(["primary:1", "secondary:2"]);
+    const a = recordingWatcher<TestEndpoints>();
+    t.client.watch(testEndpointsType, "A", a);
+    const primary = await t.server.nextStream();
+    await primary.nextRequest();
+    primary.fail(14, "primary down");
+    const secondary = await t.server.nextStream();
+    await secondary.nextRequest();
+    await flush();
+    expect(t.clock.pending()).toEqual([1_000, 15_000]);
+    await t.clock.advance(1_000);
+    const retry = await t.server.nextStream();
+    expect(retry.server).toBe("primary:1");
+    await retry.nextRequest();
+    retry.fail(14, "primary still down");
+    await flush();
+    expect(t.clock.pending()).toEqual([1_600, 14_000]);
+    await t.clock.advance(13_999);
+    expect(a.take()).toEqual([]);
+    await t.clock.advance(1);
+    expect(summarize(a.take())).toEqual(["error:NOT_FOUND:does_not_exist"]);
+    expect(csdsRows(t.client)[0]?.status).toBe("DOES_NOT_EXIST");
   });
 
   it("does not fall back when every watched resource is cached; watchers get an ambient error", async () => {
@@ -82,6 +119,13 @@ describe("fallback (A71)", () => {
     const secondary = await t.server.nextStream();
     await secondary.nextRequest();
     await secondary.exchange({ typeUrl: EDS, versionInfo: "s1", nonce: "n", resources: [endpointsAny("A", 1)] });
+    expect(t.metrics.gauges()).toEqual(
+      new Map([
+        ["connected{primary:1}", 0],
+        ["connected{secondary:2}", 1],
+        ["resources{#old,acked}", 1],
+      ]),
+    );
     await t.clock.advance(1_000);
     const primaryAgain = await t.server.nextStream();
     expect(primaryAgain.server).toBe("primary:1");
@@ -90,7 +134,15 @@ describe("fallback (A71)", () => {
     await flush();
     expect(secondary.cancelled).toBe(true);
     expect(summarize(a.take())).toEqual(["resource:s1:A", "resource:p1:A"]);
-    expect(t.metrics.gauges().get("connected{primary:1}")).toBe(1);
+    // The dropped fallback server is no longer reported; the primary is connected.
+    expect(t.metrics.gauges()).toEqual(
+      new Map([
+        ["connected{primary:1}", 1],
+        ["resources{#old,acked}", 1],
+      ]),
+    );
+    expect(t.metrics.counter("grpc.xds_client.server_failure", { "grpc.xds.server": "primary:1" })).toBe(1);
+    expect(t.metrics.counter("grpc.xds_client.server_failure", { "grpc.xds.server": "secondary:2" })).toBe(0);
   });
 
   it("walks three servers down and back up in priority order", async () => {
@@ -116,11 +168,14 @@ describe("fallback (A71)", () => {
     await flush();
     expect(third.cancelled).toBe(true);
     expect(sAgain.cancelled).toBe(false);
+    expect(t.metrics.gauges().get("connected{s:2}")).toBe(1);
+    expect(t.metrics.gauges().has("connected{t:3}")).toBe(false);
     await pAgain.nextRequest();
     await pAgain.exchange({ typeUrl: EDS, versionInfo: "p1", nonce: "n", resources: [endpointsAny("A")] });
     await flush();
     expect(sAgain.cancelled).toBe(true);
     expect(pAgain.cancelled).toBe(false);
+    expect([...t.metrics.gauges()].filter(([k]) => k.startsWith("connected"))).toEqual([["connected{p:1}", 1]]);
   });
 
   it("keeps each authority's server list independent", async () => {
@@ -148,7 +203,7 @@ describe("fallback (A71)", () => {
     a1.fail(14, "a1 down");
     const a2 = await t.server.nextStream();
     expect(a2.server).toBe("a2:2");
-    expect((await a2.nextRequest()).resourceNames).toEqual([
+    expect((await a2.nextRequest()).names).toEqual([
       "xdstp://a.example/envoy.config.endpoint.v3.ClusterLoadAssignment/x",
     ]);
     await flush();

@@ -1,26 +1,28 @@
-// A47 federation: xdstp names, authorities with and without their own servers (conformance 43-46).
+// A47 federation: xdstp names, authorities with and without their own servers, in both protocols.
 import { describe, expect, it } from "vitest";
-import { NODE_ID, setup } from "./support/harness.js";
+import type { Protocol } from "./support/fake-transport.js";
+import { csdsRows, NODE_ID, setup } from "./support/harness.js";
 import { flush, recordingWatcher, summarize } from "./support/recorder.js";
 import { listenerAny, type TestListener, testListenerType } from "./support/test-types.js";
 
 const LDS = testListenerType.typeUrl;
 const LISTENER = "envoy.config.listener.v3.Listener";
 
-function start() {
-  return setup({
-    bootstrap: {
-      authorities: {
-        "own.example": { xds_servers: [{ server_uri: "own:443", channel_creds: [{ type: "insecure" }] }] },
-        "shared.example": {},
+describe.each(["sotw", "delta"] as const)("%s ADS: federation (A47)", (protocol: Protocol) => {
+  function start() {
+    return setup({
+      protocol,
+      bootstrap: {
+        authorities: {
+          "own.example": { xds_servers: [{ server_uri: "own:443", channel_creds: [{ type: "insecure" }] }] },
+          "shared.example": {},
+        },
       },
-    },
-  });
-}
+    });
+  }
 
-describe("federation (A47)", () => {
   it("gives an authority with its own server a separate stream with its own version and nonce", async () => {
-    const { client, server } = start();
+    const { client, server, metrics } = start();
     const old = recordingWatcher<TestListener>();
     const own = recordingWatcher<TestListener>();
     client.watch(testListenerType, "plain", old);
@@ -30,18 +32,27 @@ describe("federation (A47)", () => {
     const streams = new Map([a, b].map((s) => [s.server, s]));
     const top = streams.get("primary:443")!;
     const mine = streams.get("own:443")!;
-    expect((await top.nextRequest()).resourceNames).toEqual(["plain"]);
-    expect((await mine.nextRequest()).resourceNames).toEqual([`xdstp://own.example/${LISTENER}/l1`]);
+    expect((await top.nextRequest()).names).toEqual(["plain"]);
+    expect((await mine.nextRequest()).names).toEqual([`xdstp://own.example/${LISTENER}/l1`]);
     const ack = await mine.exchange({
       typeUrl: LDS,
       versionInfo: "42",
       nonce: "x",
       resources: [listenerAny(`xdstp://own.example/${LISTENER}/l1`)],
     });
-    expect([ack.versionInfo, ack.responseNonce]).toEqual(["42", "x"]);
+    expect([ack.version, ack.nonce]).toEqual([protocol === "sotw" ? "42" : "", "x"]);
     await flush();
     expect(summarize(own.take())).toEqual([`resource:42:xdstp://own.example/${LISTENER}/l1`]);
     expect(old.take()).toEqual([]);
+    // A78: the resources gauge is labelled by authority (#old for old-style names), `connected` by server.
+    expect(metrics.gauges()).toEqual(
+      new Map([
+        ["connected{primary:443}", 0],
+        ["connected{own:443}", 1],
+        ["resources{#old,requested}", 1],
+        ["resources{own.example,acked}", 1],
+      ]),
+    );
   });
 
   it("lets an authority without servers share the top-level stream: one request holds both names", async () => {
@@ -50,12 +61,13 @@ describe("federation (A47)", () => {
     client.watch(testListenerType, `xdstp://shared.example/${LISTENER}/s1`, recordingWatcher());
     const stream = await server.nextStream();
     const first = await stream.nextRequest();
-    expect([...first.resourceNames].sort()).toEqual(["plain", `xdstp://shared.example/${LISTENER}/s1`]);
+    expect(first.names).toEqual(["plain", `xdstp://shared.example/${LISTENER}/s1`]);
     expect(server.streams.length).toBe(1);
   });
 
   it("shares one channel between authorities whose servers are the same config", async () => {
     const t = setup({
+      protocol,
       bootstrap: {
         authorities: {
           "same.example": { xds_servers: [{ server_uri: "primary:443", channel_creds: [{ type: "insecure" }] }] },
@@ -65,10 +77,7 @@ describe("federation (A47)", () => {
     t.client.watch(testListenerType, "plain", recordingWatcher());
     t.client.watch(testListenerType, `xdstp://same.example/${LISTENER}/x`, recordingWatcher());
     const stream = await t.server.nextStream();
-    expect([...(await stream.nextRequest()).resourceNames].sort()).toEqual([
-      "plain",
-      `xdstp://same.example/${LISTENER}/x`,
-    ]);
+    expect((await stream.nextRequest()).names).toEqual(["plain", `xdstp://same.example/${LISTENER}/x`]);
     await flush();
     expect(t.server.streams.length).toBe(1);
   });
@@ -77,19 +86,19 @@ describe("federation (A47)", () => {
     const { client, server } = start();
     const w1 = recordingWatcher<TestListener>();
     const w2 = recordingWatcher<TestListener>();
-    client.watch(testListenerType, `xdstp://shared.example/${LISTENER}/s?b=2&a=1`, w1);
-    client.watch(testListenerType, `xdstp://shared.example/${LISTENER}/s?a=1&b=2`, w2);
+    const canonical = `xdstp://shared.example/${LISTENER}/s?a=1&b=2`;
+    const reordered = `xdstp://shared.example/${LISTENER}/s?b=2&a=1`;
+    client.watch(testListenerType, reordered, w1);
+    client.watch(testListenerType, canonical, w2);
     const stream = await server.nextStream();
-    expect((await stream.nextRequest()).resourceNames).toEqual([`xdstp://shared.example/${LISTENER}/s?a=1&b=2`]);
-    await stream.exchange({
-      typeUrl: LDS,
-      versionInfo: "1",
-      nonce: "n",
-      resources: [listenerAny(`xdstp://shared.example/${LISTENER}/s?b=2&a=1`)],
-    });
+    expect((await stream.nextRequest()).names).toEqual([canonical]);
+    expect(csdsRows(client).map((r) => r.name)).toEqual([canonical]);
+    // The server names the resource in yet another order: it is still the one subscription.
+    await stream.exchange({ typeUrl: LDS, versionInfo: "1", nonce: "n", resources: [listenerAny(reordered)] });
     await flush();
-    expect(w1.take().length).toBe(1);
-    expect(w2.take().length).toBe(1);
+    expect(summarize(w1.take())).toEqual([`resource:1:${reordered}`]);
+    expect(summarize(w2.take())).toEqual([`resource:1:${reordered}`]);
+    expect(csdsRows(client).map((r) => [r.name, r.status])).toEqual([[canonical, "ACKED"]]);
   });
 
   it("fails a watch on an unknown authority with FAILED_PRECONDITION and opens no stream", async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { StatusCode, statusCodeName, XdsError } from "../src/index.js";
+import { BootstrapError, isXdsError, StatusCode, statusCodeName, XdsError } from "../src/index.js";
+import { errorMessage } from "../src/internal.js";
 
 describe("XdsError", () => {
   it("prefixes the code name and appends the node ID", () => {
@@ -29,5 +30,34 @@ describe("XdsError", () => {
     expect(wrapped.cause).toBeInstanceOf(TypeError);
     expect(XdsError.from("text").detail).toBe("text");
     expect(statusCodeName(99)).toBe("CODE_99");
+  });
+
+  it("reads the message of anything thrown", () => {
+    expect(errorMessage(new TypeError("bad type"))).toBe("bad type");
+    expect(errorMessage({ message: "from an object" })).toBe("from an object");
+    expect(errorMessage("text")).toBe("text");
+    expect(errorMessage(42)).toBe("42");
+    expect(errorMessage(undefined)).toBe("undefined");
+  });
+});
+
+describe("isXdsError", () => {
+  it("recognises an XdsError and its subclasses, and nothing else", () => {
+    expect(isXdsError(new XdsError(StatusCode.INTERNAL, "internal", "x"))).toBe(true);
+    expect(isXdsError(new BootstrapError(["$.node: missing"]))).toBe(true);
+    expect(isXdsError(new Error("x"))).toBe(false);
+    expect(isXdsError({ code: 14, kind: "connection", message: "[UNAVAILABLE] x" })).toBe(false);
+    expect(isXdsError(undefined)).toBe(false);
+    expect(isXdsError("XdsError")).toBe(false);
+  });
+
+  it("recognises an XdsError made by another copy of the package, where instanceof fails", () => {
+    // Another copy defines its own class; what they share is the brand registered under Symbol.for.
+    class OtherCopyXdsError extends Error {}
+    Object.defineProperty(OtherCopyXdsError.prototype, Symbol.for("xdskit.XdsError"), { value: true });
+    const foreign = new OtherCopyXdsError("[UNAVAILABLE] down");
+    expect(foreign instanceof XdsError).toBe(false);
+    expect(isXdsError(foreign)).toBe(true);
+    expect(XdsError.from(foreign)).toBe(foreign);
   });
 });

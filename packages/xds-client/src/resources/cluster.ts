@@ -13,8 +13,17 @@ import { type LbPolicyConfig, parseLbPolicy } from "./lb-policy.js";
 import { parseUpstreamTls, type UpstreamTlsConfig } from "./upstream-tls.js";
 import { deepFreezeJson, EMPTY, ValidationErrors, withRaw } from "./validation.js";
 
-/** A85: which ORCA metrics the LRS reports of this cluster carry (`lrs_report_endpoint_metrics`). */
-export interface OrcaPropagationConfig {
+/**
+ * Which ORCA metrics the LRS reports of this cluster carry (docs/decisions.md#orca-propagation-modes):
+ * - `mode: "a85"`: A85's reading of `lrs_report_endpoint_metrics`; unset or empty selects nothing;
+ * - `mode: "a64"`: the A85 switch is off, the field is not read, and the load reporter keeps A64's behaviour (every
+ *   named metric, unprefixed; no utilizations). Never the same value as an unset field under A85.
+ */
+export type OrcaPropagationConfig = { readonly mode: "a64" } | OrcaSelection;
+
+/** A85: the metrics `lrs_report_endpoint_metrics` selects. */
+export interface OrcaSelection {
+  readonly mode: "a85";
   readonly cpuUtilization: boolean;
   readonly memUtilization: boolean;
   readonly applicationUtilization: boolean;
@@ -102,7 +111,9 @@ const UNKNOWN_TELEMETRY_LABELS = Object.freeze({
   "csm.service_name": "unknown",
   "csm.service_namespace_name": "unknown",
 });
-const NO_PROPAGATION: OrcaPropagationConfig = Object.freeze({
+const A64_PROPAGATION: OrcaPropagationConfig = Object.freeze({ mode: "a64" });
+const NO_PROPAGATION: OrcaSelection = Object.freeze({
+  mode: "a85",
   cpuUtilization: false,
   memUtilization: false,
   applicationUtilization: false,
@@ -221,7 +232,7 @@ function parseDiscovery(cluster: Cluster, errors: ValidationErrors): Discovery |
 }
 
 /** A85: known entries set their switch; unknown entries and `named_metrics.` with an empty key are ignored. */
-export function parseOrcaPropagation(entries: readonly string[]): OrcaPropagationConfig {
+export function parseOrcaPropagation(entries: readonly string[]): OrcaSelection {
   if (entries.length === 0) return NO_PROPAGATION;
   let cpuUtilization = false;
   let memUtilization = false;
@@ -242,6 +253,7 @@ export function parseOrcaPropagation(entries: readonly string[]): OrcaPropagatio
     }
   }
   return Object.freeze({
+    mode: "a85",
     cpuUtilization,
     memUtilization,
     applicationUtilization,
@@ -368,7 +380,7 @@ function parseCluster(
   }
   const orcaPropagation = context.features.orcaLrsPropagation
     ? parseOrcaPropagation(cluster.lrsReportEndpointMetrics)
-    : NO_PROPAGATION;
+    : A64_PROPAGATION;
   const outlierDetection =
     cluster.outlierDetection === undefined ? undefined : parseOutlierDetection(cluster.outlierDetection, errors);
   const { metadata, telemetryLabels } = parseMetadata(cluster);

@@ -5,6 +5,7 @@ export {
   clusterResourceType,
   createClusterResourceType,
   type OrcaPropagationConfig,
+  type OrcaSelection,
   type OutlierDetectionConfig,
   parseOrcaPropagation,
 } from "./cluster.js";

@@ -118,6 +118,7 @@ describe("clusterResourceType", () => {
       edsServiceName: "service-a",
       lbPolicy: [{ xds_wrr_locality_experimental: { childPolicy: [{ round_robin: {} }] } }],
       orcaPropagation: {
+        mode: "a85",
         cpuUtilization: false,
         memUtilization: false,
         applicationUtilization: false,
@@ -301,6 +302,7 @@ describe("clusterResourceType", () => {
           "utilization.x",
         ],
         {
+          mode: "a85",
           cpuUtilization: true,
           memUtilization: true,
           applicationUtilization: true,
@@ -312,6 +314,7 @@ describe("clusterResourceType", () => {
         "named_metrics.* selects every named metric",
         ["named_metrics.*", "named_metrics.foo"],
         {
+          mode: "a85",
           cpuUtilization: false,
           memUtilization: false,
           applicationUtilization: false,
@@ -323,6 +326,7 @@ describe("clusterResourceType", () => {
         "unset: nothing is propagated",
         [],
         {
+          mode: "a85",
           cpuUtilization: false,
           memUtilization: false,
           applicationUtilization: false,
@@ -335,10 +339,13 @@ describe("clusterResourceType", () => {
       expect(expectOk(decode(eds({ lrsReportEndpointMetrics: metrics }))).orcaPropagation).toEqual(expected);
     });
 
-    it("is not read when GRPC_EXPERIMENTAL_XDS_ORCA_LRS_PROPAGATION is off", () => {
+    it("is not read when GRPC_EXPERIMENTAL_XDS_ORCA_LRS_PROPAGATION is off: A64 mode, unlike an unset field", () => {
       const off = contextWith({ features: { orcaLrsPropagation: false } });
       const update = expectOk(decode(eds({ lrsReportEndpointMetrics: ["cpu_utilization", "named_metrics.*"] }), off));
-      expect(update.orcaPropagation).toMatchObject({ cpuUtilization: false, allNamedMetrics: false });
+      expect(update.orcaPropagation).toEqual({ mode: "a64" });
+      const unset = expectOk(decode(eds({ lrsReportEndpointMetrics: [] })));
+      expect(unset.orcaPropagation).not.toEqual(update.orcaPropagation);
+      expect(Object.isFrozen(update.orcaPropagation)).toBe(true);
     });
   });
 

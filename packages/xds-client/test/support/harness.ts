@@ -1,7 +1,9 @@
+import { ClientResourceStatus } from "@xdskit/protos/envoy/admin/v3/config_dump_shared_pb";
+import type { ClientConfig } from "@xdskit/protos/envoy/service/status/v3/csds_pb";
 import { onTestFinished } from "vitest";
-import type { MetricLabels, XdsFeatures, XdsGaugeName, XdsMetricsRecorder } from "../../src/index.js";
+import type { Logger, MetricLabels, XdsFeatures, XdsGaugeName, XdsMetricsRecorder } from "../../src/index.js";
 import { createXdsClientWithInternals } from "../../src/internal.js";
-import { createFakeServer } from "./fake-transport.js";
+import { apiTypeOf, createFakeServer, type Protocol } from "./fake-transport.js";
 import { createVirtualClock } from "./virtual-clock.js";
 
 export const NODE_ID = "node-under-test";
@@ -11,6 +13,8 @@ export interface TestMetrics extends XdsMetricsRecorder {
   readonly counters: Map<string, number>;
   counter(name: string, labels?: Record<string, string>): number;
   gauges(): Map<string, number>;
+  /** Every gauge series as `name{label=value,...}` (labels sorted) → value. */
+  gaugeSeries(): Map<string, number>;
 }
 
 function labelText(labels: MetricLabels): string {
@@ -43,6 +47,11 @@ export function createTestMetrics(): TestMetrics {
       }
       return sum;
     },
+    gaugeSeries() {
+      const out = new Map<string, number>();
+      collect?.((name, value, labels) => out.set(`${name}{${labelText(labels)}}`, value));
+      return out;
+    },
     gauges() {
       const out = new Map<string, number>();
       collect?.((name, value, labels) => {
@@ -58,9 +67,34 @@ export function createTestMetrics(): TestMetrics {
 }
 
 export interface SetupOptions {
+  /** The ADS protocol of every server in the bootstrap (default state of the world). */
+  readonly protocol?: Protocol;
   readonly serverFeatures?: string[];
   readonly features?: Partial<XdsFeatures>;
   readonly bootstrap?: Record<string, unknown>;
+  readonly connectTimeoutMs?: number;
+  readonly logger?: Logger;
+}
+
+/** Sets `api_type` on every server of a bootstrap (top level and per authority). */
+function withApiType(bootstrap: Record<string, unknown>, protocol: Protocol): Record<string, unknown> {
+  const servers = (list: unknown) =>
+    Array.isArray(list) ? list.map((s: Record<string, unknown>) => ({ ...s, api_type: apiTypeOf(protocol) })) : list;
+  const authorities = bootstrap.authorities as Record<string, Record<string, unknown>> | undefined;
+  return {
+    ...bootstrap,
+    xds_servers: servers(bootstrap.xds_servers),
+    ...(authorities === undefined
+      ? {}
+      : {
+          authorities: Object.fromEntries(
+            Object.entries(authorities).map(([name, a]) => [
+              name,
+              a.xds_servers === undefined ? a : { ...a, xds_servers: servers(a.xds_servers) },
+            ]),
+          ),
+        }),
+  };
 }
 
 /** A client on an in-memory transport and a virtual clock; call it inside a test. */
@@ -68,17 +102,20 @@ export function setup(options: SetupOptions = {}) {
   const server = createFakeServer();
   const clock = createVirtualClock();
   const metrics = createTestMetrics();
-  const bootstrap = {
-    xds_servers: [
-      {
-        server_uri: "primary:443",
-        channel_creds: [{ type: "insecure" }],
-        server_features: options.serverFeatures ?? [],
-      },
-    ],
-    node: { id: NODE_ID },
-    ...options.bootstrap,
-  };
+  const bootstrap = withApiType(
+    {
+      xds_servers: [
+        {
+          server_uri: "primary:443",
+          channel_creds: [{ type: "insecure" }],
+          server_features: options.serverFeatures ?? [],
+        },
+      ],
+      node: { id: NODE_ID },
+      ...options.bootstrap,
+    },
+    options.protocol ?? "sotw",
+  );
   const client = createXdsClientWithInternals(
     {
       bootstrap,
@@ -86,10 +123,39 @@ export function setup(options: SetupOptions = {}) {
       transportFactory: server.transportFactory,
       metrics,
       ...(options.features ? { features: options.features } : {}),
+      ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
     },
     { clock, random: () => 0.5 },
   );
   // Closed when the test ends, pass or fail.
   onTestFinished(() => client.close());
-  return { client, server, clock, metrics };
+  return { client, server, clock, metrics, protocol: options.protocol ?? "sotw" };
+}
+
+/** CSDS as the tests assert it: one row per entry. */
+export interface CsdsRow {
+  readonly name: string;
+  readonly status: string;
+  readonly version: string;
+  readonly hasConfig: boolean;
+  /** `version|details|time?` of error_state: the version is empty and time absent when CSDS carries details only. */
+  readonly error: string | undefined;
+}
+
+export function csdsRows(client: { dumpResources(): ClientConfig }): CsdsRow[] {
+  return client.dumpResources().genericXdsConfigs.map((c) => ({
+    name: c.name,
+    status: ClientResourceStatus[c.clientStatus] ?? String(c.clientStatus),
+    version: c.versionInfo,
+    hasConfig: c.xdsConfig !== undefined,
+    error: c.errorState
+      ? `${c.errorState.versionInfo}|${c.errorState.details}${c.errorState.lastUpdateAttempt ? "|time" : ""}`
+      : undefined,
+  }));
+}
+
+/** The statuses of every CSDS entry, in order. */
+export function csdsStatuses(client: { dumpResources(): ClientConfig }): string[] {
+  return csdsRows(client).map((r) => r.status);
 }

@@ -3,7 +3,8 @@ import type { ResourceResult, ResourceWatcher, XdsError } from "../../src/index.
 export type WatchEvent<T> =
   | { kind: "resource"; resource: T; version: string }
   | { kind: "error"; error: XdsError }
-  | { kind: "ambient"; error: XdsError };
+  | { kind: "ambient"; error: XdsError }
+  | { kind: "cleared" };
 
 /** A watcher that records what it is told, for exact assertions. */
 export interface RecordingWatcher<T> extends ResourceWatcher<T> {
@@ -12,9 +13,14 @@ export interface RecordingWatcher<T> extends ResourceWatcher<T> {
   take(): WatchEvent<T>[];
 }
 
-export function recordingWatcher<T>(): RecordingWatcher<T> {
+export interface RecordingOptions {
+  /** Implement the optional `onAmbientErrorCleared` (default true); without it the client re-delivers the resource. */
+  readonly clears?: boolean;
+}
+
+export function recordingWatcher<T>(options: RecordingOptions = {}): RecordingWatcher<T> {
   const events: WatchEvent<T>[] = [];
-  return {
+  const watcher: RecordingWatcher<T> = {
     events,
     onResourceChanged(result: ResourceResult<T>) {
       if (result.ok) events.push({ kind: "resource", resource: result.resource, version: result.version });
@@ -27,12 +33,21 @@ export function recordingWatcher<T>(): RecordingWatcher<T> {
       return events.splice(0, events.length);
     },
   };
+  if (options.clears ?? true) {
+    return Object.assign(watcher, {
+      onAmbientErrorCleared() {
+        events.push({ kind: "cleared" as const });
+      },
+    });
+  }
+  return watcher;
 }
 
-/** Summaries that read well in `toEqual`: `resource:v1:name`, `error:NOT_FOUND:does_not_exist`, `ambient:...`. */
+/** Summaries that read well in `toEqual`: `resource:v1:name`, `error:NOT_FOUND:does_not_exist`, `ambient:...`, `cleared`. */
 export function summarize<T extends { name: string }>(events: WatchEvent<T>[]): string[] {
   return events.map((e) => {
     if (e.kind === "resource") return `resource:${e.version}:${e.resource.name}`;
+    if (e.kind === "cleared") return "cleared";
     const code = e.error.message.slice(1, e.error.message.indexOf("]"));
     return `${e.kind}:${code}:${e.error.kind}`;
   });

@@ -6,6 +6,7 @@ import {
   ClusterLoadAssignmentSchema,
 } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
 import { type Listener, ListenerSchema } from "@xdskit/protos/envoy/config/listener/v3/listener_pb";
+import { ResourceSchema } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { ResourceType } from "../../src/index.js";
 
 export interface TestListener {
@@ -66,4 +67,9 @@ export function endpointsAny(name: string, localities = 1): Any {
     endpoints: Array.from({ length: localities }, () => ({})),
   });
   return anyPack(ClusterLoadAssignmentSchema, message);
+}
+
+/** `any` wrapped in `envoy.service.discovery.v3.Resource` under `name` (which may differ from the name inside). */
+export function wrappedAny(name: string, any: Any): Any {
+  return anyPack(ResourceSchema, create(ResourceSchema, { name, resource: any }));
 }

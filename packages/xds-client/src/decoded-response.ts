@@ -1,0 +1,289 @@
+// A response of either ADS protocol, decoded into one protocol-neutral shape, and the decoding both protocols share:
+// unwrapping `Resource`, naming a resource and its TP2 variant, decoding it (once per distinct bytes in SotW), reading
+// TP3 `resource_errors` and delta removals, and the NACK text. The calls (sotw-call.ts, delta-call.ts) produce a
+// DecodedResponse; the cache applies it; the call ACKs or NACKs it.
+import { fromBinary } from "@bufbuild/protobuf";
+import type { Any } from "@bufbuild/protobuf/wkt";
+import { canonicalText, type Expr, fromProto, TRUE } from "@xdskit/constraint-matcher";
+import {
+  type DynamicParameterConstraints,
+  type Resource,
+  type ResourceError,
+  type ResourceName,
+  ResourceSchema,
+} from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import type { XdsFeatures } from "./features.js";
+import { canonicalName } from "./resource-name.js";
+import type { HeldVariant } from "./resource-state.js";
+import type { DecodeContext, DecodeResult, ResourceType } from "./resource-type.js";
+import { errorMessage, StatusCode, toStatusCode } from "./xds-error.js";
+
+export const RESOURCE_WRAPPER_TYPE_URL = "type.googleapis.com/envoy.service.discovery.v3.Resource";
+
+/** The variant of a resource sent without constraints. */
+export const UNCONSTRAINED: HeldVariant = Object.freeze({ key: "" });
+
+/** One resource of a response, decoded and named. */
+export interface DecodedResource {
+  /** Canonical (`canonicalName`). */
+  readonly name: string;
+  readonly constraints: Expr;
+  readonly variant: HeldVariant;
+  readonly result: DecodeResult<unknown>;
+  readonly any: Any;
+  /** Delta: the resource's own version. */
+  readonly version?: string;
+}
+
+/** A removal (delta) or a TP3 error: a name, and the variant it is about. */
+export interface VariantRef {
+  readonly name: string;
+  readonly constraints: Expr;
+  readonly variant: HeldVariant;
+}
+
+export interface DecodedResourceError extends VariantRef {
+  readonly code: StatusCode;
+  readonly message: string;
+}
+
+export interface DecodedResponse {
+  readonly typeUrl: string;
+  readonly type: ResourceType<unknown>;
+  /** SotW `version_info`; delta `system_version_info`. */
+  readonly version: string;
+  readonly nonce: string;
+  /** SotW: the response lists the whole state of the type (an omitted LDS/CDS resource is deleted). */
+  readonly stateOfTheWorld: boolean;
+  readonly resources: DecodedResource[];
+  readonly removals: VariantRef[];
+  readonly resourceErrors: DecodedResourceError[];
+  /** Every problem found, one line each of the NACK; empty: the response is ACKed. */
+  readonly errors: string[];
+  /** A78 validity counts: resources that decoded, and those that did not (TP3 errors included). */
+  valid: number;
+  invalid: number;
+}
+
+export function emptyResponse(
+  typeUrl: string,
+  type: ResourceType<unknown>,
+  version: string,
+  nonce: string,
+  stateOfTheWorld: boolean,
+): DecodedResponse {
+  return {
+    typeUrl,
+    type,
+    version,
+    nonce,
+    stateOfTheWorld,
+    resources: [],
+    removals: [],
+    resourceErrors: [],
+    errors: [],
+    valid: 0,
+    invalid: 0,
+  };
+}
+
+/** What decoding depends on besides the bytes. */
+export interface DecodeSettings {
+  readonly features: XdsFeatures;
+  readonly context: DecodeContext;
+}
+
+/** A resource taken out of its `Resource` wrapper, or why it cannot be. */
+export type Unwrapped =
+  | { readonly any: Any; readonly name?: string; readonly constraints: Expr; readonly variant: HeldVariant }
+  | { readonly error: string };
+
+/** The constraints of a variant (TRUE for none, or when A67 is off). Throws ConstraintError when malformed. */
+function readConstraints(message: DynamicParameterConstraints | undefined, features: XdsFeatures): Expr {
+  if (message === undefined || !features.dynamicParameters) return TRUE;
+  return fromProto(message, { path: "resource_name.dynamic_parameter_constraints" });
+}
+
+function variantOf(constraints: Expr, resourceName: ResourceName | undefined): HeldVariant {
+  if (constraints.kind === "true" || resourceName === undefined) return UNCONSTRAINED;
+  return Object.freeze({ key: canonicalText(constraints), resourceName });
+}
+
+/** A `Resource` (a SotW wrapper or a delta resource) whose payload must be of `typeUrl`. */
+export function unwrapResource(wrapper: Resource, typeUrl: string, features: XdsFeatures): Unwrapped {
+  const inner = wrapper.resource;
+  if (!inner) return { error: "the Resource holds no resource" };
+  if (inner.typeUrl !== typeUrl) return { error: `type URL ${inner.typeUrl} does not match the response's ${typeUrl}` };
+  // A67: with dynamic parameters on, `resource_name` (when set) names the resource and carries its constraints;
+  // off, it is ignored and `name` names the resource.
+  const resourceName = features.dynamicParameters ? wrapper.resourceName : undefined;
+  if (resourceName !== undefined && resourceName.name !== "") {
+    try {
+      const constraints = readConstraints(resourceName.dynamicParameterConstraints, features);
+      return { any: inner, name: resourceName.name, constraints, variant: variantOf(constraints, resourceName) };
+    } catch (error) {
+      return { error: `${resourceName.name}: ${errorMessage(error)}` };
+    }
+  }
+  return wrapper.name === ""
+    ? { any: inner, constraints: TRUE, variant: UNCONSTRAINED }
+    : { any: inner, name: wrapper.name, constraints: TRUE, variant: UNCONSTRAINED };
+}
+
+/** A SotW entry: a resource of `typeUrl`, or one wrapped in `Resource`. */
+export function unwrapAny(any: Any, typeUrl: string, features: XdsFeatures): Unwrapped {
+  if (any.typeUrl !== RESOURCE_WRAPPER_TYPE_URL) {
+    if (any.typeUrl !== typeUrl) return { error: `type URL ${any.typeUrl} does not match the response's ${typeUrl}` };
+    return { any, constraints: TRUE, variant: UNCONSTRAINED };
+  }
+  let wrapper: Resource;
+  try {
+    wrapper = fromBinary(ResourceSchema, any.value);
+  } catch (error) {
+    return { error: `cannot decode the Resource wrapper: ${errorMessage(error)}` };
+  }
+  return unwrapResource(wrapper, typeUrl, features);
+}
+
+/** Decodes and validates, turning a throwing decoder into a failure (decoders should not throw, but may). */
+function safeDecode(type: ResourceType<unknown>, any: Any, context: DecodeContext): DecodeResult<unknown> {
+  try {
+    return type.decode(any, context);
+  } catch (error) {
+    return { ok: false, error: `decoder failed: ${errorMessage(error)}` };
+  }
+}
+
+export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  if (a === b) return true;
+  return Buffer.compare(a, b) === 0;
+}
+
+/** SotW: the previous response's decode results by position, so an unchanged resource is not decoded twice. */
+export class DecodeMemo {
+  private previous: { bytes: Uint8Array; result: DecodeResult<unknown> }[] = [];
+  private current: { bytes: Uint8Array; result: DecodeResult<unknown> }[] = [];
+
+  decode(index: number, type: ResourceType<unknown>, any: Any, context: DecodeContext): DecodeResult<unknown> {
+    const before = this.previous[index];
+    const result =
+      before !== undefined && bytesEqual(before.bytes, any.value) ? before.result : safeDecode(type, any, context);
+    this.current[index] = { bytes: any.value, result };
+    return result;
+  }
+
+  /** Call after each response: what was decoded becomes the reference for the next one. */
+  rotate(): void {
+    this.previous = this.current;
+    this.current = [];
+  }
+}
+
+/**
+ * Decodes the `index`th resource of a response into `out`: named by its wrapper, else by what the decoder read.
+ * Counted valid or invalid; a failure is a NACK line; a resource nobody can name reaches no watcher.
+ */
+export function addResource(
+  out: DecodedResponse,
+  index: number,
+  unwrapped: Unwrapped,
+  settings: DecodeSettings,
+  memo: DecodeMemo | undefined,
+  version?: string,
+): void {
+  if ("error" in unwrapped) {
+    out.errors.push(`resource index ${index}: ${unwrapped.error}`);
+    out.invalid += 1;
+    return;
+  }
+  const result = memo
+    ? memo.decode(index, out.type, unwrapped.any, settings.context)
+    : safeDecode(out.type, unwrapped.any, settings.context);
+  const name = unwrapped.name ?? result.name;
+  if (result.ok) out.valid += 1;
+  else {
+    out.invalid += 1;
+    out.errors.push(
+      name === undefined
+        ? `resource index ${index}: ${result.error}`
+        : `resource index ${index}: ${name}: ${result.error}`,
+    );
+  }
+  if (name === undefined) return;
+  out.resources.push({
+    name: canonicalName(name),
+    constraints: unwrapped.constraints,
+    variant: unwrapped.variant,
+    result,
+    any: unwrapped.any,
+    ...(version === undefined ? {} : { version }),
+  });
+}
+
+/** A variant named by a `ResourceName` (a removal, an error), or the NACK line saying why it cannot be read. */
+export function readVariantRef(
+  resourceName: ResourceName | undefined,
+  features: XdsFeatures,
+): VariantRef | { readonly error: string } {
+  const name = resourceName?.name ?? "";
+  try {
+    const constraints = readConstraints(resourceName?.dynamicParameterConstraints, features);
+    return { name: canonicalName(name), constraints, variant: variantOf(constraints, resourceName) };
+  } catch (error) {
+    return { error: `${name}: ${errorMessage(error)}` };
+  }
+}
+
+/** TP3 `resource_errors` (read when A88 is on); malformed entries become NACK lines. Each counts as invalid (A78). */
+export function addResourceErrors(out: DecodedResponse, entries: readonly ResourceError[], features: XdsFeatures) {
+  if (!features.dataErrorHandling) return;
+  entries.forEach((entry, i) => {
+    out.invalid += 1;
+    const name = entry.resourceName?.name ?? "";
+    const status = entry.errorDetail;
+    if (name === "") {
+      out.errors.push(`resource_errors[${i}]: resource name is empty`);
+      return;
+    }
+    if (!status || status.code === StatusCode.OK) {
+      out.errors.push(`resource_errors[${i}]: ${name}: status is OK`);
+      return;
+    }
+    const ref = readVariantRef(entry.resourceName, features);
+    if ("error" in ref) out.errors.push(`resource_errors[${i}]: ${ref.error}`);
+    else out.resourceErrors.push({ ...ref, code: toStatusCode(status.code), message: status.message });
+  });
+}
+
+/** Envoy's bound on a NACK's `error_detail` message (docs/decisions.md#nack-detail-bound). */
+export const MAX_NACK_DETAIL_BYTES = 4096;
+
+/** The NACK text: the problems of the response, bounded to MAX_NACK_DETAIL_BYTES, and the node ID. */
+export function nackDetail(errors: readonly string[], nodeId: string): string {
+  const head = "xDS response validation errors: [";
+  const tail = `] (node ID: ${nodeId})`;
+  const full = `${head}${errors.join("; ")}${tail}`;
+  if (Buffer.byteLength(full) <= MAX_NACK_DETAIL_BYTES) return full;
+  // Room for the listed errors, keeping space for the longest possible "; … N more errors".
+  const more = (n: number) => `; … ${n} more errors`;
+  const budget = MAX_NACK_DETAIL_BYTES - Buffer.byteLength(head + tail + more(errors.length));
+  const listed: string[] = [];
+  let used = 0;
+  for (const error of errors) {
+    const size = Buffer.byteLength(error) + (listed.length > 0 ? 2 : 0);
+    if (used + size > budget) break;
+    listed.push(error);
+    used += size;
+  }
+  if (listed.length === 0) {
+    // Not even the first fits: keep its beginning (cut on a character boundary).
+    const first = errors[0] ?? "";
+    let cut = Buffer.from(first)
+      .subarray(0, Math.max(0, budget - 3))
+      .toString();
+    if (cut.endsWith("\uFFFD")) cut = cut.slice(0, -1);
+    listed.push(`${cut}…`);
+  }
+  return `${head}${listed.join("; ")}${more(errors.length - listed.length)}${tail}`;
+}

@@ -1,0 +1,87 @@
+// A silent server is a connection error, not a missing resource: over real sockets on 127.0.0.1, a server that
+// accepts TCP and never speaks HTTP/2 makes the connect deadline fail the call (UNAVAILABLE), while a real ADS
+// server's stream counts as established at once.
+import * as net from "node:net";
+import { createManagementServer, type ManagementServer } from "@xdskit/control-plane";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  createConnectTransport,
+  createXdsClient,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  parseBootstrap,
+  type XdsClient,
+} from "../src/index.js";
+import { recordingWatcher, summarize } from "./support/recorder.js";
+import { type TestListener, testListenerType } from "./support/test-types.js";
+
+let silent: net.Server | undefined;
+const sockets = new Set<net.Socket>();
+let client: XdsClient | undefined;
+let controlPlane: ManagementServer | undefined;
+
+afterEach(async () => {
+  await client?.close();
+  client = undefined;
+  for (const s of sockets) s.destroy();
+  sockets.clear();
+  if (silent) await new Promise<void>((resolve) => silent!.close(() => resolve()));
+  silent = undefined;
+  await controlPlane?.close();
+  controlPlane = undefined;
+});
+
+/** A TCP server that accepts connections and never sends a byte. */
+async function silentServer(): Promise<string> {
+  silent = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on("error", () => {});
+  });
+  await new Promise<void>((resolve) => silent!.listen(0, "127.0.0.1", resolve));
+  return `127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
+}
+
+function bootstrap(serverUri: string) {
+  return { xds_servers: [{ server_uri: serverUri, channel_creds: [{ type: "insecure" }] }], node: { id: "silent" } };
+}
+
+describe("the connect deadline over real sockets", () => {
+  it("defaults to gRPC's 20 s minimum connect timeout", () => {
+    expect(DEFAULT_CONNECT_TIMEOUT_MS).toBe(20_000);
+  });
+
+  it("turns a server that accepts TCP and never speaks into UNAVAILABLE, not does-not-exist", async () => {
+    const address = await silentServer();
+    client = createXdsClient({ bootstrap: bootstrap(address), env: {}, connectTimeoutMs: 300 });
+    const w = recordingWatcher<TestListener>();
+    client.watch(testListenerType, "L", w);
+    for (let i = 0; i < 300 && w.events.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    const events = w.take();
+    expect(summarize(events)).toEqual(["error:UNAVAILABLE:connection"]);
+    expect(events[0]?.kind === "error" && events[0].error.message).toContain(
+      "DEADLINE_EXCEEDED: no HTTP/2 connection within the connect deadline of 300 ms",
+    );
+  });
+
+  it("counts a stream to a real ADS server as established, and one to a silent server as not", async () => {
+    controlPlane = await createManagementServer({ host: "127.0.0.1", port: 0 });
+    const real = createConnectTransport(parseBootstrap(bootstrap(controlPlane.address)).xdsServers[0]!, {
+      maxReceiveMessageBytes: 1 << 20,
+    });
+    const quiet = createConnectTransport(parseBootstrap(bootstrap(await silentServer())).xdsServers[0]!, {
+      maxReceiveMessageBytes: 1 << 20,
+    });
+    const toReal = real.streamAggregatedResources();
+    const toQuiet = quiet.streamAggregatedResources();
+    // The HTTP/2 request starts when the responses are first read.
+    const reads = [toReal.responses.next().catch(() => {}), toQuiet.responses.next().catch(() => {})];
+    const settled = (p: Promise<void> | undefined) =>
+      Promise.race([p?.then(() => "established"), new Promise((r) => setTimeout(() => r("pending"), 500))]);
+    expect(await settled(toReal.established)).toBe("established");
+    expect(await settled(toQuiet.established)).toBe("pending");
+    toReal.cancel();
+    toQuiet.cancel();
+    real.close();
+    quiet.close();
+    await Promise.all(reads);
+  });
+});
