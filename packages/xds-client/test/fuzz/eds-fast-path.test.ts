@@ -9,8 +9,8 @@ import { describe, expect, it } from "vitest";
 import { validateClusterLoadAssignment } from "../../src/resources/endpoint.js";
 import { endpointResourceType } from "../../src/resources/index.js";
 import { ValidationErrors } from "../../src/resources/validation.js";
-import { context } from "../resources/context.js";
 import { type ClaInit, claArb } from "./cla-arbitrary.js";
+import { context } from "./decode-context.js";
 import { applyMutations, fromHex, mutationsArb } from "./mutations.js";
 import { fuzzParameters, fuzzTimeoutMs } from "./settings.js";
 
@@ -76,7 +76,7 @@ describe("EDS fast path = fromBinary + validation", () => {
         fc.property(claArb, (init) => {
           seen[checkAgainstSlowPath(encode(init))]++;
         }),
-        fuzzParameters(300),
+        fuzzParameters(200),
       );
       // Every valid encoding parses; the generator reaches both valid updates and validation failures.
       expect(seen.unparsable).toBe(0);
@@ -94,7 +94,7 @@ describe("EDS fast path = fromBinary + validation", () => {
         fc.property(claArb, mutationsArb, (init, mutations) => {
           seen[checkAgainstSlowPath(applyMutations(encode(init), mutations))]++;
         }),
-        fuzzParameters(400),
+        fuzzParameters(300),
       );
       expect(seen.unparsable).toBeGreaterThan(0);
       expect(seen.valid + seen.invalid).toBeGreaterThan(0);
@@ -110,7 +110,7 @@ describe("EDS fast path = fromBinary + validation", () => {
           const joined = new Uint8Array([...encode(a), ...encode(b)]);
           checkAgainstSlowPath(mutate ? applyMutations(joined, mutations) : joined);
         }),
-        fuzzParameters(150),
+        fuzzParameters(100),
       );
     },
     fuzzTimeoutMs,
