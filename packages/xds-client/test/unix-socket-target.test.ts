@@ -21,6 +21,7 @@ import {
   createConnectTransport,
   createXdsClient,
   DEFAULT_MAX_RECEIVE_MESSAGE_BYTES,
+  parseBootstrap,
   type XdsClient,
   type XdsServerConfig,
 } from "../src/index.js";
@@ -133,17 +134,8 @@ describe("unix domain socket targets", () => {
 
 describe("a server config that bypassed the bootstrap", () => {
   it("with a server_uri that does not parse, fails its streams with the reason instead of throwing", async () => {
-    const server: XdsServerConfig = {
-      serverUri: "exa mple:443",
-      channelCredentials: { type: "insecure" },
-      serverFeatures: [],
-      apiType: "GRPC",
-      ignoreResourceDeletion: false,
-      failOnDataErrors: false,
-      resourceTimerIsTransientError: false,
-      trustedXdsServer: false,
-      key: "hand-made",
-    };
+    const bootstrap = parseBootstrap({ xds_servers: [{ server_uri: "cp:1", channel_creds: [{ type: "insecure" }] }] });
+    const server: XdsServerConfig = { ...bootstrap.xdsServers[0]!, serverUri: "exa mple:443" };
     const transport = createConnectTransport(server, { maxReceiveMessageBytes: DEFAULT_MAX_RECEIVE_MESSAGE_BYTES });
     try {
       const stream = transport.streamAggregatedResources();

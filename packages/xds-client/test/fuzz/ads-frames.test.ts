@@ -24,6 +24,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createXdsClient, type DecodeContext, type ResourceResult, type XdsClient, XdsError } from "../../src/index.js";
 import { isDeeplyFrozen } from "../resources/context.js";
+import { errorLogger } from "./error-logger.js";
 import { applyMutations, type Mutation, mutationsArb } from "./mutations.js";
 import { RESOURCE_KINDS, type ResourceKind } from "./resource-arbitraries.js";
 import { fuzzParameters, fuzzTimeoutMs } from "./settings.js";
@@ -62,14 +63,7 @@ async function startClient(protocol: Protocol): Promise<ClientUnderTest> {
       node: { id: `fuzz-${protocol}` },
     },
     env: {},
-    logger: {
-      error: (message) => errors.push(message),
-      warn: () => {},
-      info: () => {},
-      debug: () => {},
-      trace: () => {},
-      isEnabled: (level) => level === "error",
-    },
+    logger: errorLogger(errors),
   });
   const under: ClientUnderTest = { protocol, client, streamId: 0, sent: new Map(), events: [], errors };
   for (const kind of RESOURCE_KINDS) {

@@ -21,6 +21,7 @@ import {
   type ResourceResult,
   type XdsClient,
 } from "../../src/index.js";
+import { errorLogger } from "./error-logger.js";
 import { applyMutations, mutationsArb } from "./mutations.js";
 import { type RawAdsServer, type RawStream, startRawAdsServer } from "./raw-ads-server.js";
 import { fuzzParameters, fuzzTimeoutMs } from "./settings.js";
@@ -104,14 +105,7 @@ beforeAll(async () => {
   client = createXdsClient({
     bootstrap: { xds_servers: [{ server_uri: server.address, channel_creds: [{ type: "insecure" }] }] },
     env: {},
-    logger: {
-      error: (message) => errorLogs.push(message),
-      warn: () => {},
-      info: () => {},
-      debug: () => {},
-      trace: () => {},
-      isEnabled: (level) => level === "error",
-    },
+    logger: errorLogger(errorLogs),
   });
   client.watch(clusterResourceType, "c", {
     onResourceChanged: (result) => void results.push(result),
