@@ -1,5 +1,5 @@
 import { type DescField, type DescMessage, ScalarType } from "@bufbuild/protobuf";
-import { type BinaryReader, WireType } from "@bufbuild/protobuf/wire";
+import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 
 /*
  * Reading a message the way `fromBinary` of @bufbuild/protobuf reads it, keeping nothing. A hand-written decoder
@@ -140,5 +140,14 @@ export function walkField(
       }
       return;
     }
+  }
+}
+
+/** Reads a whole serialized message of type `desc`; throws exactly where `fromBinary(desc, bytes)` throws. */
+export function walkBytes(desc: DescMessage, bytes: Uint8Array): void {
+  const reader = new BinaryReader(bytes);
+  while (reader.pos < reader.len) {
+    const [fieldNo, wireType] = reader.tag();
+    walkField(reader, desc, fieldNo, wireType, 1);
   }
 }
