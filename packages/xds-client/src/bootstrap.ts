@@ -9,6 +9,7 @@ import type {
   NodeConfig,
   XdsServerConfig,
 } from "./bootstrap-types.js";
+import { parseServerTarget } from "./server-target.js";
 import { StatusCode, XdsError } from "./xds-error.js";
 
 /** Server features this client acts on; others are kept but ignored. */
@@ -18,6 +19,15 @@ export const KNOWN_SERVER_FEATURES = [
   "resource_timer_is_transient_error",
   "trusted_xds_server",
 ] as const;
+
+/**
+ * `node.metadata` bounds (docs/limits.md#bootstrap). It travels as a google.protobuf.Struct in the Node of every
+ * stream: each JSON level is two message levels there (Struct, then Value), and servers commonly refuse more than
+ * 100 message levels, so 32 JSON levels keep it well within; 1 MiB keeps the first request far below the 4 MiB that
+ * gRPC servers accept by default.
+ */
+export const MAX_NODE_METADATA_DEPTH = 32;
+export const MAX_NODE_METADATA_BYTES = 1 << 20;
 
 const USER_AGENT_NAME = "xdskit";
 const USER_AGENT_VERSION = "0.0.0";
@@ -67,8 +77,13 @@ class Reader {
     if (obj[key] === undefined) this.problem(path, "is required");
     return obj[key];
   }
+  requiredString(obj: JsonObject, key: string, path: string): string | undefined {
+    const value = this.required(obj, key, path);
+    return value === undefined ? undefined : this.string(value, path);
+  }
+  /** `path` names `obj` (`$` for the root). */
   optionalString(obj: JsonObject, key: string, path: string): string | undefined {
-    return obj[key] === undefined ? undefined : this.string(obj[key], `${path}.${key}`);
+    return obj[key] === undefined ? undefined : this.string(obj[key], path === "$" ? key : `${path}.${key}`);
   }
   stringMap(value: Json, path: string): Record<string, string> {
     const out: Record<string, string> = {};
@@ -83,7 +98,7 @@ class Reader {
 }
 
 function describe(value: Json): string {
-  if (value === null) return "null";
+  if (value === null || value === undefined) return String(value);
   if (Array.isArray(value)) return "an array";
   return typeof value === "object" ? "an object" : `${typeof value} ${JSON.stringify(value)}`;
 }
@@ -101,7 +116,7 @@ function parseChannelCredentials(
     const entryPath = `${path}[${i}]`;
     const entry = r.object(list[i], entryPath);
     if (!entry) return undefined;
-    const type = r.string(entry.type, `${entryPath}.type`);
+    const type = r.requiredString(entry, "type", `${entryPath}.type`);
     if (type === "insecure") return { type: "insecure" };
     if (type === "tls") {
       const config = entry.config === undefined ? {} : r.object(entry.config, `${entryPath}.config`);
@@ -133,17 +148,30 @@ function resolvePath(path: string, baseDir: string | undefined): string {
   return `${baseDir}/${path}`;
 }
 
-function parseServers(r: Reader, value: Json, path: string, baseDir: string | undefined): XdsServerConfig[] {
+/** `emptyAllowed`: an authority's empty list means "the top-level servers", as in gRPC. */
+function parseServers(
+  r: Reader,
+  value: Json,
+  path: string,
+  baseDir: string | undefined,
+  emptyAllowed = false,
+): XdsServerConfig[] {
   const list = r.array(value, path);
   if (!list) return [];
-  if (list.length === 0) r.problem(path, "must hold at least one server");
+  if (list.length === 0 && !emptyAllowed) r.problem(path, "must hold at least one server");
   const servers: XdsServerConfig[] = [];
   list.forEach((item, i) => {
     const serverPath = `${path}[${i}]`;
     const server = r.object(item, serverPath);
     if (!server) return;
-    const serverUri = r.string(server.server_uri, `${serverPath}.server_uri`);
-    if (serverUri === "") r.problem(`${serverPath}.server_uri`, "must not be empty");
+    let serverUri = r.requiredString(server, "server_uri", `${serverPath}.server_uri`);
+    if (serverUri !== undefined) {
+      const target = parseServerTarget(serverUri);
+      if (!target.ok) {
+        r.problem(`${serverPath}.server_uri`, target.error);
+        serverUri = undefined;
+      }
+    }
     const creds = r.required(server, "channel_creds", `${serverPath}.channel_creds`);
     const channelCredentials =
       creds === undefined ? undefined : parseChannelCredentials(r, creds, `${serverPath}.channel_creds`, baseDir);
@@ -180,6 +208,50 @@ function parseServers(r: Reader, value: Json, path: string, baseDir: string | un
   return servers;
 }
 
+function isPlainObject(value: object): boolean {
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * Checks that `root` can travel as a google.protobuf.Struct within the bounds above: JSON values only (finite
+ * numbers, plain objects), nested at most MAX_NODE_METADATA_DEPTH deep, at most MAX_NODE_METADATA_BYTES as JSON.
+ * Iterative, so a nesting of any depth fails cleanly; records the first problem only.
+ */
+function checkStructJson(r: Reader, root: JsonObject, rootPath: string): boolean {
+  const pending: { value: Json; path: string; depth: number }[] = [{ value: root, path: rootPath, depth: 1 }];
+  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
+    const { value, path, depth } = item;
+    if (value === null || typeof value === "string" || typeof value === "boolean") continue;
+    if (typeof value === "number") {
+      if (Number.isFinite(value)) continue;
+      r.problem(path, `${value} has no JSON form`);
+      return false;
+    }
+    if (typeof value !== "object" || !(Array.isArray(value) || isPlainObject(value))) {
+      r.problem(
+        path,
+        `expected a JSON value, got ${typeof value === "object" ? "an instance of a class" : typeof value}`,
+      );
+      return false;
+    }
+    if (depth > MAX_NODE_METADATA_DEPTH) {
+      r.problem(rootPath, `nested deeper than ${MAX_NODE_METADATA_DEPTH} levels (at ${path})`);
+      return false;
+    }
+    const children: [string, Json][] = Array.isArray(value)
+      ? value.map((element, i) => [`[${i}]`, element])
+      : Object.entries(value).map(([key, element]) => [`.${key}`, element]);
+    for (const [suffix, element] of children) pending.push({ value: element, path: path + suffix, depth: depth + 1 });
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(root));
+  if (bytes > MAX_NODE_METADATA_BYTES) {
+    r.problem(rootPath, `${bytes} bytes as JSON, more than the ${MAX_NODE_METADATA_BYTES} allowed`);
+    return false;
+  }
+  return true;
+}
+
 function parseNode(r: Reader, value: Json): NodeConfig {
   const node: JsonObject = value === undefined ? {} : (r.object(value, "node") ?? {});
   const id = node.id === undefined ? "" : (r.string(node.id, "node.id") ?? "");
@@ -196,7 +268,10 @@ function parseNode(r: Reader, value: Json): NodeConfig {
     }
   }
   let metadata: Record<string, unknown> | undefined;
-  if (node.metadata !== undefined) metadata = r.object(node.metadata, "node.metadata");
+  if (node.metadata !== undefined) {
+    metadata = r.object(node.metadata, "node.metadata");
+    if (metadata !== undefined && !checkStructJson(r, metadata, "node.metadata")) metadata = undefined;
+  }
   return Object.freeze({
     id,
     cluster,
@@ -248,7 +323,7 @@ export function parseBootstrap(json: unknown, options: ParseBootstrapOptions = {
       const servers =
         entry.xds_servers === undefined
           ? undefined
-          : parseServers(r, entry.xds_servers, `${path}.xds_servers`, options.baseDir);
+          : parseServers(r, entry.xds_servers, `${path}.xds_servers`, options.baseDir, true);
       const params =
         dynamicParametersOn && entry.dynamic_parameters !== undefined
           ? r.stringMap(entry.dynamic_parameters, `${path}.dynamic_parameters`)
@@ -271,7 +346,7 @@ export function parseBootstrap(json: unknown, options: ParseBootstrapOptions = {
       const path = `certificate_providers.${name}`;
       const entry = r.object(raw, path);
       if (!entry) continue;
-      const pluginName = r.string(entry.plugin_name, `${path}.plugin_name`);
+      const pluginName = r.requiredString(entry, "plugin_name", `${path}.plugin_name`);
       if (pluginName !== undefined) certificateProviders.set(name, Object.freeze({ pluginName, config: entry.config }));
     }
   }

@@ -13,6 +13,7 @@ import type {
   DiscoveryResponse,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { XdsServerConfig } from "./bootstrap-types.js";
+import { serverEndpoint } from "./server-target.js";
 
 /** One bidi stream. */
 export interface XdsStream<Req, Res> {
@@ -47,15 +48,6 @@ export type XdsTransportFactory = (server: XdsServerConfig, options: TransportOp
 
 /** Default receive limit: 1 GiB, enough for 100,000 clusters in one response (grpc-js-xds is stuck at 4 MiB). */
 export const DEFAULT_MAX_RECEIVE_MESSAGE_BYTES = 1 << 30;
-
-/** `host:port`, `dns:///host:port`, `dns:host:port`, `[::1]:port`, or an http(s) URL, as a base URL. */
-export function serverBaseUrl(server: XdsServerConfig): string {
-  const scheme = server.channelCredentials.type === "tls" ? "https" : "http";
-  let target = server.serverUri;
-  if (/^https?:\/\//.test(target)) return target;
-  if (target.startsWith("dns:")) target = target.replace(/^dns:(\/\/[^/]*\/)?/, "");
-  return `${scheme}://${target}`;
-}
 
 function readPem(path: string | undefined): Buffer | undefined {
   return path === undefined ? undefined : readFileSync(path);
@@ -107,7 +99,6 @@ class HandshakeAwareSessionManager extends Http2SessionManager {
 
 /** The default transport: gRPC over HTTP/2 with connect-node, one HTTP/2 connection per server. */
 export const createConnectTransport: XdsTransportFactory = (server, options) => {
-  const baseUrl = serverBaseUrl(server);
   const creds = server.channelCredentials;
   const tlsOptions =
     creds.type === "tls"
@@ -117,10 +108,11 @@ export const createConnectTransport: XdsTransportFactory = (server, options) => 
           ...(creds.privateKeyFile === undefined ? {} : { key: readPem(creds.privateKeyFile) }),
         }
       : {};
+  const { baseUrl, sessionOptions } = serverEndpoint(server.serverUri, creds.type === "tls" ? tlsOptions : undefined);
   const sessionManager = new HandshakeAwareSessionManager(
     baseUrl,
     { pingIntervalMs: 60_000, pingTimeoutMs: 20_000, pingIdleConnection: false },
-    tlsOptions,
+    { ...tlsOptions, ...sessionOptions },
   );
   const transport = createGrpcTransport({ baseUrl, sessionManager, readMaxBytes: options.maxReceiveMessageBytes });
   const client = createClient(AggregatedDiscoveryService, transport);

@@ -1,4 +1,20 @@
-import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
+import { BinaryReader } from "@bufbuild/protobuf/wire";
+import { UInt32ValueSchema } from "@bufbuild/protobuf/wkt";
+import { AddressSchema, SocketAddressSchema } from "@xdskit/protos/envoy/config/core/v3/address_pb";
+import { LocalitySchema } from "@xdskit/protos/envoy/config/core/v3/base_pb";
+import {
+  Endpoint_AdditionalAddressSchema,
+  EndpointSchema,
+  LbEndpointSchema,
+  LocalityLbEndpointsSchema,
+} from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_components_pb";
+import {
+  ClusterLoadAssignment_Policy_DropOverloadSchema,
+  ClusterLoadAssignment_PolicySchema,
+  ClusterLoadAssignmentSchema,
+} from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
+import { FractionalPercentSchema } from "@xdskit/protos/envoy/type/v3/percent_pb";
+import { walkField } from "./wire-walk.js";
 
 /**
  * The fields of `envoy.config.endpoint.v3.ClusterLoadAssignment` that EDS validation reads, shaped like the
@@ -53,62 +69,50 @@ export interface ClusterLoadAssignmentView {
 
 /*
  * A decoder for exactly those fields, straight from the wire: protobuf-es's reflective decoding builds every field
- * of every message, which dominates EDS cost at 100,000 endpoints. Proto3 semantics are kept: unknown fields are
- * skipped, the last scalar wins, a repeated singular message field is merged into the earlier one, and a oneof takes
- * its last member. A wire type that does not match the field throws, as malformed input.
+ * of every message, which dominates EDS cost at 100,000 endpoints. It accepts and rejects exactly what `fromBinary`
+ * does (see wire-walk.ts for its rules, which every field not kept here goes through) and reads the kept fields to
+ * the same values: the last scalar wins, a repeated singular message field is merged into the earlier one, and a
+ * oneof takes its last member (merged when it repeats the current one). Strings are checked as UTF-8
+ * (`string(true)`), as `fromBinary` checks proto3 strings. Each reader takes the depth of the message it reads, the
+ * top-level message being 1.
  */
 
-function expect(reader: BinaryReader, wireType: WireType, expected: WireType): void {
-  if (wireType !== expected) throw new Error(`invalid wire type ${wireType} at offset ${reader.pos}`);
-}
-
-/** The end offset of the length-delimited field whose tag was just read. */
-function messageEnd(reader: BinaryReader, wireType: WireType): number {
-  expect(reader, wireType, WireType.LengthDelimited);
-  const length = reader.uint32();
-  const end = reader.pos + length;
-  if (end > reader.len) throw new Error("premature EOF");
+/** The end of the message whose length comes next; an end past the buffer fails at once (`fromBinary` fails later). */
+function messageEnd(reader: BinaryReader): number {
+  const end = reader.uint32() + reader.pos;
+  if (end > reader.len) throw new RangeError("premature EOF");
   return end;
 }
 
-/** google.protobuf.UInt32Value merged over `previous`: its `value`, or `previous` (0 when unset) when absent. */
-function readUInt32Value(reader: BinaryReader, end: number, previous: number | undefined): number {
+/** google.protobuf.UInt32Value merged over `previous` (0 when unset). */
+function readUInt32Value(reader: BinaryReader, depth: number, previous: number | undefined): number {
+  const end = messageEnd(reader);
   let value = previous ?? 0;
   while (reader.pos < end) {
     const [fieldNo, wireType] = reader.tag();
-    if (fieldNo === 1) {
-      expect(reader, wireType, WireType.Varint);
-      value = reader.uint32();
-    } else {
-      reader.skip(wireType, fieldNo);
-    }
+    if (fieldNo === 1) value = reader.uint32();
+    else walkField(reader, UInt32ValueSchema, fieldNo, wireType, depth);
   }
   return value;
 }
 
-function readSocketAddress(reader: BinaryReader, end: number, target: SocketAddressView): void {
+function readSocketAddress(reader: BinaryReader, depth: number, target: SocketAddressView): void {
+  const end = messageEnd(reader);
   while (reader.pos < end) {
     const [fieldNo, wireType] = reader.tag();
-    if (fieldNo === 2) {
-      expect(reader, wireType, WireType.LengthDelimited);
-      target.address = reader.string();
-    } else if (fieldNo === 3) {
-      expect(reader, wireType, WireType.Varint);
-      target.portSpecifier = { case: "portValue", value: reader.uint32() };
-    } else if (fieldNo === 4) {
-      expect(reader, wireType, WireType.LengthDelimited);
-      target.portSpecifier = { case: "namedPort", value: reader.string() };
-    } else {
-      reader.skip(wireType, fieldNo);
-    }
+    if (fieldNo === 2) target.address = reader.string(true);
+    else if (fieldNo === 3) target.portSpecifier = { case: "portValue", value: reader.uint32() };
+    else if (fieldNo === 4) target.portSpecifier = { case: "namedPort", value: reader.string(true) };
+    else walkField(reader, SocketAddressSchema, fieldNo, wireType, depth);
   }
 }
 
-function readAddress(reader: BinaryReader, end: number, target: AddressView): void {
+function readAddress(reader: BinaryReader, depth: number, previous: AddressView | undefined): AddressView {
+  const end = messageEnd(reader);
+  const target = previous ?? { address: { case: undefined } };
   while (reader.pos < end) {
     const [fieldNo, wireType] = reader.tag();
     if (fieldNo === 1) {
-      const fieldEnd = messageEnd(reader, wireType);
       let socket: SocketAddressView;
       if (target.address.case === "socketAddress") {
         socket = target.address.value;
@@ -116,57 +120,45 @@ function readAddress(reader: BinaryReader, end: number, target: AddressView): vo
         socket = { address: "", portSpecifier: { case: undefined } };
         target.address = { case: "socketAddress", value: socket };
       }
-      readSocketAddress(reader, fieldEnd, socket);
-    } else if (fieldNo === 2 || fieldNo === 3) {
-      const fieldEnd = messageEnd(reader, wireType);
-      reader.pos = fieldEnd;
-      target.address = { case: fieldNo === 2 ? "pipe" : "envoyInternalAddress", value: {} };
+      readSocketAddress(reader, depth + 1, socket);
     } else {
-      reader.skip(wireType, fieldNo);
+      walkField(reader, AddressSchema, fieldNo, wireType, depth);
+      // Pipe and EnvoyInternalAddress are read for validity only: EDS needs to know they were chosen.
+      if (fieldNo === 2) target.address = { case: "pipe", value: {} };
+      else if (fieldNo === 3) target.address = { case: "envoyInternalAddress", value: {} };
     }
   }
+  return target;
 }
 
-function newAddress(): AddressView {
-  return { address: { case: undefined } };
-}
-
-function readEndpoint(reader: BinaryReader, end: number, target: EndpointView): void {
+function readAdditionalAddress(reader: BinaryReader, depth: number): { address?: AddressView } {
+  const end = messageEnd(reader);
+  const target: { address?: AddressView } = {};
   while (reader.pos < end) {
     const [fieldNo, wireType] = reader.tag();
-    if (fieldNo === 1) {
-      const fieldEnd = messageEnd(reader, wireType);
-      target.address ??= newAddress();
-      readAddress(reader, fieldEnd, target.address);
-    } else if (fieldNo === 3) {
-      expect(reader, wireType, WireType.LengthDelimited);
-      target.hostname = reader.string();
-    } else if (fieldNo === 4) {
-      const fieldEnd = messageEnd(reader, wireType);
-      const additional: { address?: AddressView } = {};
-      while (reader.pos < fieldEnd) {
-        const [innerNo, innerType] = reader.tag();
-        if (innerNo === 1) {
-          const addressEnd = messageEnd(reader, innerType);
-          additional.address ??= newAddress();
-          readAddress(reader, addressEnd, additional.address);
-        } else {
-          reader.skip(innerType, innerNo);
-        }
-      }
-      target.additionalAddresses.push(additional);
-    } else {
-      reader.skip(wireType, fieldNo);
-    }
+    if (fieldNo === 1) target.address = readAddress(reader, depth + 1, target.address);
+    else walkField(reader, Endpoint_AdditionalAddressSchema, fieldNo, wireType, depth);
+  }
+  return target;
+}
+
+function readEndpoint(reader: BinaryReader, depth: number, target: EndpointView): void {
+  const end = messageEnd(reader);
+  while (reader.pos < end) {
+    const [fieldNo, wireType] = reader.tag();
+    if (fieldNo === 1) target.address = readAddress(reader, depth + 1, target.address);
+    else if (fieldNo === 3) target.hostname = reader.string(true);
+    else if (fieldNo === 4) target.additionalAddresses.push(readAdditionalAddress(reader, depth + 1));
+    else walkField(reader, EndpointSchema, fieldNo, wireType, depth);
   }
 }
 
-function readLbEndpoint(reader: BinaryReader, end: number): LbEndpointView {
+function readLbEndpoint(reader: BinaryReader, depth: number): LbEndpointView {
+  const end = messageEnd(reader);
   const target: LbEndpointView = { hostIdentifier: { case: undefined }, healthStatus: 0 };
   while (reader.pos < end) {
     const [fieldNo, wireType] = reader.tag();
     if (fieldNo === 1) {
-      const fieldEnd = messageEnd(reader, wireType);
       let endpoint: EndpointView;
       if (target.hostIdentifier.case === "endpoint") {
         endpoint = target.hostIdentifier.value;
@@ -174,112 +166,113 @@ function readLbEndpoint(reader: BinaryReader, end: number): LbEndpointView {
         endpoint = { hostname: "", additionalAddresses: [] };
         target.hostIdentifier = { case: "endpoint", value: endpoint };
       }
-      readEndpoint(reader, fieldEnd, endpoint);
-    } else if (fieldNo === 5) {
-      expect(reader, wireType, WireType.LengthDelimited);
-      target.hostIdentifier = { case: "endpointName", value: reader.string() };
+      readEndpoint(reader, depth + 1, endpoint);
     } else if (fieldNo === 2) {
-      expect(reader, wireType, WireType.Varint);
       target.healthStatus = reader.int32();
     } else if (fieldNo === 4) {
-      const fieldEnd = messageEnd(reader, wireType);
-      target.loadBalancingWeight = readUInt32Value(reader, fieldEnd, target.loadBalancingWeight);
+      target.loadBalancingWeight = readUInt32Value(reader, depth + 1, target.loadBalancingWeight);
+    } else if (fieldNo === 5) {
+      target.hostIdentifier = { case: "endpointName", value: reader.string(true) };
     } else {
-      reader.skip(wireType, fieldNo);
+      walkField(reader, LbEndpointSchema, fieldNo, wireType, depth);
     }
   }
   return target;
 }
 
-function readLocality(reader: BinaryReader, end: number, target: { region: string; zone: string; subZone: string }) {
+type LocalityView = NonNullable<LocalityLbEndpointsView["locality"]>;
+
+function readLocality(reader: BinaryReader, depth: number, previous: LocalityView | undefined): LocalityView {
+  const end = messageEnd(reader);
+  const target = previous ?? { region: "", zone: "", subZone: "" };
   while (reader.pos < end) {
     const [fieldNo, wireType] = reader.tag();
-    if (fieldNo >= 1 && fieldNo <= 3) {
-      expect(reader, wireType, WireType.LengthDelimited);
-      const value = reader.string();
-      if (fieldNo === 1) target.region = value;
-      else if (fieldNo === 2) target.zone = value;
-      else target.subZone = value;
-    } else {
-      reader.skip(wireType, fieldNo);
-    }
+    if (fieldNo === 1) target.region = reader.string(true);
+    else if (fieldNo === 2) target.zone = reader.string(true);
+    else if (fieldNo === 3) target.subZone = reader.string(true);
+    else walkField(reader, LocalitySchema, fieldNo, wireType, depth);
   }
+  return target;
 }
 
-function readLocalityLbEndpoints(reader: BinaryReader, end: number): LocalityLbEndpointsView {
+function readLocalityLbEndpoints(reader: BinaryReader, depth: number): LocalityLbEndpointsView {
+  const end = messageEnd(reader);
   const target: LocalityLbEndpointsView = { lbEndpoints: [], priority: 0 };
   while (reader.pos < end) {
     const [fieldNo, wireType] = reader.tag();
     if (fieldNo === 2) {
-      target.lbEndpoints.push(readLbEndpoint(reader, messageEnd(reader, wireType)));
+      target.lbEndpoints.push(readLbEndpoint(reader, depth + 1));
     } else if (fieldNo === 1) {
-      const fieldEnd = messageEnd(reader, wireType);
-      target.locality ??= { region: "", zone: "", subZone: "" };
-      readLocality(reader, fieldEnd, target.locality);
+      target.locality = readLocality(reader, depth + 1, target.locality);
     } else if (fieldNo === 3) {
-      const fieldEnd = messageEnd(reader, wireType);
-      target.loadBalancingWeight = readUInt32Value(reader, fieldEnd, target.loadBalancingWeight);
+      target.loadBalancingWeight = readUInt32Value(reader, depth + 1, target.loadBalancingWeight);
     } else if (fieldNo === 5) {
-      expect(reader, wireType, WireType.Varint);
       target.priority = reader.uint32();
     } else {
-      reader.skip(wireType, fieldNo);
+      walkField(reader, LocalityLbEndpointsSchema, fieldNo, wireType, depth);
     }
   }
   return target;
 }
 
-function readDropOverload(reader: BinaryReader, end: number): DropOverloadView {
+type FractionalPercentView = NonNullable<DropOverloadView["dropPercentage"]>;
+
+function readFractionalPercent(
+  reader: BinaryReader,
+  depth: number,
+  previous: FractionalPercentView | undefined,
+): FractionalPercentView {
+  const end = messageEnd(reader);
+  const target = previous ?? { numerator: 0, denominator: 0 };
+  while (reader.pos < end) {
+    const [fieldNo, wireType] = reader.tag();
+    if (fieldNo === 1) target.numerator = reader.uint32();
+    else if (fieldNo === 2) target.denominator = reader.int32();
+    else walkField(reader, FractionalPercentSchema, fieldNo, wireType, depth);
+  }
+  return target;
+}
+
+function readDropOverload(reader: BinaryReader, depth: number): DropOverloadView {
+  const end = messageEnd(reader);
   const target: DropOverloadView = { category: "" };
   while (reader.pos < end) {
     const [fieldNo, wireType] = reader.tag();
     if (fieldNo === 1) {
-      expect(reader, wireType, WireType.LengthDelimited);
-      target.category = reader.string();
+      target.category = reader.string(true);
     } else if (fieldNo === 2) {
-      const fieldEnd = messageEnd(reader, wireType);
-      target.dropPercentage ??= { numerator: 0, denominator: 0 };
-      const percentage = target.dropPercentage;
-      while (reader.pos < fieldEnd) {
-        const [innerNo, innerType] = reader.tag();
-        if (innerNo === 1 || innerNo === 2) {
-          expect(reader, innerType, WireType.Varint);
-          if (innerNo === 1) percentage.numerator = reader.uint32();
-          else percentage.denominator = reader.int32();
-        } else {
-          reader.skip(innerType, innerNo);
-        }
-      }
+      target.dropPercentage = readFractionalPercent(reader, depth + 1, target.dropPercentage);
     } else {
-      reader.skip(wireType, fieldNo);
+      walkField(reader, ClusterLoadAssignment_Policy_DropOverloadSchema, fieldNo, wireType, depth);
     }
   }
   return target;
 }
 
-/** Decodes the EDS-relevant view of a serialized ClusterLoadAssignment; throws on malformed input. */
+type PolicyView = NonNullable<ClusterLoadAssignmentView["policy"]>;
+
+function readPolicy(reader: BinaryReader, depth: number, previous: PolicyView | undefined): PolicyView {
+  const end = messageEnd(reader);
+  const target = previous ?? { dropOverloads: [] };
+  while (reader.pos < end) {
+    const [fieldNo, wireType] = reader.tag();
+    if (fieldNo === 2) target.dropOverloads.push(readDropOverload(reader, depth + 1));
+    else walkField(reader, ClusterLoadAssignment_PolicySchema, fieldNo, wireType, depth);
+  }
+  return target;
+}
+
+/** Decodes the EDS-relevant view of a serialized ClusterLoadAssignment; throws where `fromBinary` throws. */
 export function readClusterLoadAssignment(bytes: Uint8Array): ClusterLoadAssignmentView {
   const reader = new BinaryReader(bytes);
   const target: ClusterLoadAssignmentView = { clusterName: "", endpoints: [] };
+  const depth = 1;
   while (reader.pos < reader.len) {
     const [fieldNo, wireType] = reader.tag();
-    if (fieldNo === 2) {
-      target.endpoints.push(readLocalityLbEndpoints(reader, messageEnd(reader, wireType)));
-    } else if (fieldNo === 1) {
-      expect(reader, wireType, WireType.LengthDelimited);
-      target.clusterName = reader.string();
-    } else if (fieldNo === 4) {
-      const fieldEnd = messageEnd(reader, wireType);
-      target.policy ??= { dropOverloads: [] };
-      const policy = target.policy;
-      while (reader.pos < fieldEnd) {
-        const [innerNo, innerType] = reader.tag();
-        if (innerNo === 2) policy.dropOverloads.push(readDropOverload(reader, messageEnd(reader, innerType)));
-        else reader.skip(innerType, innerNo);
-      }
-    } else {
-      reader.skip(wireType, fieldNo);
-    }
+    if (fieldNo === 2) target.endpoints.push(readLocalityLbEndpoints(reader, depth + 1));
+    else if (fieldNo === 1) target.clusterName = reader.string(true);
+    else if (fieldNo === 4) target.policy = readPolicy(reader, depth + 1, target.policy);
+    else walkField(reader, ClusterLoadAssignmentSchema, fieldNo, wireType, depth);
   }
   return target;
 }

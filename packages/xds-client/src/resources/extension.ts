@@ -1,6 +1,6 @@
 import { type DescMessage, fromBinary, type JsonObject, type MessageShape, toJson } from "@bufbuild/protobuf";
-import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
-import { type Any, StructSchema } from "@bufbuild/protobuf/wkt";
+import type { Any } from "@bufbuild/protobuf/wkt";
+import { TypedStructSchema } from "./typed-struct-schema.js";
 import { deepFreezeJson, fieldPath, type ValidationErrors } from "./validation.js";
 
 /**
@@ -27,22 +27,13 @@ function typeNameOf(typeUrl: string, path: string, errors: ValidationErrors): st
   return typeUrl.slice(slash + 1);
 }
 
-/** Reads a TypedStruct (`type_url` = 1, `value` google.protobuf.Struct = 2) without a generated schema. */
+/** Reads a TypedStruct; throws where `fromBinary` throws, or when its Struct has no JSON form (NaN, Infinity). */
 function readTypedStruct(bytes: Uint8Array): { typeUrl: string; value: JsonObject } {
-  const reader = new BinaryReader(bytes);
-  let typeUrl = "";
-  let value: JsonObject = {};
-  while (reader.pos < reader.len) {
-    const [fieldNo, wireType] = reader.tag();
-    if (fieldNo === 1 && wireType === WireType.LengthDelimited) {
-      typeUrl = reader.string();
-    } else if (fieldNo === 2 && wireType === WireType.LengthDelimited) {
-      value = toJson(StructSchema, fromBinary(StructSchema, reader.bytes())) as JsonObject;
-    } else {
-      reader.skip(wireType, fieldNo);
-    }
-  }
-  return { typeUrl, value };
+  const json = toJson(TypedStructSchema, fromBinary(TypedStructSchema, bytes)) as {
+    typeUrl?: string;
+    value?: JsonObject;
+  };
+  return { typeUrl: json.typeUrl ?? "", value: json.value ?? {} };
 }
 
 /**

@@ -1,8 +1,20 @@
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { create, type DescField, type DescMessage, fromBinary, ScalarType, toBinary } from "@bufbuild/protobuf";
+import { UInt32ValueSchema } from "@bufbuild/protobuf/wkt";
+import { AddressSchema, SocketAddressSchema } from "@xdskit/protos/envoy/config/core/v3/address_pb";
+import { LocalitySchema } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import { HealthStatus } from "@xdskit/protos/envoy/config/core/v3/health_check_pb";
-import type { LbEndpointSchema } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_components_pb";
-import { ClusterLoadAssignmentSchema } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
-import { FractionalPercent_DenominatorType } from "@xdskit/protos/envoy/type/v3/percent_pb";
+import {
+  Endpoint_AdditionalAddressSchema,
+  EndpointSchema,
+  LbEndpointSchema,
+  LocalityLbEndpointsSchema,
+} from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_components_pb";
+import {
+  ClusterLoadAssignment_Policy_DropOverloadSchema,
+  ClusterLoadAssignment_PolicySchema,
+  ClusterLoadAssignmentSchema,
+} from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
+import { FractionalPercent_DenominatorType, FractionalPercentSchema } from "@xdskit/protos/envoy/type/v3/percent_pb";
 import { describe, expect, it } from "vitest";
 import { validateClusterLoadAssignment } from "../../src/resources/endpoint.js";
 import { type EndpointUpdate, endpointResourceType } from "../../src/resources/index.js";
@@ -452,15 +464,87 @@ describe("endpointResourceType", () => {
       expect(raw.endpoints[0]?.lbEndpoints).toHaveLength(1);
       expect(update.raw).toBe(raw);
     });
-    it("malformed bytes and a mismatched wire type fail to parse, without a name", () => {
-      for (const value of [new Uint8Array([0x12, 0x05, 0x01]), new Uint8Array([0x10, 0x01])]) {
+    it("malformed bytes fail to parse, without a name, as they fail in protobuf-es", () => {
+      const malformed = [
+        "1205 01", // a length past the end
+        "1001", // endpoints sent as a varint: read as a length of 1, past the end
+        // An lb_endpoints length of 0x13 instead of 0x12: the locality's weight runs into the endpoint's metadata.
+        "0a06676f6f642d65121d0a0312016112130a100a0e0a0c120831302e302e302e3118501a020805",
+        "0a05667a2d65ff", // a cluster name that is not UTF-8
+        "12060a040a02ff61", // a locality region that is not UTF-8
+        "120b 1209 0a07 0a05 1203 0a01ff", // a pipe address (not kept by EDS) whose path is not UTF-8
+        "1204 4a02 0a05", // locality metadata (not kept): a filter_metadata entry whose length runs past the end
+      ];
+      for (const hex of malformed) {
+        const value = new Uint8Array(Buffer.from(hex.replaceAll(" ", ""), "hex"));
+        expect(() => fromBinary(ClusterLoadAssignmentSchema, value), hex).toThrow();
         const result = endpointResourceType.decode(
           { $typeName: "google.protobuf.Any", typeUrl: endpointResourceType.typeUrl, value },
           context,
         );
-        expect(result.ok).toBe(false);
+        expect(result.ok, hex).toBe(false);
         expect(!result.ok && result.name).toBeUndefined();
         expect(!result.ok && result.error).toMatch(/^can't parse ClusterLoadAssignment resource: /);
+      }
+    });
+
+    it("the fields the wire decoder keeps have the kinds it reads them as", () => {
+      // The decoder reads these fields by number without consulting the schema; the rest go through the schema.
+      const kept: [DescMessage, number, string][] = [
+        [ClusterLoadAssignmentSchema, 1, "scalar string"],
+        [ClusterLoadAssignmentSchema, 2, "list envoy.config.endpoint.v3.LocalityLbEndpoints"],
+        [ClusterLoadAssignmentSchema, 4, "message envoy.config.endpoint.v3.ClusterLoadAssignment.Policy"],
+        [
+          ClusterLoadAssignment_PolicySchema,
+          2,
+          "list envoy.config.endpoint.v3.ClusterLoadAssignment.Policy.DropOverload",
+        ],
+        [ClusterLoadAssignment_Policy_DropOverloadSchema, 1, "scalar string"],
+        [ClusterLoadAssignment_Policy_DropOverloadSchema, 2, "message envoy.type.v3.FractionalPercent"],
+        [FractionalPercentSchema, 1, "scalar uint32"],
+        [FractionalPercentSchema, 2, "enum"],
+        [LocalityLbEndpointsSchema, 1, "message envoy.config.core.v3.Locality"],
+        [LocalityLbEndpointsSchema, 2, "list envoy.config.endpoint.v3.LbEndpoint"],
+        [LocalityLbEndpointsSchema, 3, "message google.protobuf.UInt32Value"],
+        [LocalityLbEndpointsSchema, 5, "scalar uint32"],
+        [LocalitySchema, 1, "scalar string"],
+        [LocalitySchema, 2, "scalar string"],
+        [LocalitySchema, 3, "scalar string"],
+        [LbEndpointSchema, 1, "message envoy.config.endpoint.v3.Endpoint"],
+        [LbEndpointSchema, 2, "enum"],
+        [LbEndpointSchema, 4, "message google.protobuf.UInt32Value"],
+        [LbEndpointSchema, 5, "scalar string"],
+        [EndpointSchema, 1, "message envoy.config.core.v3.Address"],
+        [EndpointSchema, 3, "scalar string"],
+        [EndpointSchema, 4, "list envoy.config.endpoint.v3.Endpoint.AdditionalAddress"],
+        [Endpoint_AdditionalAddressSchema, 1, "message envoy.config.core.v3.Address"],
+        [AddressSchema, 1, "message envoy.config.core.v3.SocketAddress"],
+        [SocketAddressSchema, 2, "scalar string"],
+        [SocketAddressSchema, 3, "scalar uint32"],
+        [SocketAddressSchema, 4, "scalar string"],
+        [UInt32ValueSchema, 1, "scalar uint32"],
+      ];
+      const describe = (field: DescField): string => {
+        switch (field.fieldKind) {
+          case "scalar":
+            return `scalar ${ScalarType[field.scalar].toLowerCase()}`;
+          case "enum":
+            return "enum";
+          case "message":
+            return `message ${field.message.typeName}`;
+          case "list":
+            return `list ${field.message?.typeName}`;
+          case "map":
+            return "map";
+        }
+      };
+      for (const [schema, number, kind] of kept) {
+        const field = schema.fields.find((f) => f.number === number);
+        expect(field && describe(field), `${schema.typeName} field ${number}`).toBe(kind);
+        // Proto3: strings are UTF-8 checked, messages are length-delimited.
+        if (field?.fieldKind === "scalar" && field.scalar === ScalarType.STRING)
+          expect(field.utf8Validation).toBe(true);
+        if (field?.message !== undefined) expect(field.fieldKind !== "map" && field.delimitedEncoding).toBe(false);
       }
     });
   });
