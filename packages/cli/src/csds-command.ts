@@ -1,4 +1,4 @@
-// `xdskit csds <address>`: asks any CSDS server (ours, gRPC's admin services, Envoy-style) for its clients'
+// `xdskit csds <address>`: asks any CSDS server (ours, gRPC's admin services) for its clients'
 // config and prints one table per client, or the response as proto JSON.
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -10,7 +10,7 @@ import {
 import { CliError, type CommandRun, ExitCode, integerOption, sleep, UsageError } from "./command.js";
 import { messageToJson } from "./proto-json.js";
 
-export function renderClientStatus(response: ClientStatusResponse, json: boolean): string {
+function renderClientStatus(response: ClientStatusResponse, json: boolean): string {
   if (json) return `${messageToJson(response, 2)}\n`;
   if (response.config.length === 0) return "no xDS clients\n";
   return `${response.config.map(formatClientConfig).join("\n\n")}\n`;

@@ -40,7 +40,7 @@ function genericResourceType(typeUrl: string): ResourceType<Message> {
   };
 }
 
-export function resolveResourceType(text: string): ResourceType<unknown> {
+function resolveResourceType(text: string): ResourceType<unknown> {
   const short = SHORT_TYPES[text.toLowerCase()];
   if (short) return short;
   const typeName = typeNameOfUrl(text);
