@@ -17,6 +17,7 @@ export interface PackedPackage {
   readonly manifest: {
     readonly exports?: unknown;
     readonly bin?: string | Record<string, string>;
+    readonly peerDependencies?: Readonly<Record<string, string>>;
   };
 }
 

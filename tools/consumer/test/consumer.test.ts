@@ -5,6 +5,7 @@
 //  4. Type-check, under `module: nodenext` and `strict`, a composed program, the README blocks marked
 //     `ts consumer` / `ts consumer-run`, and every entry point; again without Node's types (`lib: es2022, dom`).
 //  5. Run the composed program (control plane, client, CSDS), the `consumer-run` README blocks and each `bin`.
+//  6. Install the lowest @bufbuild/protobuf of the published peer range; type-check and run the program again.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -31,6 +32,21 @@ const MINUTE = 60_000;
 
 let packages: (PackedPackage & { problems: readonly string[] })[] = [];
 let readmeExamples: ReadmeBlock[] = [];
+
+const FOUR_ACKED = [
+  "Listener echo.test ACKED",
+  "RouteConfiguration echo-route ACKED",
+  "Cluster echo ACKED",
+  "ClusterLoadAssignment echo ACKED",
+];
+
+/** The type, name and status of each ACKED row of a CSDS table. */
+function ackedRows(output: string): string[] {
+  return output
+    .split("\n")
+    .filter((line) => / ACKED /.test(line))
+    .map((line) => line.split(/\s+/).slice(0, 3).join(" "));
+}
 
 /** Fails with the command's whole output, so a CI log shows what went wrong. */
 function expectSuccess(result: { status: number | null; output: string }): string {
@@ -127,13 +143,7 @@ describe("a project that installs them with npm", () => {
     expect(output).toContain("route echo-route -> echo:3,echo-canary:1 of 4");
     expect(output).toContain("cluster echo -> endpoints 127.0.0.1:50051");
     expect(output).toContain("csds scope xds:///echo.test node consumer");
-    const rows = output.split("\n").filter((line) => / ACKED /.test(line));
-    expect(rows.map((line) => line.split(/\s+/).slice(0, 3).join(" "))).toEqual([
-      "Listener echo.test ACKED",
-      "RouteConfiguration echo-route ACKED",
-      "Cluster echo ACKED",
-      "ClusterLoadAssignment echo ACKED",
-    ]);
+    expect(ackedRows(output)).toEqual(FOUR_ACKED);
   });
 
   it("runs the README blocks marked consumer-run", () => {
@@ -153,5 +163,21 @@ describe("a project that installs them with npm", () => {
       const output = expectSuccess(run(join(project, "node_modules", ".bin", bin), ["--help"], project, MINUTE));
       expect(output).toContain(`Usage: ${bin}`);
     }
+  });
+
+  // Last: it changes the project's node_modules.
+  it("works with the lowest @bufbuild/protobuf of the published peer range", () => {
+    const ranges = new Set(packages.map((p) => p.manifest.peerDependencies?.["@bufbuild/protobuf"]).filter(Boolean));
+    expect(ranges.size).toBe(1);
+    const [range = ""] = ranges;
+    expect(range).toMatch(/^\^\d+\.\d+\.\d+$/);
+    const lowest = range.slice(1);
+    const install = ["install", "--no-save", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"];
+    expectSuccess(run("npm", [...install, `@bufbuild/protobuf@${lowest}`], project, 5 * MINUTE));
+    const installed = JSON.parse(readFileSync(join(project, "node_modules/@bufbuild/protobuf/package.json"), "utf8"));
+    expect(installed.version).toBe(lowest);
+    expectSuccess(run("node", [workspaceTsc(), "-p", "tsconfig.json"], project, 3 * MINUTE));
+    expectSuccess(run("node", [workspaceTsc(), "-p", "tsconfig.types-only.json"], project, 3 * MINUTE));
+    expect(ackedRows(expectSuccess(run("node", ["dist/compose.js"], project, MINUTE)))).toEqual(FOUR_ACKED);
   });
 });
