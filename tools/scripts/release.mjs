@@ -4,7 +4,7 @@
 // whose version is not on the registry yet (run `pnpm changeset version` and commit before). With `--dry-run`,
 // `pnpm publish --dry-run` instead, per package: it lists each tarball's contents and publishes nothing.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { packAndCheck, publicPackages, repoRoot } from "./check-pack.mjs";
@@ -23,7 +23,9 @@ function step(title, command, args, cwd = repoRoot) {
 step("every gate (npm test)", "node", ["tools/scripts/run.mjs", "test"]);
 
 process.stdout.write("\n=== pack and check every public package\n");
-const results = packAndCheck(mkdtempSync(join(tmpdir(), "xdskit-release-")));
+const tarballs = mkdtempSync(join(tmpdir(), "xdskit-release-"));
+const results = packAndCheck(tarballs);
+rmSync(tarballs, { recursive: true, force: true });
 for (const { name, files, problems } of results) {
   process.stdout.write(`${problems.length === 0 ? "ok  " : "FAIL"}  ${name}: ${files.length} files\n`);
   for (const problem of problems) process.stdout.write(`        ${problem}\n`);

@@ -8,7 +8,7 @@
 //  6. Install the lowest @bufbuild/protobuf of the published peer range; type-check and run the program again.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { publint } from "publint";
 import { formatMessage } from "publint/utils";
@@ -92,6 +92,7 @@ describe("the packed packages", () => {
     writeFileSync(join(root, "package.json"), JSON.stringify(manifest));
     const broken = join(work, "broken.tgz");
     expectSuccess(run("tar", ["-czf", broken, "-C", join(root, ".."), "package"], work, MINUTE));
+    rmSync(dirname(root), { recursive: true, force: true });
     expect(checkTarball(broken).problems).toEqual([
       "LICENSE is missing",
       "dist/index.d.ts is missing",
