@@ -34,10 +34,11 @@ describe("xdskit usage", () => {
       [["watch", "cds", "a", "--server", "h:1", "--bootstrap", "b.json"], /give --bootstrap or --server, not both/],
       [["serve", "/tmp", "--port", "70000"], /--port must be at most 65535, got 70000/],
     ];
-    for (const [args, message] of cases) {
-      const { code, stderr } = await runXdskit(args);
+    const results = await Promise.all(cases.map(([args]) => runXdskit(args)));
+    results.forEach(({ code, stderr }, i) => {
+      const [args, message] = cases[i]!;
       expect([args, code]).toEqual([args, 2]);
       expect(stderr).toMatch(message);
-    }
+    });
   });
 });
