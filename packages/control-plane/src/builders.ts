@@ -96,20 +96,20 @@ export interface RouteConfigurationInit {
 
 const UINT32_MAX = 0xffff_ffff;
 
-function isWeight(value: number, min: number): boolean {
+function isUint32(value: number, min: number): boolean {
   return Number.isInteger(value) && value >= min && value <= UINT32_MAX;
 }
 
 /**
- * The weighted clusters with `total_weight` set to their sum: gRPC C-core before 1.30 rejects the route otherwise
- * (it took an unset total as 100), and clients that ignore the field accept it set. Weights are integers, 0
+ * The weighted clusters with `total_weight` set to their sum: gRPC C-core 1.29 NACKs a route without it ("incorrect
+ * total weight": it takes an unset total as 100), and clients that ignore the field accept it set. Weights are integers, 0
  * allowed, summing to 1..2^32-1, as every gRPC client requires.
  */
 function weightedClusters(owner: string, clusters: readonly WeightedClusterInit[]) {
   if (clusters.length === 0) throw new TypeError(`${owner}: weightedClusters is empty`);
   let totalWeight = 0;
   for (const c of clusters) {
-    if (!isWeight(c.weight, 0)) throw new TypeError(`${owner}: weight of ${c.name} must be an integer >= 0`);
+    if (!isUint32(c.weight, 0)) throw new TypeError(`${owner}: weight of ${c.name} must be an integer >= 0`);
     totalWeight += c.weight;
   }
   if (totalWeight === 0 || totalWeight > UINT32_MAX) {
@@ -229,8 +229,8 @@ function checkAssignment(init: ClusterLoadAssignmentInit, endpoints: readonly En
   const priorities = new Set<number>();
   init.localities.forEach((locality, i) => {
     const priority = locality.priority ?? 0;
-    if (!isWeight(priority, 0)) throw new TypeError(`${owner}: localities[${i}].priority must be an integer >= 0`);
-    if (!isWeight(locality.weight ?? 1, 1)) throw new TypeError(`${owner}: localities[${i}].weight must be >= 1`);
+    if (!isUint32(priority, 0)) throw new TypeError(`${owner}: localities[${i}].priority must be an integer >= 0`);
+    if (!isUint32(locality.weight ?? 1, 1)) throw new TypeError(`${owner}: localities[${i}].weight must be >= 1`);
     const key = JSON.stringify([priority, locality.region ?? "", locality.zone ?? "", locality.subZone ?? ""]);
     if (localities.has(key))
       throw new TypeError(`${owner}: localities[${i}] repeats a locality of priority ${priority}`);
@@ -241,7 +241,7 @@ function checkAssignment(init: ClusterLoadAssignmentInit, endpoints: readonly En
       if (!(Number.isInteger(endpoint.port) && endpoint.port >= 0 && endpoint.port <= 65535)) {
         throw new TypeError(`${owner}: port of ${endpoint.address} must be in 0-65535`);
       }
-      if (endpoint.weight !== undefined && !isWeight(endpoint.weight, 1)) {
+      if (endpoint.weight !== undefined && !isUint32(endpoint.weight, 1)) {
         throw new TypeError(`${owner}: weight of ${address} must be >= 1`);
       }
       if (addresses.has(address)) throw new TypeError(`${owner}: endpoint ${address} appears twice`);

@@ -60,7 +60,7 @@ describe("builders", () => {
       ["a", 3],
       ["b", 1],
     ]);
-    // gRPC C-core before 1.30 NACKs weighted clusters whose total_weight is not their sum.
+    // gRPC C-core 1.29 NACKs weighted clusters whose total_weight is not their sum.
     expect(action.value.clusterSpecifier.value.totalWeight).toBe(4);
     expect(() => buildRouteConfiguration({ name: "r" })).toThrow(/exactly one/);
   });
