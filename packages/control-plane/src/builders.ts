@@ -94,10 +94,35 @@ export interface RouteConfigurationInit {
   readonly virtualHostName?: string;
 }
 
+const UINT32_MAX = 0xffff_ffff;
+
+function isUint32(value: number, min: number): boolean {
+  return Number.isInteger(value) && value >= min && value <= UINT32_MAX;
+}
+
+/**
+ * The weighted clusters with `total_weight` set to their sum: gRPC C-core 1.29 NACKs a route without it ("incorrect
+ * total weight": it takes an unset total as 100), and clients that ignore the field accept it set. Weights are integers, 0
+ * allowed, summing to 1..2^32-1, as every gRPC client requires.
+ */
+function weightedClusters(owner: string, clusters: readonly WeightedClusterInit[]) {
+  if (clusters.length === 0) throw new TypeError(`${owner}: weightedClusters is empty`);
+  let totalWeight = 0;
+  for (const c of clusters) {
+    if (!isUint32(c.weight, 0)) throw new TypeError(`${owner}: weight of ${c.name} must be an integer >= 0`);
+    totalWeight += c.weight;
+  }
+  if (totalWeight === 0 || totalWeight > UINT32_MAX) {
+    throw new TypeError(`${owner}: the weights must sum to 1..${UINT32_MAX}, got ${totalWeight}`);
+  }
+  return { clusters: clusters.map((c) => ({ name: c.name, weight: c.weight })), totalWeight };
+}
+
 /** A route configuration with one virtual host and one prefix route to a cluster (or weighted clusters). */
 export function buildRouteConfiguration(init: RouteConfigurationInit): RouteConfiguration {
+  const owner = `buildRouteConfiguration(${init.name})`;
   if ((init.cluster === undefined) === (init.weightedClusters === undefined)) {
-    throw new TypeError(`buildRouteConfiguration(${init.name}): give exactly one of cluster and weightedClusters`);
+    throw new TypeError(`${owner}: give exactly one of cluster and weightedClusters`);
   }
   return create(RouteConfigurationSchema, {
     name: init.name,
@@ -114,12 +139,7 @@ export function buildRouteConfiguration(init: RouteConfigurationInit): RouteConf
                 clusterSpecifier:
                   init.cluster !== undefined
                     ? { case: "cluster", value: init.cluster }
-                    : {
-                        case: "weightedClusters",
-                        value: {
-                          clusters: (init.weightedClusters ?? []).map((c) => ({ name: c.name, weight: c.weight })),
-                        },
-                      },
+                    : { case: "weightedClusters", value: weightedClusters(owner, init.weightedClusters ?? []) },
               },
             },
           },
@@ -198,35 +218,71 @@ export function parseHostPort(text: string): EndpointInit {
   return { address: match[1] ?? match[2] ?? "", port };
 }
 
+/**
+ * Checks what gRPC clients reject in a ClusterLoadAssignment: weights outside 1..2^32-1, a port outside 0..65535,
+ * one address twice, one locality twice in a priority, a gap in the priorities.
+ */
+function checkAssignment(init: ClusterLoadAssignmentInit, endpoints: readonly EndpointInit[][]): void {
+  const owner = `buildClusterLoadAssignment(${init.clusterName})`;
+  const addresses = new Set<string>();
+  const localities = new Set<string>();
+  const priorities = new Set<number>();
+  init.localities.forEach((locality, i) => {
+    const priority = locality.priority ?? 0;
+    if (!isUint32(priority, 0)) throw new TypeError(`${owner}: localities[${i}].priority must be an integer >= 0`);
+    if (!isUint32(locality.weight ?? 1, 1)) throw new TypeError(`${owner}: localities[${i}].weight must be >= 1`);
+    const key = JSON.stringify([priority, locality.region ?? "", locality.zone ?? "", locality.subZone ?? ""]);
+    if (localities.has(key))
+      throw new TypeError(`${owner}: localities[${i}] repeats a locality of priority ${priority}`);
+    localities.add(key);
+    priorities.add(priority);
+    for (const endpoint of endpoints[i] ?? []) {
+      const address = `${endpoint.address}:${endpoint.port}`;
+      if (!(Number.isInteger(endpoint.port) && endpoint.port >= 0 && endpoint.port <= 65535)) {
+        throw new TypeError(`${owner}: port of ${endpoint.address} must be in 0-65535`);
+      }
+      if (endpoint.weight !== undefined && !isUint32(endpoint.weight, 1)) {
+        throw new TypeError(`${owner}: weight of ${address} must be >= 1`);
+      }
+      if (addresses.has(address)) throw new TypeError(`${owner}: endpoint ${address} appears twice`);
+      addresses.add(address);
+    }
+  });
+  for (let p = 0; p < priorities.size; p++) {
+    if (!priorities.has(p)) throw new TypeError(`${owner}: priorities must run from 0 without gaps; ${p} is missing`);
+  }
+}
+
 /** Endpoints for a cluster, grouped by locality, with priority, weight and health. */
 export function buildClusterLoadAssignment(init: ClusterLoadAssignmentInit): ClusterLoadAssignment {
+  const endpoints = init.localities.map((locality) =>
+    locality.endpoints.map((item) => (typeof item === "string" ? parseHostPort(item) : item)),
+  );
+  checkAssignment(init, endpoints);
   return create(ClusterLoadAssignmentSchema, {
     clusterName: init.clusterName,
-    endpoints: init.localities.map((locality) => ({
+    endpoints: init.localities.map((locality, i) => ({
       locality: { region: locality.region ?? "", zone: locality.zone ?? "", subZone: locality.subZone ?? "" },
       priority: locality.priority ?? 0,
       loadBalancingWeight: locality.weight ?? 1,
-      lbEndpoints: locality.endpoints.map((item) => {
-        const endpoint = typeof item === "string" ? parseHostPort(item) : item;
-        return {
-          hostIdentifier: {
-            case: "endpoint" as const,
-            value: {
+      lbEndpoints: (endpoints[i] ?? []).map((endpoint) => ({
+        hostIdentifier: {
+          case: "endpoint" as const,
+          value: {
+            address: {
               address: {
-                address: {
-                  case: "socketAddress" as const,
-                  value: {
-                    address: endpoint.address,
-                    portSpecifier: { case: "portValue" as const, value: endpoint.port },
-                  },
+                case: "socketAddress" as const,
+                value: {
+                  address: endpoint.address,
+                  portSpecifier: { case: "portValue" as const, value: endpoint.port },
                 },
               },
             },
           },
-          healthStatus: HEALTH[endpoint.health ?? "unknown"],
-          ...(endpoint.weight !== undefined ? { loadBalancingWeight: endpoint.weight } : {}),
-        };
-      }),
+        },
+        healthStatus: HEALTH[endpoint.health ?? "unknown"],
+        ...(endpoint.weight !== undefined ? { loadBalancingWeight: endpoint.weight } : {}),
+      })),
     })),
   });
 }

@@ -16,7 +16,7 @@ export {
   RESOURCE_WRAPPER_TYPE_URL,
 } from "./type-urls.js";
 export { noopLogger } from "./logger.js";
-export type { Logger } from "./logger.js";
+export type { Logger, LogLevel } from "./logger.js";
 
 // Builders for the common resources.
 export type {

@@ -17,7 +17,7 @@ import type { DeltaDiscoveryRequest, DiscoveryRequest } from "@xdskit/protos/env
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
 import { DeltaStream } from "./delta-stream.js";
 import { type BreakOptions, HooksImpl, type ManagementServerHooks } from "./hooks.js";
-import { type Logger, noopLogger, prefixLogger } from "./logger.js";
+import { type Logger, noopLogger, prefixLogger, type ScopedLogger } from "./logger.js";
 import type { ResourceInput, ResourceMessage, ResourceOptions, ResourceSet, ResourceSetImpl } from "./resource-set.js";
 import { type NodeScope, type NodeSelector, ResourceStore } from "./resource-store.js";
 import { SotwStream } from "./sotw-stream.js";
@@ -81,6 +81,14 @@ export interface ManagementServer extends ResourceSet {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+// Declared as lib.esnext.disposable and @types/node declare it (the declarations merge), so the published .d.ts
+// compiles for consumers that have neither (e.g. `lib: ["es2022"]`).
+declare global {
+  interface SymbolConstructor {
+    readonly asyncDispose: unique symbol;
+  }
+}
+
 const peerKey = createContextKey<string | undefined>(undefined, { description: "peer address" });
 
 /** Starts a management server; resolves once it listens. */
@@ -93,7 +101,7 @@ export async function createManagementServer(options: ManagementServerOptions = 
 class ManagementServerImpl implements ManagementServer, StreamHost {
   readonly host: string;
   readonly hooks: HooksImpl;
-  readonly logger: Logger;
+  readonly logger: ScopedLogger;
   readonly store: ResourceStore;
   readonly fullStateTypeUrls: ReadonlySet<string>;
   readonly wrapResources: boolean;
@@ -360,7 +368,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     });
   }
 
-  #streamLogger(id: number): Logger {
-    return prefixLogger(this.logger, `[ads #${id}]`);
+  #streamLogger(id: number): ScopedLogger {
+    return this.logger.child(`[ads #${id}]`);
   }
 }

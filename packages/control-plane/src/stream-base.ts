@@ -5,7 +5,7 @@ import type { ControlPlane, Node } from "@xdskit/protos/envoy/config/core/v3/bas
 import { type Resource, ResourceSchema } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
 import type { HookEventInit, HooksImpl, InjectedResponse, StreamCloseReason, StreamKind } from "./hooks.js";
-import type { Logger } from "./logger.js";
+import type { ScopedLogger } from "./logger.js";
 import { PushQueue } from "./push-queue.js";
 import type { ResourceEntry, ResourceSetImpl } from "./resource-set.js";
 import type { ResourceStore } from "./resource-store.js";
@@ -15,7 +15,7 @@ import { PUSH_ORDER } from "./type-urls.js";
 export interface StreamHost {
   readonly store: ResourceStore;
   readonly hooks: HooksImpl;
-  readonly logger: Logger;
+  readonly logger: ScopedLogger;
   readonly fullStateTypeUrls: ReadonlySet<string>;
   readonly wrapResources: boolean;
   readonly controlPlane: ControlPlane | undefined;
@@ -103,7 +103,7 @@ export abstract class StreamBase<Req, Res> {
   node: Node | undefined;
   set: ResourceSetImpl;
   protected readonly host: StreamHost;
-  protected readonly logger: Logger;
+  protected readonly logger: ScopedLogger;
   readonly #queue = new PushQueue<Res>();
   #held: HeldResponse<Res>[] = [];
   #closed = false;
@@ -111,7 +111,7 @@ export abstract class StreamBase<Req, Res> {
   #flushScheduled = false;
   #nonce = 0;
 
-  constructor(host: StreamHost, id: number, kind: StreamKind, peer: string | undefined, logger: Logger) {
+  constructor(host: StreamHost, id: number, kind: StreamKind, peer: string | undefined, logger: ScopedLogger) {
     this.host = host;
     this.id = id;
     this.kind = kind;

@@ -60,7 +60,33 @@ describe("builders", () => {
       ["a", 3],
       ["b", 1],
     ]);
+    // gRPC C-core 1.29 NACKs weighted clusters whose total_weight is not their sum.
+    expect(action.value.clusterSpecifier.value.totalWeight).toBe(4);
     expect(() => buildRouteConfiguration({ name: "r" })).toThrow(/exactly one/);
+  });
+
+  test("buildRouteConfiguration: weights every gRPC client accepts, or a TypeError naming the problem", () => {
+    const drained = buildRouteConfiguration({
+      name: "r",
+      weightedClusters: [
+        { name: "a", weight: 0 },
+        { name: "b", weight: 2 },
+      ],
+    });
+    const action = drained.virtualHosts[0]?.routes[0]?.action;
+    expect(action?.case === "route" && action.value.clusterSpecifier.value).toMatchObject({ totalWeight: 2 });
+    const bad = (weightedClusters: { name: string; weight: number }[]) => () =>
+      buildRouteConfiguration({ name: "r", weightedClusters });
+    expect(bad([])).toThrow(/weightedClusters is empty/);
+    expect(bad([{ name: "a", weight: 0 }])).toThrow(/must sum to 1\.\.4294967295, got 0/);
+    expect(bad([{ name: "a", weight: -1 }])).toThrow(/weight of a must be an integer >= 0/);
+    expect(bad([{ name: "a", weight: 1.5 }])).toThrow(/weight of a must be an integer >= 0/);
+    expect(
+      bad([
+        { name: "a", weight: 0xffff_ffff },
+        { name: "b", weight: 1 },
+      ]),
+    ).toThrow(/got 4294967296/);
   });
 
   test("buildCluster: EDS over ADS, round robin by default, optional LRS to itself", () => {
@@ -105,6 +131,35 @@ describe("builders", () => {
     expect(endpoints[0]?.loadBalancingWeight).toBeUndefined();
     expect(endpoints[1]?.healthStatus).toBe(HealthStatus.UNHEALTHY);
     expect(endpoints[1]?.loadBalancingWeight).toBe(5);
+  });
+
+  test("buildClusterLoadAssignment: what gRPC clients reject is a TypeError naming the problem", () => {
+    const cla = (localities: Parameters<typeof buildClusterLoadAssignment>[0]["localities"]) => () =>
+      buildClusterLoadAssignment({ clusterName: "c", localities });
+    expect(cla([{ endpoints: ["10.0.0.1:80"] }, { zone: "b", endpoints: ["10.0.0.1:80"] }])).toThrow(
+      /endpoint 10\.0\.0\.1:80 appears twice/,
+    );
+    expect(
+      cla([
+        { zone: "a", endpoints: ["10.0.0.1:80"] },
+        { zone: "a", endpoints: ["10.0.0.2:80"] },
+      ]),
+    ).toThrow(/localities\[1\] repeats a locality of priority 0/);
+    expect(cla([{ endpoints: ["10.0.0.1:80"] }, { zone: "b", priority: 2, endpoints: [] }])).toThrow(
+      /without gaps; 1 is missing/,
+    );
+    expect(cla([{ weight: 0, endpoints: [] }])).toThrow(/localities\[0\]\.weight must be >= 1/);
+    expect(cla([{ endpoints: [{ address: "10.0.0.1", port: 80, weight: 0 }] }])).toThrow(
+      /weight of 10\.0\.0\.1:80 must be >= 1/,
+    );
+    expect(cla([{ endpoints: [{ address: "10.0.0.1", port: 70000 }] }])).toThrow(/port of 10\.0\.0\.1 must be in/);
+    // One locality may appear once in each priority.
+    expect(
+      cla([
+        { zone: "a", endpoints: ["10.0.0.1:80"] },
+        { zone: "a", priority: 1, endpoints: ["10.0.0.2:80"] },
+      ]),
+    ).not.toThrow();
   });
 
   test("parseHostPort", () => {

@@ -1,0 +1,72 @@
+// What every command shares: the I/O it gets, its errors, exit codes and option helpers. No Node types here: this
+// file's declarations are part of the package's public types.
+
+/** Exit codes: 0 success, 1 the command failed, 2 the command line is wrong. */
+export const ExitCode = { ok: 0, failure: 1, usage: 2 } as const;
+
+export interface CliIo {
+  /** Writes text as is (commands end their lines with "\n"). */
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  /** Environment variables (`GRPC_XDS_BOOTSTRAP`, `GRPC_XDS_BOOTSTRAP_CONFIG`). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Aborted on Ctrl-C: long-running commands (`serve`, `watch`, `csds --watch`) then end with exit code 0. */
+  readonly signal: AbortSignal;
+}
+
+/** A mistake on the command line: printed with the command's usage, exit code 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+/** A failure the user can act on: printed as is (no stack), exit code 1. */
+export class CliError extends Error {
+  override readonly name = "CliError";
+}
+
+export type CommandRun = (
+  positionals: string[],
+  values: Record<string, string | boolean | undefined>,
+  io: CliIo,
+) => Promise<number>;
+
+export interface CommandSpec {
+  readonly summary: string;
+  readonly usage: string;
+  /** node:util parseArgs options; `--help` is added to every command. */
+  readonly options: Readonly<Record<string, { readonly type: "string" | "boolean"; readonly short?: string }>>;
+  readonly load: () => Promise<CommandRun>;
+}
+
+/** A non-negative integer option, or a UsageError naming it. */
+export function integerOption(values: Record<string, unknown>, name: string, fallback: number): number {
+  const raw = values[name];
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (typeof raw !== "string" || !/^\d+$/.test(raw) || !Number.isSafeInteger(value)) {
+    throw new UsageError(`--${name} must be a non-negative integer, got "${String(raw)}"`);
+  }
+  return value;
+}
+
+/** Resolves after `ms`, or as soon as `signal` aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** Resolves when `signal` aborts (at once if it already has). */
+export function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+}

@@ -1,0 +1,63 @@
+// An XdsMetricsRecorder (the interface @xdskit/xds-client takes as `metrics`) that records into OpenTelemetry.
+// The interface is restated here, structurally identical, so this package depends on @opentelemetry/api alone.
+import {
+  type BatchObservableCallback,
+  type Counter,
+  type Meter,
+  type MeterProvider,
+  metrics,
+  type Observable,
+  ValueType,
+} from "@opentelemetry/api";
+import { COUNTERS, GAUGES, type XdsCounterInstrument, type XdsGaugeInstrument } from "./instruments.js";
+
+export type MetricLabels = Readonly<Record<string, string>>;
+
+/** What `createXdsClient({ metrics })` takes. */
+export interface XdsMetricsRecorder {
+  addCounter(name: XdsCounterInstrument, value: number, labels: MetricLabels): void;
+  registerGauges(
+    collect: (record: (name: XdsGaugeInstrument, value: number, labels: MetricLabels) => void) => void,
+  ): () => void;
+}
+
+export interface OpenTelemetryRecorderOptions {
+  /** Where the instruments are created. Default: the global meter provider (`metrics.getMeterProvider()`). */
+  readonly meterProvider?: MeterProvider;
+  /** The instrumentation scope's name. Default `@xdskit/xds-client`. */
+  readonly meterName?: string;
+}
+
+/**
+ * A metrics recorder for `createXdsClient({ metrics })` that turns the client's A78 counters into OpenTelemetry
+ * counters and its gauges into observable gauges, read whenever the SDK collects. One recorder may serve several
+ * clients (one per target): each client's gauges are reported with its own `grpc.target`.
+ */
+export function createOpenTelemetryRecorder(options: OpenTelemetryRecorderOptions = {}): XdsMetricsRecorder {
+  const provider = options.meterProvider ?? metrics.getMeterProvider();
+  const meter: Meter = provider.getMeter(options.meterName ?? "@xdskit/xds-client");
+  const counters = new Map<string, Counter>();
+  for (const [name, { description, unit }] of Object.entries(COUNTERS)) {
+    counters.set(name, meter.createCounter(name, { description, unit, valueType: ValueType.INT }));
+  }
+  const gauges = new Map<string, Observable>();
+  for (const [name, { description, unit }] of Object.entries(GAUGES)) {
+    gauges.set(name, meter.createObservableGauge(name, { description, unit, valueType: ValueType.INT }));
+  }
+  const observables = [...gauges.values()];
+  return {
+    addCounter(name, value, labels) {
+      counters.get(name)?.add(value, labels);
+    },
+    registerGauges(collect) {
+      const callback: BatchObservableCallback = (result) => {
+        collect((name, value, labels) => {
+          const gauge = gauges.get(name);
+          if (gauge) result.observe(gauge, value, labels);
+        });
+      };
+      meter.addBatchObservableCallback(callback, observables);
+      return () => meter.removeBatchObservableCallback(callback, observables);
+    },
+  };
+}

@@ -1,0 +1,184 @@
+// The published packages as an application gets them. Steps:
+//  1. Pack every public package (`packages/*` not private) with `pnpm pack` and check each tarball's contents.
+//  2. Lint each tarball with publint and with attw (`--profile esm-only`), from the tarball alone.
+//  3. Install the tarballs with npm into a new project under os.tmpdir() (third-party packages from the registry).
+//  4. Type-check, under `module: nodenext` and `strict`, a composed program, the README blocks marked
+//     `ts consumer` / `ts consumer-run`, and every entry point; again without Node's types (`lib: es2022, dom`).
+//  5. Run the composed program (control plane, client, CSDS), the `consumer-run` README blocks and each `bin`.
+//  6. Install the lowest @bufbuild/protobuf of the published peer range; type-check and run the program again.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { publint } from "publint";
+import { formatMessage } from "publint/utils";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkTarball, packAndCheck, publicPackages, unpackTarball } from "../../scripts/check-pack.mjs";
+import {
+  createProject,
+  entryPoints,
+  type PackedPackage,
+  run,
+  workspaceTsc,
+  writeReadmeExamples,
+} from "../src/project.js";
+import type { ReadmeBlock } from "../src/readme-blocks.js";
+
+const here = fileURLToPath(new URL(".", import.meta.url));
+const fixtures = join(here, "..", "fixtures");
+const work = mkdtempSync(join(tmpdir(), "xdskit-consumer-"));
+const project = join(work, "project");
+const MINUTE = 60_000;
+
+let packages: (PackedPackage & { problems: readonly string[] })[] = [];
+let readmeExamples: ReadmeBlock[] = [];
+
+const FOUR_ACKED = [
+  "Listener echo.test ACKED",
+  "RouteConfiguration echo-route ACKED",
+  "Cluster echo ACKED",
+  "ClusterLoadAssignment echo ACKED",
+];
+
+/** The type, name and status of each ACKED row of a CSDS table. */
+function ackedRows(output: string): string[] {
+  return output
+    .split("\n")
+    .filter((line) => / ACKED /.test(line))
+    .map((line) => line.split(/\s+/).slice(0, 3).join(" "));
+}
+
+/** Fails with the command's whole output, so a CI log shows what went wrong. */
+function expectSuccess(result: { status: number | null; output: string }): string {
+  if (result.status !== 0) throw new Error(`exit ${result.status}\n${result.output}`);
+  return result.output;
+}
+
+beforeAll(() => {
+  packages = packAndCheck(join(work, "tarballs"));
+  createProject(project, packages, fixtures);
+  readmeExamples = writeReadmeExamples(project, packages);
+  expectSuccess(
+    run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], project, 8 * MINUTE),
+  );
+}, 10 * MINUTE);
+
+afterAll(() => {
+  if (process.env.XDSKIT_KEEP_CONSUMER) process.stdout.write(`consumer project kept in ${work}\n`);
+  else rmSync(work, { recursive: true, force: true });
+});
+
+describe("the packed packages", () => {
+  it("are every public package, each a devDependency of tools/consumer so turbo builds it first", () => {
+    const names = publicPackages().map((p: { manifest: { name: string } }) => p.manifest.name);
+    expect(packages.map((p) => p.name)).toEqual(names);
+    const own = JSON.parse(readFileSync(join(here, "..", "package.json"), "utf8"));
+    expect(names.filter((name: string) => own.devDependencies[name] !== "workspace:*")).toEqual([]);
+  });
+
+  it("hold their build, types, LICENSE, README, CHANGELOG, every exports target and resolvable source maps", () => {
+    expect(packages.map((p) => [p.name, p.problems])).toEqual(packages.map((p) => [p.name, []]));
+  });
+
+  it("check-pack rejects a tarball without LICENSE, types or an exports target", () => {
+    const good = packages.find((p) => p.name === "@xdskit/csds");
+    if (!good) throw new Error("no @xdskit/csds tarball");
+    const { root } = unpackTarball(good.tarball);
+    rmSync(join(root, "LICENSE"));
+    rmSync(join(root, "dist", "index.d.ts"));
+    const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+    manifest.exports["./extra"] = "./dist/extra.js";
+    manifest.dependencies["@xdskit/protos"] = "workspace:^";
+    writeFileSync(join(root, "package.json"), JSON.stringify(manifest));
+    const broken = join(work, "broken.tgz");
+    expectSuccess(run("tar", ["-czf", broken, "-C", join(root, ".."), "package"], work, MINUTE));
+    rmSync(dirname(root), { recursive: true, force: true });
+    expect(checkTarball(broken).problems).toEqual([
+      "LICENSE is missing",
+      "dist/index.d.ts is missing",
+      "exports target ./dist/index.d.ts is not in the tarball",
+      "exports target ./dist/extra.js is not in the tarball",
+      'dependencies.@xdskit/protos is still "workspace:^"',
+    ]);
+  });
+
+  it("pass publint (no errors, warnings or suggestions)", async () => {
+    const findings: string[] = [];
+    for (const pkg of packages) {
+      const tarball = readFileSync(pkg.tarball);
+      const result = await publint({
+        pack: { tarball: tarball.buffer.slice(tarball.byteOffset, tarball.byteOffset + tarball.byteLength) },
+      });
+      for (const message of result.messages) {
+        findings.push(`${pkg.name}: ${message.type}: ${formatMessage(message, result.pkg, { color: false })}`);
+      }
+    }
+    expect(findings).toEqual([]);
+  });
+
+  it("pass attw --profile esm-only, every entry point included", () => {
+    const attw = join(here, "..", "node_modules", ".bin", "attw");
+    const failures: string[] = [];
+    for (const pkg of packages) {
+      const subpaths = entryPoints(pkg).map((s) => `.${s.slice(pkg.name.length)}`);
+      const args = [pkg.tarball, "--profile", "esm-only", "--no-definitely-typed", "--format", "ascii"];
+      const result = run(attw, [...args, "--no-color", "--include-entrypoints", ...subpaths], work, 2 * MINUTE);
+      if (result.status !== 0) failures.push(result.output);
+    }
+    expect(failures).toEqual([]);
+  });
+});
+
+describe("a project that installs them with npm", () => {
+  it("type-checks the composed program, the README examples and every entry point (nodenext, strict)", () => {
+    expectSuccess(run("node", [workspaceTsc(), "-p", "tsconfig.json"], project, 3 * MINUTE));
+  });
+
+  it("type-checks every entry point without Node's types (lib es2022 + dom, skipLibCheck off)", () => {
+    expectSuccess(run("node", [workspaceTsc(), "-p", "tsconfig.types-only.json"], project, 3 * MINUTE));
+  });
+
+  it("runs the composed program: control plane -> client (LDS, RDS, CDS, EDS) -> CSDS over HTTP/2", () => {
+    const output = expectSuccess(run("node", ["dist/compose.js"], project, MINUTE));
+    expect(output).toContain("listener echo.test -> route echo-route");
+    expect(output).toContain("route echo-route -> echo:3,echo-canary:1 of 4");
+    expect(output).toContain("cluster echo -> endpoints 127.0.0.1:50051");
+    expect(output).toContain("csds scope xds:///echo.test node consumer");
+    expect(ackedRows(output)).toEqual(FOUR_ACKED);
+  });
+
+  it("runs the README blocks marked consumer-run", () => {
+    const failures = readmeExamples
+      .filter((block) => block.run)
+      .map((block) => run("node", [`dist/readme/${block.id}.js`], project, 2 * MINUTE))
+      .filter((result) => result.status !== 0)
+      .map((result) => result.output);
+    expect(failures).toEqual([]);
+  });
+
+  it("runs each package's bin with --help", () => {
+    const bins = packages.flatMap((p) =>
+      typeof p.manifest.bin === "string" ? [p.name.split("/").at(-1) ?? ""] : Object.keys(p.manifest.bin ?? {}),
+    );
+    for (const bin of bins) {
+      const output = expectSuccess(run(join(project, "node_modules", ".bin", bin), ["--help"], project, MINUTE));
+      expect(output).toContain(`Usage: ${bin}`);
+    }
+  });
+
+  // Last: it changes the project's node_modules.
+  it("works with the lowest @bufbuild/protobuf of the published peer range", () => {
+    const ranges = new Set(packages.map((p) => p.manifest.peerDependencies?.["@bufbuild/protobuf"]).filter(Boolean));
+    expect(ranges.size).toBe(1);
+    const [range = ""] = ranges;
+    expect(range).toMatch(/^\^\d+\.\d+\.\d+$/);
+    const lowest = range.slice(1);
+    const install = ["install", "--no-save", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"];
+    expectSuccess(run("npm", [...install, `@bufbuild/protobuf@${lowest}`], project, 5 * MINUTE));
+    const installed = JSON.parse(readFileSync(join(project, "node_modules/@bufbuild/protobuf/package.json"), "utf8"));
+    expect(installed.version).toBe(lowest);
+    expectSuccess(run("node", [workspaceTsc(), "-p", "tsconfig.json"], project, 3 * MINUTE));
+    expectSuccess(run("node", [workspaceTsc(), "-p", "tsconfig.types-only.json"], project, 3 * MINUTE));
+    expect(ackedRows(expectSuccess(run("node", ["dist/compose.js"], project, MINUTE)))).toEqual(FOUR_ACKED);
+  });
+});
