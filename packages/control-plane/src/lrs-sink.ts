@@ -37,6 +37,8 @@ export interface LoadReportEvent {
   /** `Date.now()` on arrival. */
   readonly receivedAt: number;
   readonly clusterStats: readonly ClusterStats[];
+  /** The same figures as plain numbers, one entry per cluster (see `formatClusterLoads`). */
+  readonly loads: readonly ClusterLoad[];
   readonly request: LoadStatsRequest;
 }
 
@@ -276,24 +278,23 @@ export class LrsSinkImpl implements LrsSink {
 
   #record(stream: OpenStream, request: LoadStatsRequest): void {
     const nodeId = stream.node?.id ?? "";
+    const receivedAt = Date.now();
+    const loads = request.clusterStats.map((stats) => toClusterLoad(nodeId, stats, receivedAt));
     const event: LoadReportEvent = {
       seq: ++this.#seq,
       streamId: stream.id,
       node: stream.node,
       nodeId,
-      receivedAt: Date.now(),
+      receivedAt,
       clusterStats: request.clusterStats,
+      loads,
       request,
     };
     this.#history.push(event);
     const limit = this.#deps.historyLimit;
     if (this.#history.length > limit * 1.25) this.#history.splice(0, this.#history.length - limit);
-    for (const stats of request.clusterStats) {
-      this.#latest.set(
-        `${nodeId}\u0000${stats.clusterName}\u0000${stats.clusterServiceName}`,
-        toClusterLoad(nodeId, stats, event.receivedAt),
-      );
-    }
+    for (const load of loads)
+      this.#latest.set(`${nodeId}\u0000${load.clusterName}\u0000${load.clusterServiceName}`, load);
     for (const waiter of [...this.#waiters]) {
       if (event.seq > waiter.after && waiter.test(event)) {
         this.#waiters.delete(waiter);

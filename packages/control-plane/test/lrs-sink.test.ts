@@ -149,6 +149,7 @@ describe("the control plane's LRS sink", () => {
       totalDropped: 0,
       droppedByCategory: {},
     });
+    expect(report.loads[0]).toEqual(alpha);
     expect(server.lrs.latestLoads({ clusterName: "beta" })[0]).toMatchObject({
       totalDropped: 2,
       droppedByCategory: { lb: 2 },
