@@ -2,6 +2,7 @@
 // metric names: counters and sums are number fields, and a named metric gets its slot the first time its key
 // appears in an interval (docs/orca-lrs.md#hot-path).
 import type { OrcaLoadReport } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
+import { NamedMetricsMap } from "./named-metrics-map.js";
 import type { Propagation } from "./propagation.js";
 
 /** How a call ended: `ok` (status OK) or `error` (any other status, or no status at all). */
@@ -91,8 +92,9 @@ export class LocalityStatsImpl implements LocalityStats {
     this.inProgress--;
     if (orcaReport === undefined) return;
     const p = this.#propagation;
+    const named = orcaReport.namedMetrics;
     if (p.legacy) {
-      this.#addAll(orcaReport.namedMetrics, "");
+      this.#addNamed(named, "", true);
       return;
     }
     // Zeros count: a report without a utilization adds (0, 1) (docs/orca-lrs.md#zero-utilizations).
@@ -108,33 +110,41 @@ export class LocalityStatsImpl implements LocalityStats {
       this.appTotal += orcaReport.applicationUtilization;
       this.appCount++;
     }
-    if (p.allNamedMetrics) {
-      this.#addAll(orcaReport.namedMetrics, NAMED_PREFIX);
+    if (p.allNamedMetrics || this.#fixedKeys.length > 0) this.#addNamed(named, NAMED_PREFIX, p.allNamedMetrics);
+  }
+
+  /** Adds the named metrics that have a slot, or every one when `all` (creating its slot on first sight). */
+  #addNamed(named: { [key: string]: number }, prefix: string, all: boolean): void {
+    const entries = NamedMetricsMap.entriesOf(named);
+    if (entries !== undefined) {
+      for (let i = 0; i < entries.length; i += 2) {
+        this.#add(entries[i] as string, entries[i + 1] as number, prefix, all);
+      }
       return;
     }
-    const fixed = this.#fixedKeys;
-    for (let i = 0; i < fixed.length; i++) {
-      const key = fixed[i] as string;
-      const value = orcaReport.namedMetrics[key];
-      if (typeof value !== "number") continue;
-      const slot = this.#slots.get(key) as Slot;
-      slot.total += value;
-      slot.count++;
+    if (!all) {
+      // A map from elsewhere: look up the few selected keys rather than walk every key.
+      for (const key of this.#fixedKeys) {
+        const value = named[key];
+        if (typeof value === "number") this.#add(key, value, prefix, false);
+      }
+      return;
+    }
+    for (const key in named) {
+      const value = named[key];
+      if (typeof value === "number") this.#add(key, value, prefix, true);
     }
   }
 
-  #addAll(named: { [key: string]: number }, prefix: string): void {
-    for (const key in named) {
-      const value = named[key];
-      if (typeof value !== "number") continue;
-      let slot = this.#slots.get(key);
-      if (slot === undefined) {
-        slot = { name: prefix + key, total: 0, count: 0 };
-        this.#slots.set(key, slot);
-      }
-      slot.total += value;
-      slot.count++;
+  #add(key: string, value: number, prefix: string, create: boolean): void {
+    let slot = this.#slots.get(key);
+    if (slot === undefined) {
+      if (!create) return;
+      slot = { name: prefix + key, total: 0, count: 0 };
+      this.#slots.set(key, slot);
     }
+    slot.total += value;
+    slot.count++;
   }
 
   release(): void {

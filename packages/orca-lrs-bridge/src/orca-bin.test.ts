@@ -1,11 +1,16 @@
-// The hand-written fast path of the binary decoder against the reference (protobuf-es fromBinary plus the range
-// filter): on valid encodings of random reports, and on those encodings damaged, merged or extended, both must give
-// the same report or both must refuse.
+// The hand-written fast path of the binary decoder (and of the base64 trailer) against the reference (protobuf-es
+// fromBinary plus the range filter): on valid encodings of random reports, and on those encodings damaged, merged
+// or extended, both must give the same report or both must refuse.
 import { create, toBinary } from "@bufbuild/protobuf";
 import { OrcaLoadReportSchema } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { decodeOrcaLoadReport, decodeOrcaLoadReportFast, decodeOrcaLoadReportSlow } from "./orca-bin.js";
+import {
+  decodeOrcaBinaryTrailer,
+  decodeOrcaLoadReport,
+  decodeOrcaLoadReportFast,
+  decodeOrcaLoadReportSlow,
+} from "./orca-bin.js";
 import { OrcaParseError } from "./orca-error.js";
 
 const asciiKey = fc.stringMatching(/^[a-z0-9._*-]{0,12}$/);
@@ -89,7 +94,12 @@ describe("the fast binary decoder", () => {
   test("gives what the reference decoder gives, or refuses what it refuses", () => {
     fc.assert(
       fc.property(damaged, (bytes) => {
-        expect(outcome(decodeOrcaLoadReport, bytes)).toEqual(outcome(decodeOrcaLoadReportSlow, bytes));
+        const reference = outcome(decodeOrcaLoadReportSlow, bytes);
+        expect(outcome(decodeOrcaLoadReport, bytes)).toEqual(reference);
+        // The trailer path decodes base64 into a reused buffer first: same result, padded or not.
+        const text = Buffer.from(bytes).toString("base64");
+        expect(outcome(() => decodeOrcaBinaryTrailer(text), bytes)).toEqual(reference);
+        expect(outcome(() => decodeOrcaBinaryTrailer(text.replace(/=+$/, "")), bytes)).toEqual(reference);
       }),
       { numRuns: 3000 },
     );
