@@ -77,10 +77,6 @@ export class LocalityStatsImpl implements LocalityStats {
     for (const key of this.#fixedKeys) this.#slots.set(key, { name: NAMED_PREFIX + key, total: 0, count: 0 });
   }
 
-  get released(): boolean {
-    return this.#released;
-  }
-
   callStarted(): void {
     this.issued++;
     this.inProgress++;
@@ -115,6 +111,7 @@ export class LocalityStatsImpl implements LocalityStats {
 
   /** Adds the named metrics that have a slot, or every one when `all` (creating its slot on first sight). */
   #addNamed(named: { [key: string]: number }, prefix: string, all: boolean): void {
+    if (typeof named !== "object" || named === null) return;
     const entries = NamedMetricsMap.entriesOf(named);
     if (entries !== undefined) {
       for (let i = 0; i < entries.length; i += 2) {

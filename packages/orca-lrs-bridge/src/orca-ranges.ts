@@ -18,20 +18,6 @@ export function isMeasurement(value: number): boolean {
   return !Number.isNaN(value);
 }
 
-/** True when every value of `report` is in range (then `dropOutOfRange` would change nothing). */
-export function isInRange(report: OrcaLoadReport): boolean {
-  return (
-    isNonNegative(report.cpuUtilization) &&
-    isFraction(report.memUtilization) &&
-    isNonNegative(report.applicationUtilization) &&
-    isNonNegative(report.rpsFractional) &&
-    isNonNegative(report.eps) &&
-    mapInRange(report.utilization, isFraction) &&
-    mapInRange(report.namedMetrics, isMeasurement) &&
-    mapInRange(report.requestCost, isMeasurement)
-  );
-}
-
 /** Resets out-of-range top-level values to 0 (unset) and deletes out-of-range map entries, in place. */
 export function dropOutOfRange(report: OrcaLoadReport): OrcaLoadReport {
   if (!isNonNegative(report.cpuUtilization)) report.cpuUtilization = 0;
@@ -43,11 +29,6 @@ export function dropOutOfRange(report: OrcaLoadReport): OrcaLoadReport {
   dropFromMap(report.namedMetrics, isMeasurement);
   dropFromMap(report.requestCost, isMeasurement);
   return report;
-}
-
-function mapInRange(map: { [key: string]: number }, valid: (value: number) => boolean): boolean {
-  for (const key in map) if (!valid(map[key] as number)) return false;
-  return true;
 }
 
 function dropFromMap(map: { [key: string]: number }, valid: (value: number) => boolean): void {

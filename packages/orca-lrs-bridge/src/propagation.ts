@@ -35,7 +35,7 @@ export interface Propagation {
 
 const NAMED_PREFIX = "named_metrics.";
 
-export const LEGACY_PROPAGATION: Propagation = Object.freeze({
+const LEGACY_PROPAGATION: Propagation = Object.freeze({
   legacy: true,
   cpuUtilization: false,
   memUtilization: false,
