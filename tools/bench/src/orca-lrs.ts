@@ -143,6 +143,15 @@ for (const [name, propagation] of [
   store.takeReport(SERVER, ALL);
   recordRows.push([name, int(rate), (1e9 / rate).toFixed(1), heap.bytesPerCall.toFixed(3), String(heap.gcs)]);
 }
+{
+  // For reference: the same measurement of a loop that does nothing but count.
+  let counter = 0;
+  const heap = await allocation(() => {
+    counter++;
+  }, 2_000_000);
+  recordRows.push(["(an empty loop, for reference)", "", "", heap.bytesPerCall.toFixed(3), String(heap.gcs)]);
+  consume(counter > 0);
+}
 printTable(
   "Record one call (callStarted + callFinished with the 5-metric report), warm handle",
   ["propagation", "calls/s", "ns/call", "heap bytes/call (2M calls)", "GCs during those"],
