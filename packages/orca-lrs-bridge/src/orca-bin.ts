@@ -1,7 +1,7 @@
 // The binary OrcaLoadReport decoder, on every call's path. A hand-written reader takes the shape real backends
 // send (known fields with their own wire types, single-byte tags, ASCII map keys); anything else (unknown fields,
 // the deprecated `rps`, other wire types, non-ASCII keys, truncation) goes to protobuf-es `fromBinary`, so both
-// paths accept and reject exactly the same inputs (test/orca-bin-property.test.ts checks it on random bytes).
+// paths accept and reject exactly the same inputs (orca-bin.test.ts checks it on random and damaged inputs).
 import { fromBinary } from "@bufbuild/protobuf";
 import { type OrcaLoadReport, OrcaLoadReportSchema } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
 import { NamedMetricsMap } from "./named-metrics-map.js";
