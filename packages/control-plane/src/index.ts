@@ -15,6 +15,9 @@ export {
   RDS_TYPE_URL,
   RESOURCE_WRAPPER_TYPE_URL,
 } from "./type-urls.js";
+export { formatClusterLoads } from "./lrs-loads.js";
+export type { ClusterLoad, LocalityLoad, MetricLoad } from "./lrs-loads.js";
+export type { LoadReportEvent, LrsPolicy, LrsSink, LrsStreamInfo } from "./lrs-sink.js";
 export { noopLogger } from "./logger.js";
 export type { Logger, LogLevel } from "./logger.js";
 

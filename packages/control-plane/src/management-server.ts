@@ -14,16 +14,18 @@ import { xdsRegistry } from "@xdskit/protos";
 import { type ControlPlane, ControlPlaneSchema } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
 import type { DeltaDiscoveryRequest, DiscoveryRequest } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { LoadReportingService } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
 import { DeltaStream } from "./delta-stream.js";
 import { type BreakOptions, HooksImpl, type ManagementServerHooks } from "./hooks.js";
 import { type Logger, noopLogger, prefixLogger, type ScopedLogger } from "./logger.js";
+import { type LrsPolicy, type LrsSink, LrsSinkImpl } from "./lrs-sink.js";
 import type { ResourceInput, ResourceMessage, ResourceOptions, ResourceSet, ResourceSetImpl } from "./resource-set.js";
 import { type NodeScope, type NodeSelector, ResourceStore } from "./resource-store.js";
 import { SotwStream } from "./sotw-stream.js";
 import type { StatusInit } from "./status.js";
 import type { StreamBase, StreamHost, StreamInfo } from "./stream-base.js";
-import { DEFAULT_FULL_STATE_TYPE_URLS } from "./type-urls.js";
+import { CDS_TYPE_URL, DEFAULT_FULL_STATE_TYPE_URLS } from "./type-urls.js";
 
 export interface ManagementServerOptions {
   /** Default `127.0.0.1`. */
@@ -50,6 +52,8 @@ export interface ManagementServerOptions {
   readonly maxRequestBytes?: number;
   /** On stop, how long connections may take to close cleanly before they are destroyed. Default 250 ms. */
   readonly shutdownGraceMs?: number;
+  /** What the LRS sink asks of nodes without a policy of their own. Default every cluster, every 10 s. */
+  readonly lrsPolicy?: LrsPolicy;
 }
 
 /**
@@ -66,6 +70,8 @@ export interface ManagementServer extends ResourceSet {
   readonly address: string;
   readonly listening: boolean;
   readonly hooks: ManagementServerHooks;
+  /** The LRS sink (`LoadReportingService` on the same port): load reports from clients with `lrs_server: self`. */
+  readonly lrs: LrsSink;
   /** A resource set served to the nodes `selector` picks (the first matching scope wins), instead of the default. */
   forNode(selector: NodeSelector): NodeScope;
   /** The open streams. */
@@ -106,6 +112,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   readonly fullStateTypeUrls: ReadonlySet<string>;
   readonly wrapResources: boolean;
   readonly controlPlane: ControlPlane | undefined;
+  readonly lrs: LrsSinkImpl;
   readonly #options: ManagementServerOptions;
   readonly #streams = new Set<StreamBase<unknown, unknown>>();
   readonly #sessions = new Set<http2.ServerHttp2Session>();
@@ -139,6 +146,12 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
         return stream.inject(response);
       },
     });
+    this.lrs = new LrsSinkImpl({
+      logger: this.logger,
+      historyLimit,
+      clusterNamesFor: (node) => this.store.resolve(node).resourceNames(CDS_TYPE_URL),
+    });
+    if (options.lrsPolicy !== undefined) this.lrs.setPolicy(options.lrsPolicy);
     const registry = options.typeRegistry ? createRegistry(xdsRegistry, options.typeRegistry) : xdsRegistry;
     this.store = new ResourceStore({
       registry,
@@ -259,6 +272,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
       this.#closed = true;
       await this.#stop();
       this.hooks.cancelWaits("server closed");
+      this.lrs.cancelWaits("server closed");
     });
   }
 
@@ -302,6 +316,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     for (const stream of [...this.#streams]) {
       stream.end(Code.Unavailable, "server-stopped", "the management server is stopping");
     }
+    this.lrs.endStreams(Code.Unavailable, "the management server is stopping");
     const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
     const sessions = [...this.#sessions];
     const sessionsClosed = Promise.all(
@@ -365,6 +380,9 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
         const stream = new DeltaStream(this, id, "delta", context.values.get(peerKey), this.#streamLogger(id));
         return stream.serve(requests, context.signal);
       },
+    });
+    router.service(LoadReportingService, {
+      streamLoadStats: (requests, context) => this.lrs.serve(requests, context.signal, context.values.get(peerKey)),
     });
   }
 

@@ -1,16 +1,23 @@
 // `npm run demo`: an @xdskit/control-plane and an @xdskit/xds-client on 127.0.0.1. The client follows a
 // listener → route configuration → cluster → endpoints chain the way a gRPC channel does; the demo then changes
 // the configuration (a new endpoint, an invalid cluster the client NACKs, a TP3 error, a removal), prints what the
-// client saw at each step, and ends with the client's CSDS dump.
+// client saw at each step, and ends with the client's CSDS dump. On the way, the client calls two backends through
+// @xdskit/orca-lrs-bridge: they report ORCA per call, and the control plane's LRS sink prints the load it received.
 
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import {
   buildCluster,
   buildClusterLoadAssignment,
   buildListener,
   buildRouteConfiguration,
   createManagementServer,
+  formatClusterLoads,
+  type ManagementServer,
 } from "@xdskit/control-plane";
 import { formatClientConfig } from "@xdskit/csds";
+import { createLrsClient, loadReportingInterceptor } from "@xdskit/orca-lrs-bridge";
+import { ClientStatusDiscoveryService } from "@xdskit/protos/envoy/service/status/v3/csds_pb";
 import {
   type ClusterUpdate,
   clusterResourceType,
@@ -25,6 +32,7 @@ import {
   type XdsClient,
   type XdsError,
 } from "@xdskit/xds-client";
+import { startOrcaBackend } from "./orca-backends.js";
 
 const EDS_TYPE = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
 const LDS_TYPE = "type.googleapis.com/envoy.config.listener.v3.Listener";
@@ -65,8 +73,14 @@ function describeEndpoints(u: EndpointUpdate): string {
   return `${localities.length} localities, ${addresses.length} endpoints: ${addresses.join(" ")}`;
 }
 
+/** What the chain last resolved to: the cluster and its endpoints. */
+interface Resolved {
+  cluster?: ClusterUpdate;
+  endpoints?: EndpointUpdate;
+}
+
 /** Follows the chain: each update names the next resource to watch, as an xDS resolver does. */
-function followChain(client: XdsClient, listenerName: string, onEvent: (line: string) => void) {
+function followChain(client: XdsClient, listenerName: string, resolved: Resolved, onEvent: (line: string) => void) {
   const watches = new Map<string, { name: string; cancel: () => void }>();
   function watch<T>(type: ResourceType<T>, name: string, describe: (u: T) => string, next?: (u: T) => void): void {
     const held = watches.get(type.typeName);
@@ -92,7 +106,11 @@ function followChain(client: XdsClient, listenerName: string, onEvent: (line: st
       const action = r.virtualHosts[0]?.routes[0]?.action;
       if (action?.type !== "cluster") return;
       watch(clusterResourceType, action.cluster, describeCluster, (c) => {
-        if (c.type === "eds") watch(endpointResourceType, c.edsServiceName, describeEndpoints);
+        resolved.cluster = c;
+        if (c.type === "eds")
+          watch(endpointResourceType, c.edsServiceName, describeEndpoints, (e) => {
+            resolved.endpoints = e;
+          });
       });
     });
   });
@@ -113,9 +131,64 @@ function eventsAfter(counter: { n: number; waiters: (() => void)[] }, count: num
   });
 }
 
+/**
+ * The client's calls to each locality (to its first endpoint) go through the bridge: counted per locality with
+ * each call's ORCA report, and reported to the cluster's LRS server (`lrs_server: self`: the control plane).
+ */
+async function callThroughTheBridge(server: ManagementServer, resolved: Resolved): Promise<void> {
+  const { cluster, endpoints } = resolved;
+  if (cluster?.type !== "eds" || cluster.lrsServer === undefined || endpoints === undefined) {
+    throw new Error("the client has no EDS cluster with an LRS server");
+  }
+  const lrs = createLrsClient({ node: { id: "demo-client", locality: { region: "eu-west", zone: "a" } }, env: {} });
+  const localities = endpoints.priorities.flatMap((p) => p.localities);
+  const callsPerLocality = [12, 6];
+  const mark = server.lrs.mark();
+  await Promise.all(
+    localities.map(async (locality, i) => {
+      const stats = lrs.localityStats({
+        server: cluster.lrsServer ?? { serverUri: server.address },
+        clusterName: cluster.name,
+        edsServiceName: cluster.edsServiceName,
+        locality: locality.locality,
+        propagation: cluster.orcaPropagation,
+      });
+      const target = locality.endpoints[0]?.addresses[0];
+      const client = createClient(
+        ClientStatusDiscoveryService,
+        createGrpcTransport({
+          baseUrl: `http://${target?.address}:${target?.port}`,
+          interceptors: [loadReportingInterceptor({ stats })],
+        }),
+      );
+      const calls = callsPerLocality[i] ?? 1;
+      await Promise.all(Array.from({ length: calls }, () => client.fetchClientStatus({})));
+      out(`  [client] ${calls} calls to zone ${locality.locality.zone} (${target?.address}:${target?.port})`);
+    }),
+  );
+  const report = await server.lrs.waitForReport(
+    (r) =>
+      r.nodeId === "demo-client" &&
+      r.clusterStats.some((c) => c.upstreamLocalityStats.some((l) => l.totalIssuedRequests > 0n)),
+    { after: mark, timeoutMs: 10_000 },
+  );
+  await lrs.close();
+  out("  [control plane] load report received; the cluster selects the utilizations and named_metrics.queue_depth,");
+  out("  so named_metrics.cache_hits, which the backends also send, is left out:");
+  for (const line of formatClusterLoads(report.loads).split("\n")) out(`    ${line}`);
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
-  const server = await createManagementServer({ host: "127.0.0.1", port: 0 });
+  const server = await createManagementServer({ host: "127.0.0.1", port: 0, lrsPolicy: { intervalMs: 1000 } });
+  const [backendA, backendB] = await Promise.all([startOrcaBackend(0.6, 0.45), startOrcaBackend(0.3, 0.7)]);
+  const demoCluster = buildCluster({ name: "demo-cluster", edsServiceName: "demo-eds", lrsServerSelf: true });
+  demoCluster.lrsReportEndpointMetrics = [
+    "cpu_utilization",
+    "mem_utilization",
+    "application_utilization",
+    "named_metrics.queue_depth",
+  ];
   server.hooks.on("request", (event) => {
     if (event.disposition === "nack")
       out(`  [control plane] NACK from ${event.node?.id}:\n      ${event.errorDetail?.message}`);
@@ -123,12 +196,12 @@ async function main(): Promise<void> {
   server.setSnapshot([
     buildListener({ name: "demo.example", routeConfigName: "demo-routes" }),
     buildRouteConfiguration({ name: "demo-routes", cluster: "demo-cluster" }),
-    buildCluster({ name: "demo-cluster", edsServiceName: "demo-eds", lrsServerSelf: true }),
+    demoCluster,
     buildClusterLoadAssignment({
       clusterName: "demo-eds",
       localities: [
-        { region: "eu-west", zone: "a", endpoints: ["10.0.0.1:8080", "10.0.0.2:8080"] },
-        { region: "eu-west", zone: "b", endpoints: ["10.0.1.1:8080"] },
+        { region: "eu-west", zone: "a", endpoints: [`127.0.0.1:${backendA.port}`, "10.0.0.2:8080"] },
+        { region: "eu-west", zone: "b", endpoints: [`127.0.0.1:${backendB.port}`] },
       ],
     }),
   ]);
@@ -143,7 +216,8 @@ async function main(): Promise<void> {
     env: {},
   });
   const counter = { n: 0, waiters: [] as (() => void)[] };
-  followChain(client, "demo.example", (line) => {
+  const resolved: Resolved = {};
+  followChain(client, "demo.example", resolved, (line) => {
     out(line);
     counter.n += 1;
     for (const waiter of counter.waiters.splice(0)) waiter();
@@ -157,15 +231,19 @@ async function main(): Promise<void> {
     buildClusterLoadAssignment({
       clusterName: "demo-eds",
       localities: [
-        { region: "eu-west", zone: "a", endpoints: ["10.0.0.1:8080", "10.0.0.2:8080"] },
-        { region: "eu-west", zone: "b", endpoints: ["10.0.1.1:8080", "10.0.1.2:8080"] },
+        { region: "eu-west", zone: "a", endpoints: [`127.0.0.1:${backendA.port}`, "10.0.0.2:8080"] },
+        { region: "eu-west", zone: "b", endpoints: [`127.0.0.1:${backendB.port}`, "10.0.1.2:8080"] },
       ],
     }),
   );
   await eventsAfter(counter, 1);
 
-  out("\n3. an invalid cluster (lb_policy RANDOM, which gRPC does not support): NACKed, the good one stays in use");
+  out("\n3. calls through @xdskit/orca-lrs-bridge: the backends report ORCA per call, the client reports load (LRS)");
+  await callThroughTheBridge(server, resolved);
+
+  out("\n4. an invalid cluster (lb_policy RANDOM, which gRPC does not support): NACKed, the good one stays in use");
   const bad = buildCluster({ name: "demo-cluster", edsServiceName: "demo-eds", lrsServerSelf: true });
+  bad.lrsReportEndpointMetrics = demoCluster.lrsReportEndpointMetrics;
   bad.lbPolicy = 3;
   const mark = server.hooks.mark();
   server.setResource(bad);
@@ -174,18 +252,18 @@ async function main(): Promise<void> {
     server.hooks.waitForRequest((r) => r.disposition === "nack", { after: mark, timeoutMs: 5_000 }),
   ]);
 
-  out("\n4. the server reports a TP3 error for the endpoints (PERMISSION_DENIED): ambient, the cached copy is kept");
+  out("\n5. the server reports a TP3 error for the endpoints (PERMISSION_DENIED): ambient, the cached copy is kept");
   server.setResourceError(EDS_TYPE, "demo-eds", { code: 7, message: "demo-client may not read demo-eds" });
   await eventsAfter(counter, 1);
 
-  out("\n5. the listener is removed: A88 keeps it and reports does-not-exist as ambient");
+  out("\n6. the listener is removed: A88 keeps it and reports does-not-exist as ambient");
   server.removeResource(LDS_TYPE, "demo.example");
   await eventsAfter(counter, 1);
 
   out("\nthe client's CSDS dump (envoy.service.status.v3.ClientConfig):");
   for (const line of formatClientConfig(client.dumpResources()).split("\n")) out(`  ${line}`);
   await client.close();
-  await server.close();
+  await Promise.all([server.close(), backendA.close(), backendB.close()]);
   out(`\ndone in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 

@@ -6,12 +6,20 @@ import { describe, expect, it } from "vitest";
 const main = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 
 describe("the demo", () => {
-  it("follows the chain, sees each change, and prints the CSDS dump", () => {
+  it("follows the chain, sees each change, prints the load the control plane received, and the CSDS dump", () => {
     const run = spawnSync(process.execPath, [main], { encoding: "utf8", timeout: 60_000 });
     expect(run.status).toBe(0);
     const text = run.stdout;
     expect(text).toMatch(/EDS demo-eds +v\S+ +2 localities, 3 endpoints/);
     expect(text).toMatch(/EDS demo-eds +v\S+ +2 localities, 4 endpoints/);
+    expect(text).toContain("[client] 12 calls to zone a");
+    expect(text).toContain("[client] 6 calls to zone b");
+    expect(text).toMatch(/demo-client +demo-cluster +eu-west\/a +12 +12 +0 +0 +cpu_utilization +0\.610 +12/);
+    expect(text).toMatch(/^ +mem_utilization +0\.450 +12$/m);
+    expect(text).toMatch(/^ +application_utilization +0\.300 +12$/m);
+    expect(text).toMatch(/^ +named_metrics\.queue_depth +\d+(\.\d+)? +12$/m);
+    expect(text).toMatch(/demo-client +demo-cluster +eu-west\/b +6 +6 +0 +0 +cpu_utilization +0\.310 +6/);
+    expect(text).not.toMatch(/^ +named_metrics\.cache_hits/m);
     expect(text).toContain("[control plane] NACK from demo-client");
     expect(text).toContain("ambient [INVALID_ARGUMENT] invalid resource demo-cluster: lb_policy");
     expect(text).toContain("ambient [PERMISSION_DENIED]");

@@ -8,7 +8,6 @@ export function errorLogger(errors: string[]): Logger {
     warn: drop,
     info: drop,
     debug: drop,
-    trace: drop,
     isEnabled: (level) => level === "error",
   };
 }

@@ -1,0 +1,69 @@
+// The three trailer formats carry the same report: for a random report (in and out of A51's ranges), its native
+// text, its proto JSON and its base64 binary all read back to one report.
+import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
+import { type OrcaLoadReport, OrcaLoadReportSchema } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
+import fc from "fast-check";
+import { expect, test } from "vitest";
+import { readOrcaReportFromHeaders } from "../src/index.js";
+
+// Native values are finite decimals; -0 prints as "0", so it is left out.
+const finite = fc.double({ noNaN: true, noDefaultInfinity: true }).map((v) => (v === 0 ? 0 : v));
+const value = fc.oneof(
+  finite,
+  fc.double({ min: 0, max: 1, noNaN: true }).map((v) => (v === 0 ? 0 : v)),
+);
+// Names the native form can carry: no comma, colon or surrounding space.
+const key = fc.stringMatching(/^[A-Za-z0-9_.\-/]{1,10}$/);
+
+const reports = fc
+  .record(
+    {
+      cpuUtilization: value,
+      memUtilization: value,
+      applicationUtilization: value,
+      rpsFractional: value,
+      eps: value,
+      namedMetrics: fc.dictionary(key, finite, { maxKeys: 5 }),
+    },
+    { requiredKeys: [] },
+  )
+  .map((init) => create(OrcaLoadReportSchema, init));
+
+const NATIVE_NAMES: [keyof OrcaLoadReport & string, string][] = [
+  ["cpuUtilization", "cpu_utilization"],
+  ["memUtilization", "mem_utilization"],
+  ["applicationUtilization", "application_utilization"],
+  ["rpsFractional", "rps_fractional"],
+  ["eps", "eps"],
+];
+
+function nativeText(report: OrcaLoadReport, spaces: boolean): string {
+  const entries: string[] = [];
+  for (const [field, name] of NATIVE_NAMES) {
+    const v = report[field] as number;
+    if (v !== 0) entries.push(`${name}:${String(v)}`);
+  }
+  for (const [k, v] of Object.entries(report.namedMetrics)) entries.push(`named_metrics.${k}:${String(v)}`);
+  return entries.join(spaces ? " , " : ",");
+}
+
+function read(name: string, value: string): OrcaLoadReport {
+  const result = readOrcaReportFromHeaders(new Headers({ [name]: value }));
+  if (result === undefined || !result.ok)
+    throw new Error(`${name} "${value}" not read: ${result?.ok === false ? result.error.message : "absent"}`);
+  return result.report;
+}
+
+test("native, JSON and binary forms of a report read back the same", () => {
+  fc.assert(
+    fc.property(reports, fc.boolean(), (report, spaces) => {
+      const fromBin = read(
+        "endpoint-load-metrics-bin",
+        Buffer.from(toBinary(OrcaLoadReportSchema, report)).toString("base64"),
+      );
+      expect(read("endpoint-load-metrics", nativeText(report, spaces))).toEqual(fromBin);
+      expect(read("endpoint-load-metrics-json", toJsonString(OrcaLoadReportSchema, report))).toEqual(fromBin);
+    }),
+    { numRuns: 500 },
+  );
+}, 60_000); // CPU-bound: generous on a loaded machine
