@@ -1,27 +1,34 @@
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   type DiscoveryRequest,
-  type DiscoveryResponse,
+  DiscoveryRequestSchema,
   DiscoveryResponseSchema,
   ResourceErrorSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import type { Status } from "@xdskit/protos/google/rpc/status_pb";
-import type { InjectedResponse, RequestDisposition } from "./hooks.js";
-import { withPreEncodedField } from "./pre-encoded.js";
-import type { ResourceEntry } from "./resource-set.js";
-import { InvalidRequestError, StreamBase, type StreamTypeInfo, typeInfo } from "./stream-base.js";
-import { TypeSubscription } from "./subscription.js";
+import { wholeMessage, withNonce } from "./encoded-response.js";
+import { type HeldState, heldAfter, heldPruned } from "./held-state.js";
+import type { RequestDisposition } from "./hook-events.js";
+import type { InjectedResponse } from "./hooks.js";
+import { checkNames, checkTypeUrl, undecodable } from "./limits.js";
+import { type PreparedResponse, prepareResponse } from "./prepared-response.js";
+import type { Entry } from "./resource-set.js";
+import type { PlanInit } from "./response-plan.js";
+import {
+  anyFor,
+  emptyTypeState,
+  type Outgoing,
+  StreamBase,
+  type StreamTypeInfo,
+  type TypeState,
+} from "./stream-base.js";
+import type { TypeSubscription } from "./subscription.js";
 
-interface SotwTypeState {
-  readonly sub: TypeSubscription;
+interface SotwTypeState extends TypeState {
   /** The client asked for this type (a type only injected into is not pushed to). */
   requested: boolean;
   /** The stream is in legacy wildcard mode: its first request for this LDS/CDS type named nothing. */
   legacyWildcard: boolean;
-  lastNonce: string;
-  lastVersion: string;
   ackedVersion: string;
-  nack: Status | undefined;
 }
 
 /**
@@ -33,162 +40,146 @@ interface SotwTypeState {
  *   other types carry only the resources that changed or were newly subscribed;
  * - an LDS/CDS first request naming nothing, or any request naming `*`, subscribes to every resource of the type.
  */
-export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse> {
-  readonly #types = new Map<string, SotwTypeState>();
-
-  requestedTypes(): Iterable<string> {
-    return this.#types.keys();
+export class SotwStream extends StreamBase<DiscoveryRequest, SotwTypeState> {
+  protected decode(bytes: Uint8Array): DiscoveryRequest {
+    try {
+      return fromBinary(DiscoveryRequestSchema, bytes);
+    } catch (error) {
+      throw undecodable("DiscoveryRequest", error, this.host.limits);
+    }
   }
 
-  protected typeInfos(): StreamTypeInfo[] {
-    return [...this.#types.values()].map((state) =>
-      typeInfo(
-        state,
-        state.ackedVersion,
-        new Map([...state.sub.sent].map(([name, version]) => [name, String(version)])),
-      ),
-    );
+  protected newState(typeUrl: string): SotwTypeState {
+    return { ...emptyTypeState(typeUrl), requested: false, legacyWildcard: false, ackedVersion: "" };
+  }
+
+  protected typeInfo(state: SotwTypeState): Omit<StreamTypeInfo, "waitingFor" | "pending"> {
+    return this.commonInfo(state, state.ackedVersion, (version) => String(version));
   }
 
   protected handleRequest(request: DiscoveryRequest): void {
     const typeUrl = request.typeUrl;
-    if (typeUrl === "") throw new InvalidRequestError("DiscoveryRequest without type_url");
+    checkTypeUrl(this.host.limits, typeUrl, "DiscoveryRequest");
     this.adoptNode(request.node);
     const names = [...request.resourceNames];
     for (const locator of request.resourceLocators) names.push(locator.name);
-    if (names.includes("")) {
-      throw new InvalidRequestError(`DiscoveryRequest for ${typeUrl} names an empty resource`);
-    }
+    checkNames(this.host.limits, `DiscoveryRequest for ${typeUrl}`, names);
 
-    const state = this.#types.get(typeUrl);
+    const existing = this.types.get(typeUrl);
     let disposition: RequestDisposition;
-    if (state === undefined || state.lastNonce === "") disposition = "subscribe";
-    else if (request.responseNonce !== state.lastNonce) disposition = "stale";
+    if (existing === undefined || existing.lastNonce === "") disposition = "subscribe";
+    else if (request.responseNonce !== existing.lastNonce) disposition = "stale";
     else disposition = request.errorDetail ? "nack" : "ack";
-
     if (disposition === "stale") {
       this.#report(request, names, "stale");
       return;
     }
-    const typeState = state ?? this.#newState(typeUrl);
+    const state = existing ?? this.stateOf(typeUrl, `DiscoveryRequest for ${typeUrl}`);
     if (disposition === "nack") {
-      typeState.nack = request.errorDetail;
+      state.nack = request.errorDetail;
+      this.acknowledged(state);
       this.logger.debug(`NACK of ${typeUrl} nonce ${request.responseNonce}: ${request.errorDetail?.message ?? ""}`);
     } else if (disposition === "ack") {
-      typeState.ackedVersion = request.versionInfo;
-      typeState.nack = undefined;
+      state.ackedVersion = request.versionInfo;
+      state.nack = undefined;
+      this.acknowledged(state);
     }
 
     const fullState = this.host.fullStateTypeUrls.has(typeUrl);
-    const star = names.includes("*");
-    const firstRequest = !typeState.requested;
-    typeState.requested = true;
+    const firstRequest = !state.requested;
+    state.requested = true;
     let wildcard: boolean;
-    if (star) {
+    if (names.includes("*")) {
       wildcard = true;
-      typeState.legacyWildcard = false;
-    } else if (names.length === 0 && fullState && (firstRequest || typeState.legacyWildcard)) {
+      state.legacyWildcard = false;
+    } else if (names.length === 0 && fullState && (firstRequest || state.legacyWildcard)) {
       wildcard = true;
-      typeState.legacyWildcard = true;
+      state.legacyWildcard = true;
     } else {
       wildcard = false;
-      typeState.legacyWildcard = false;
+      state.legacyWildcard = false;
     }
-    typeState.sub.replaceNames(names, wildcard);
+    state.sub.replaceNames(names, wildcard);
+    state.holds = heldPruned(state.holds, state.sub);
     this.#report(request, names, disposition);
-    this.flushType(typeUrl);
+    this.flushType(state);
   }
 
-  inject(init: InjectedResponse): string {
-    const response = create(DiscoveryResponseSchema, init as MessageInitShape<typeof DiscoveryResponseSchema>);
-    if (response.nonce === "") response.nonce = this.nextNonce();
-    if (response.typeUrl === "") throw new TypeError("injectResponse: the response needs a type_url");
-    const state = this.#types.get(response.typeUrl) ?? this.#newState(response.typeUrl);
-    state.lastNonce = response.nonce;
-    state.lastVersion = response.versionInfo;
-    this.deliver(response.typeUrl, response, {
-      type: "response",
-      kind: "sotw",
-      streamId: this.id,
-      node: this.node,
-      typeUrl: response.typeUrl,
-      nonce: response.nonce,
-      versionInfo: response.versionInfo,
+  protected injected(init: InjectedResponse): Outgoing {
+    const message = create(DiscoveryResponseSchema, init as MessageInitShape<typeof DiscoveryResponseSchema>);
+    if (message.nonce === "") message.nonce = this.nextNonce();
+    const parts = {
+      typeUrl: message.typeUrl,
+      versionInfo: message.versionInfo,
+      // The server does not decode what a test injects.
       resourceNames: [],
-      errorNames: response.resourceErrors.map((e) => e.resourceName?.name ?? ""),
-      response,
-      delivery: "sent",
-    });
-    return response.nonce;
-  }
-
-  protected flushType(typeUrl: string): void {
-    const state = this.#types.get(typeUrl);
-    if (state === undefined || !state.requested || this.closed) return;
-    const sub = state.sub;
-    const entries = this.set.entries(typeUrl);
-    const subscribed = sub.subscribedResources(entries);
-    const errors = sub.pendingErrors(entries);
-    const fullState = this.host.fullStateTypeUrls.has(typeUrl);
-    let resources: ResourceEntry[];
-    if (fullState) {
-      const changed = subscribed.length !== sub.sent.size || subscribed.some((e) => sub.sent.get(e.name) !== e.version);
-      // A wildcard client learns that there is nothing from an empty first response.
-      const firstWildcard = sub.wildcard && state.lastNonce === "";
-      if (!changed && errors.length === 0 && !firstWildcard) return;
-      resources = subscribed;
-      sub.sent.clear();
-    } else {
-      resources = subscribed.filter((e) => sub.sent.get(e.name) !== e.version);
-      if (resources.length === 0 && errors.length === 0) return;
-    }
-    sub.markSent(resources);
-    sub.markErrorsSent(errors);
-
-    const nonce = this.nextNonce();
-    const versionInfo = this.set.typeVersion(typeUrl) || "0";
-    state.lastNonce = nonce;
-    state.lastVersion = versionInfo;
-    const anys = resources.map((entry) => this.anyFor(entry));
-    const response = create(DiscoveryResponseSchema, {
-      versionInfo,
-      typeUrl,
-      nonce,
-      resources: anys,
-      resourceErrors: errors.map((e) =>
-        create(ResourceErrorSchema, { resourceName: { name: e.name }, errorDetail: e.status }),
-      ),
-      ...(this.host.controlPlane ? { controlPlane: this.host.controlPlane } : {}),
-    });
-    this.logger.trace(`response ${typeUrl} version ${versionInfo} nonce ${nonce}: ${resources.length} resources`);
-    const wire = withPreEncodedField({ ...response, resources: [] }, 2, anys);
-    this.deliver(typeUrl, wire, {
-      type: "response",
-      kind: "sotw",
-      streamId: this.id,
-      node: this.node,
-      typeUrl,
-      nonce,
-      versionInfo,
-      resourceNames: resources.map((e) => e.name),
-      errorNames: errors.map((e) => e.name),
-      response,
-      delivery: "sent",
-    });
-  }
-
-  #newState(typeUrl: string): SotwTypeState {
-    const state: SotwTypeState = {
-      sub: new TypeSubscription(typeUrl),
-      requested: false,
-      legacyWildcard: false,
-      lastNonce: "",
-      lastVersion: "",
-      ackedVersion: "",
-      nack: undefined,
+      errorNames: message.resourceErrors.map((e) => e.resourceName?.name ?? ""),
+      removedNames: [],
+      message,
     };
-    this.#types.set(typeUrl, state);
-    return state;
+    return this.outgoing(parts, message.nonce, wholeMessage(DiscoveryResponseSchema, message));
+  }
+
+  protected nextResponse(state: SotwTypeState): Outgoing | undefined {
+    if (!state.requested) return undefined;
+    const typeUrl = state.sub.typeUrl;
+    const version = this.set.typeVersion(typeUrl);
+    const entries = this.set.entries(typeUrl);
+    const plan = this.host.plans.plan(state.holds, `sotw ${typeUrl} ${state.sub.key}`, version, () =>
+      this.#plan(state.holds, state.sub, entries, version || "0"),
+    );
+    // A wildcard client learns that there is nothing from an empty first response.
+    if (!plan.send && !(state.sub.wildcard && state.lastNonce === "")) return undefined;
+    state.holds = plan.next();
+    const nonce = this.nextNonce();
+    this.logger.trace(`response ${typeUrl} version ${plan.content.versionInfo} nonce ${nonce}`);
+    return this.outgoing(plan.content, nonce, withNonce(plan.content.body, nonce));
+  }
+
+  /** What a client holding `holds` gets: the same for every stream in the same place (see response-plan.ts). */
+  #plan(
+    holds: HeldState,
+    sub: TypeSubscription,
+    entries: ReadonlyMap<string, Entry> | undefined,
+    versionInfo: string,
+  ): PlanInit<PreparedResponse> {
+    const typeUrl = sub.typeUrl;
+    const fullState = this.host.fullStateTypeUrls.has(typeUrl);
+    const subscribed = sub.subscribedResources(entries);
+    const errors = sub.pendingErrors(entries, holds.errors);
+    let resources = subscribed;
+    let send: boolean;
+    if (fullState) {
+      send =
+        errors.length > 0 ||
+        subscribed.length !== holds.resources.size ||
+        subscribed.some((e) => holds.resources.get(e.name) !== e.version);
+    } else {
+      resources = subscribed.filter((e) => holds.resources.get(e.name) !== e.version);
+      send = resources.length > 0 || errors.length > 0;
+    }
+    const { controlPlane, wrapResources } = this.host;
+    const content = prepareResponse(
+      DiscoveryResponseSchema,
+      {
+        typeUrl,
+        versionInfo,
+        resourceNames: resources.map((e) => e.name),
+        errorNames: errors.map((e) => e.name),
+        removedNames: [],
+      },
+      () =>
+        create(DiscoveryResponseSchema, {
+          versionInfo,
+          typeUrl,
+          resources: resources.map((entry) => anyFor(entry, wrapResources)),
+          resourceErrors: errors.map((e) =>
+            create(ResourceErrorSchema, { resourceName: { name: e.name }, errorDetail: e.status }),
+          ),
+          ...(controlPlane ? { controlPlane } : {}),
+        }),
+    );
+    return { send, content, next: () => heldAfter(holds, { replace: fullState, resources, errors }) };
   }
 
   #report(request: DiscoveryRequest, names: string[], disposition: RequestDisposition): void {

@@ -1,14 +1,21 @@
 import { create } from "@bufbuild/protobuf";
 import { type Any, anyPack } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import type { ControlPlane, Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import { type Resource, ResourceSchema } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
-import type { HookEventInit, HooksImpl, InjectedResponse, StreamCloseReason, StreamKind } from "./hooks.js";
+import type { WireMessage } from "./encoded-response.js";
+import type { GrpcServerCall } from "./grpc-call.js";
+import { EMPTY_HELD, type HeldState } from "./held-state.js";
+import type { HookEventInit, ResponseEventInit, StreamCloseReason, StreamKind } from "./hook-events.js";
+import type { HooksImpl, InjectedResponse } from "./hooks.js";
+import { checkNode, checkTypeUrl, InvalidRequestError, type ServerLimits } from "./limits.js";
 import type { Logger } from "./logger.js";
-import { PushQueue } from "./push-queue.js";
+import type { ResponseParts } from "./prepared-response.js";
 import type { ResourceEntry, ResourceSetImpl } from "./resource-set.js";
 import type { ResourceStore } from "./resource-store.js";
+import type { PlanCache } from "./response-plan.js";
+import { TypeSubscription } from "./subscription.js";
 import { PUSH_ORDER } from "./type-urls.js";
 
 /** What the server gives each stream. */
@@ -19,8 +26,22 @@ export interface StreamHost {
   readonly fullStateTypeUrls: ReadonlySet<string>;
   readonly wrapResources: boolean;
   readonly controlPlane: ControlPlane | undefined;
-  register(stream: StreamBase<unknown, unknown>): void;
-  unregister(stream: StreamBase<unknown, unknown>): void;
+  readonly limits: ServerLimits;
+  readonly plans: PlanCache;
+  register(stream: AdsStream): void;
+  unregister(stream: AdsStream): void;
+}
+
+/** What the server and its hooks see of a stream, whichever its protocol. */
+export interface AdsStream {
+  readonly id: number;
+  readonly set: ResourceSetImpl;
+  info(): StreamInfo;
+  inject(response: InjectedResponse): string;
+  markDirty(typeUrls: Iterable<string>): void;
+  rebind(): void;
+  releaseHeld(): void;
+  end(code: number | undefined, reason: StreamCloseReason, message: string): void;
 }
 
 /** A snapshot of one type on one stream, for tests and debugging. */
@@ -39,6 +60,13 @@ export interface StreamTypeInfo {
   readonly nack: Status | undefined;
   /** name -> version the server believes the client holds. */
   readonly sentVersions: ReadonlyMap<string, string>;
+  /**
+   * What the latest response of this type waits for before the next one may follow: the client's ACK or NACK, the
+   * connection to take it (a client that does not read), or `release()` of a hook's hold; undefined when nothing.
+   */
+  readonly waitingFor: "ack" | "write" | "release" | undefined;
+  /** Changes arrived while waiting: the newest state goes out, once, when the wait ends. */
+  readonly pending: boolean;
 }
 
 export interface StreamInfo {
@@ -47,75 +75,105 @@ export interface StreamInfo {
   readonly peer: string | undefined;
   readonly node: Node | undefined;
   readonly types: readonly StreamTypeInfo[];
+  /** Bytes written on the stream that the connection has not taken yet. */
+  readonly queuedBytes: number;
 }
 
-/** A request the server refuses: the stream ends with INVALID_ARGUMENT. */
-export class InvalidRequestError extends Error {
-  override readonly name = "InvalidRequestError";
-}
-
-interface HeldResponse<Res> {
+/** A response built for one stream: its bytes and the event that reports it. */
+export interface Outgoing {
   readonly typeUrl: string;
-  readonly response: Res;
-  readonly event: HookEventInit;
+  readonly nonce: string;
+  readonly versionInfo: string;
+  readonly wire: WireMessage;
+  readonly event: ResponseEventInit;
+}
+
+/** What both protocols keep per type. */
+export interface TypeState {
+  readonly sub: TypeSubscription;
+  /** What the server believes the client holds: shared with every stream that got the same responses. */
+  holds: HeldState;
+  lastNonce: string;
+  lastVersion: string;
+  nack: Status | undefined;
+  /** A change arrived that may not have been sent: flushed when the flow allows. */
+  pending: boolean;
+  /** The latest response awaits the client's ACK or NACK. */
+  unacked: boolean;
+  /** Responses of this type written that the connection has not taken yet. */
+  unflushed: number;
+  /** A response held back by `hooks.hold()`. */
+  withheld: Outgoing | undefined;
+}
+
+export function emptyTypeState(typeUrl: string): TypeState {
+  return {
+    sub: new TypeSubscription(typeUrl),
+    holds: EMPTY_HELD,
+    lastNonce: "",
+    lastVersion: "",
+    nack: undefined,
+    pending: false,
+    unacked: false,
+    unflushed: 0,
+    withheld: undefined,
+  };
 }
 
 const wrappedAnys = new WeakMap<ResourceEntry, Any>();
 const deltaResources = new WeakMap<ResourceEntry, Resource>();
+
+/** The Any to put in a SotW response: the packed message, or it wrapped in `Resource`. One per entry. */
+export function anyFor(entry: ResourceEntry, wrapResources: boolean): Any {
+  if (!(entry.wrap ?? wrapResources)) return entry.any;
+  let wrapped = wrappedAnys.get(entry);
+  if (!wrapped) {
+    wrapped = anyPack(ResourceSchema, resourceFor(entry));
+    wrappedAnys.set(entry, wrapped);
+  }
+  return wrapped;
+}
+
+/** The entry wrapped in `Resource` with its name and version (delta, and wrapped SotW resources). One per entry. */
+export function resourceFor(entry: ResourceEntry): Resource {
+  let resource = deltaResources.get(entry);
+  if (!resource) {
+    resource = create(ResourceSchema, { name: entry.name, version: String(entry.version), resource: entry.any });
+    deltaResources.set(entry, resource);
+  }
+  return resource;
+}
+
 function pushRank(typeUrl: string): number {
   const index = PUSH_ORDER.indexOf(typeUrl);
   return index < 0 ? PUSH_ORDER.length : index;
 }
 
 /**
- * One ADS stream: requests are handled synchronously as they arrive, responses go through a queue the handler
- * drains. Changes to the stream's resource set mark types dirty; dirty types are flushed in one microtask.
+ * One ADS stream, whichever the protocol: requests are handled synchronously as they arrive; changes to the stream's
+ * resource set mark types pending, flushed together in one microtask. Flow control, per type: a response waits for
+ * the client's ACK or NACK and for the connection to take it before the next one of its type is built, and changes
+ * meanwhile coalesce into that next one (the newest state, once). A stream thus holds at most one response per type,
+ * whatever its client does; one that would queue more than `maxQueuedBytesPerStream` is ended.
  */
-/** The per-type bookkeeping both protocols keep, as `streams()` shows it. */
-export interface TypeStateView {
-  readonly sub: { readonly typeUrl: string; readonly wildcard: boolean; readonly names: Iterable<string> };
-  readonly lastNonce: string;
-  readonly lastVersion: string;
-  readonly nack: Status | undefined;
-}
-
-export function typeInfo(
-  state: TypeStateView,
-  ackedVersion: string,
-  sentVersions: ReadonlyMap<string, string>,
-): StreamTypeInfo {
-  return {
-    typeUrl: state.sub.typeUrl,
-    wildcard: state.sub.wildcard,
-    resourceNames: [...state.sub.names],
-    lastNonce: state.lastNonce,
-    lastVersion: state.lastVersion,
-    ackedVersion,
-    nack: state.nack,
-    sentVersions,
-  };
-}
-
-export abstract class StreamBase<Req, Res> {
+export abstract class StreamBase<Req, State extends TypeState> implements AdsStream {
   readonly id: number;
   readonly kind: StreamKind;
-  readonly peer: string | undefined;
   node: Node | undefined;
   set: ResourceSetImpl;
   protected readonly host: StreamHost;
   protected readonly logger: Logger;
-  readonly #queue = new PushQueue<Res>();
-  #held: HeldResponse<Res>[] = [];
+  protected readonly types = new Map<string, State>();
+  readonly #call: GrpcServerCall;
   #closed = false;
-  readonly #dirty = new Set<string>();
   #flushScheduled = false;
   #nonce = 0;
 
-  constructor(host: StreamHost, id: number, kind: StreamKind, peer: string | undefined, logger: Logger) {
+  constructor(host: StreamHost, id: number, kind: StreamKind, call: GrpcServerCall, logger: Logger) {
     this.host = host;
     this.id = id;
     this.kind = kind;
-    this.peer = peer;
+    this.#call = call;
     this.logger = logger;
     this.set = host.store.defaultSet;
   }
@@ -124,46 +182,55 @@ export abstract class StreamBase<Req, Res> {
     return this.#closed;
   }
 
+  /** Decodes one request message; throws InvalidRequestError. */
+  protected abstract decode(bytes: Uint8Array): Req;
   protected abstract handleRequest(request: Req): void;
-  /** Builds an injected response (nonce assigned if missing), records its nonce, and delivers it. */
-  abstract inject(response: InjectedResponse): string;
-  /** Sends what the client of this type is missing, if anything. */
-  protected abstract flushType(typeUrl: string): void;
-  abstract requestedTypes(): Iterable<string>;
-  /** What `streams()` shows of each type this stream knows. */
-  protected abstract typeInfos(): StreamTypeInfo[];
+  protected abstract newState(typeUrl: string): State;
+  /** The next response of a type, from what its client holds (and updates that); undefined when nothing is due. */
+  protected abstract nextResponse(state: State): Outgoing | undefined;
+  /** An injected response as this protocol's message, ready to write (its nonce assigned if missing). */
+  protected abstract injected(init: InjectedResponse): Outgoing;
+  protected abstract typeInfo(state: State): Omit<StreamTypeInfo, "waitingFor" | "pending">;
 
   info(): StreamInfo {
-    return { id: this.id, kind: this.kind, peer: this.peer, node: this.node, types: this.typeInfos() };
+    return {
+      id: this.id,
+      kind: this.kind,
+      peer: this.#call.peer,
+      node: this.node,
+      queuedBytes: this.#call.queuedBytes,
+      types: [...this.types.values()].map((state) => ({
+        ...this.typeInfo(state),
+        waitingFor: state.withheld ? "release" : state.unflushed > 0 ? "write" : state.unacked ? "ack" : undefined,
+        pending: state.pending,
+      })),
+    };
   }
 
-  /** The handler's response iterable. */
-  async *serve(requests: AsyncIterable<Req>, signal: AbortSignal): AsyncGenerator<Res, void, undefined> {
-    this.host.register(this as StreamBase<unknown, unknown>);
-    this.host.hooks.emit({ type: "stream-open", streamId: this.id, kind: this.kind, peer: this.peer });
-    const onAbort = (): void => this.end(undefined, "cancelled", "client cancelled the stream");
-    signal.addEventListener("abort", onAbort, { once: true });
-    void this.#readLoop(requests, signal);
-    try {
-      yield* this.#queue;
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-      this.end(undefined, "cancelled", "response stream closed");
-    }
+  /** Starts serving the call: registers the stream and reads its requests. */
+  serve(): void {
+    this.host.register(this);
+    this.host.hooks.emit({ type: "stream-open", streamId: this.id, kind: this.kind, peer: this.#call.peer });
+    this.#call.start({
+      message: (bytes) => this.#guard(() => this.handleRequest(this.decode(bytes))),
+      halfClose: () => this.end(0, "client-closed", "the client closed its side of the stream"),
+      cancel: () => this.end(undefined, "cancelled", "the client went away"),
+      refuse: (code, message) => {
+        this.logger.warn(`refused request: ${message}`);
+        this.end(code, "invalid-request", message);
+      },
+    });
   }
 
   /**
-   * Ends the stream: with `code` undefined the client is gone (queued responses are dropped), 0 ends it with OK
-   * after the queued responses, any other code ends it at once with that status.
+   * Ends the stream: with `code` undefined the client is gone (or its connection is cut: the stream is reset), 0
+   * ends it with OK after what was written, any other code with that status.
    */
   end(code: number | undefined, reason: StreamCloseReason, message: string): void {
     if (this.#closed) return;
     this.#closed = true;
-    if (code === undefined) this.#queue.abort();
-    else if (code === 0) this.#queue.end();
-    else this.#queue.abort(new ConnectError(message, code as Code));
-    this.#held = [];
-    this.host.unregister(this as StreamBase<unknown, unknown>);
+    this.#call.end(code, message);
+    this.host.unregister(this);
     this.logger.debug(`closed (${reason}): ${message}`);
     this.host.hooks.emit({
       type: "stream-close",
@@ -179,10 +246,14 @@ export abstract class StreamBase<Req, Res> {
   /** Marks types changed in the stream's set; they are flushed together in a microtask. */
   markDirty(typeUrls: Iterable<string>): void {
     if (this.#closed) return;
-    for (const typeUrl of typeUrls) this.#dirty.add(typeUrl);
-    if (this.#flushScheduled) return;
-    this.#flushScheduled = true;
-    queueMicrotask(() => this.#flushDirty());
+    let any = false;
+    for (const typeUrl of typeUrls) {
+      const state = this.types.get(typeUrl);
+      if (!state) continue;
+      state.pending = true;
+      any = true;
+    }
+    if (any) this.#scheduleFlush();
   }
 
   /** Re-resolves the stream's resource set from its node (the node scopes changed, or the node became known). */
@@ -190,113 +261,181 @@ export abstract class StreamBase<Req, Res> {
     const set = this.host.store.resolve(this.node);
     if (set === this.set) return;
     this.set = set;
-    this.markDirty(this.requestedTypes());
+    this.markDirty(this.types.keys());
   }
 
-  /** Writes held responses that no hold covers any more, keeping each type's order. */
+  /** Writes held-back responses that no hold covers any more. */
   releaseHeld(): void {
-    const keep: HeldResponse<Res>[] = [];
-    for (const held of this.#held) {
-      if (keep.some((k) => k.typeUrl === held.typeUrl) || this.host.hooks.isHeld(this.id, held.typeUrl)) {
-        keep.push(held);
-        continue;
-      }
-      this.#queue.push(held.response);
-      this.host.hooks.emit({ ...held.event, delivery: "sent" } as HookEventInit);
+    for (const state of this.types.values()) {
+      const out = state.withheld;
+      if (!out || this.host.hooks.isHeld(this.id, out.typeUrl)) continue;
+      state.withheld = undefined;
+      this.#write(state, out);
+      if (this.#closed) return;
+      this.host.hooks.emit({ ...out.event, delivery: "sent" } as HookEventInit);
     }
-    this.#held = keep;
+  }
+
+  /** Writes a response of the test's own, bypassing flow control; its nonce becomes the type's latest. */
+  inject(init: InjectedResponse): string {
+    const out = this.injected(init);
+    if (out.typeUrl === "") throw new TypeError("injectResponse: the response needs a type_url");
+    const state = this.types.get(out.typeUrl) ?? this.#addState(out.typeUrl);
+    this.#deliver(state, out);
+    return out.nonce;
+  }
+
+  /** The state of a type, created on first use (within maxTypesPerStream). */
+  protected stateOf(typeUrl: string, what: string): State {
+    const state = this.types.get(typeUrl);
+    if (state) return state;
+    checkTypeUrl(this.host.limits, typeUrl, what);
+    if (this.types.size >= this.host.limits.maxTypesPerStream) {
+      throw new InvalidRequestError(
+        `${what} is for a type beyond maxTypesPerStream (${this.host.limits.maxTypesPerStream} types on one stream)`,
+        Code.ResourceExhausted,
+      );
+    }
+    return this.#addState(typeUrl);
+  }
+
+  /** The client ACKed or NACKed the latest response of the type: the next one may follow. */
+  protected acknowledged(state: State): void {
+    state.unacked = false;
+  }
+
+  /** Sends what the client of this type is missing, now if the flow allows, else when it does. */
+  protected flushType(state: State): void {
+    if (this.#closed) return;
+    if (state.withheld || state.unflushed > 0 || state.unacked) {
+      state.pending = true;
+      return;
+    }
+    state.pending = false;
+    const out = this.nextResponse(state);
+    if (out) this.#deliver(state, out);
   }
 
   protected nextNonce(): string {
     return String(++this.#nonce);
   }
 
-  /** The Any to put in a SotW response: the packed message, or it wrapped in `Resource`. */
-  protected anyFor(entry: ResourceEntry): Any {
-    if (!(entry.wrap ?? this.host.wrapResources)) return entry.any;
-    let wrapped = wrappedAnys.get(entry);
-    if (!wrapped) {
-      wrapped = anyPack(ResourceSchema, this.resourceFor(entry));
-      wrappedAnys.set(entry, wrapped);
+  /** A response for the wire and the hooks: `parts` with this stream's nonce. */
+  protected outgoing(parts: ResponseParts, nonce: string, wire: WireMessage): Outgoing {
+    const event = {
+      type: "response",
+      kind: this.kind,
+      streamId: this.id,
+      node: this.node,
+      typeUrl: parts.typeUrl,
+      nonce,
+      versionInfo: parts.versionInfo,
+      resourceNames: parts.resourceNames,
+      errorNames: parts.errorNames,
+      ...(this.kind === "delta" ? { removedNames: parts.removedNames } : {}),
+      response: parts.message.nonce === nonce ? parts.message : { ...parts.message, nonce },
+      delivery: "sent",
+    } as Outgoing["event"];
+    return { typeUrl: parts.typeUrl, nonce, versionInfo: parts.versionInfo, wire, event };
+  }
+
+  /** What `streams()` shows of a type, in both protocols. */
+  protected commonInfo(
+    state: State,
+    ackedVersion: string,
+    heldVersion: (version: number) => string | undefined,
+  ): Omit<StreamTypeInfo, "waitingFor" | "pending"> {
+    const sentVersions = new Map<string, string>();
+    for (const [name, version] of state.holds.resources) {
+      const shown = heldVersion(version);
+      if (shown !== undefined) sentVersions.set(name, shown);
     }
-    return wrapped;
+    return {
+      typeUrl: state.sub.typeUrl,
+      wildcard: state.sub.wildcard,
+      resourceNames: [...state.sub.names],
+      lastNonce: state.lastNonce,
+      lastVersion: state.lastVersion,
+      ackedVersion,
+      nack: state.nack,
+      sentVersions,
+    };
   }
 
-  protected resourceFor(entry: ResourceEntry): Resource {
-    let resource = deltaResources.get(entry);
-    if (!resource) {
-      resource = create(ResourceSchema, { name: entry.name, version: String(entry.version), resource: entry.any });
-      deltaResources.set(entry, resource);
-    }
-    return resource;
-  }
-
-  /** Hands a built response (`wire`: its form for the wire) to the hooks (send, hold or drop) and reports it. */
-  protected deliver(typeUrl: string, wire: Res, event: HookEventInit): void {
-    let delivery = this.host.hooks.route(this.id, typeUrl);
-    if (delivery === "sent" && this.#held.some((h) => h.typeUrl === typeUrl)) delivery = "held";
-    if (delivery === "sent") this.#queue.push(wire);
-    else if (delivery === "held") this.#held.push({ typeUrl, response: wire, event });
-    this.host.hooks.emit({ ...event, delivery } as HookEventInit);
-  }
-
-  /** The node arrived (first request): pick the resource set for it. */
+  /** The node arrived (first request): pick the resource set for it. A node on a later request is checked, not used. */
   protected adoptNode(node: Node | undefined): void {
-    if (this.node !== undefined || node === undefined) return;
+    if (node === undefined) return;
+    checkNode(this.host.limits, node);
+    if (this.node !== undefined) return;
     this.node = node;
     this.set = this.host.store.resolve(node);
   }
 
-  #flushDirty(): void {
+  #addState(typeUrl: string): State {
+    const state = this.newState(typeUrl);
+    this.types.set(typeUrl, state);
+    return state;
+  }
+
+  /** Records the response as the type's latest and hands it to the hooks: written, held back, or dropped. */
+  #deliver(state: State, out: Outgoing): void {
+    state.lastNonce = out.nonce;
+    state.lastVersion = out.versionInfo;
+    const delivery = this.host.hooks.route(this.id, out.typeUrl);
+    if (delivery === "held") state.withheld = out;
+    else if (delivery === "sent") this.#write(state, out);
+    if (this.#closed) return;
+    // A dropped response counts as sent and is not waited for: like a lost message, nothing asks for it again.
+    this.host.hooks.emit({ ...out.event, delivery } as HookEventInit);
+  }
+
+  #write(state: State, out: Outgoing): void {
+    const queued = this.#call.queuedBytes;
+    const limit = this.host.limits.maxQueuedBytesPerStream;
+    if (queued > 0 && queued + out.wire.size > limit) {
+      const message = `the client is not reading: ${queued} bytes wait and a ${out.wire.size}-byte response would exceed maxQueuedBytesPerStream (${limit} bytes)`;
+      this.logger.warn(message);
+      this.end(Code.ResourceExhausted, "queue-full", message);
+      return;
+    }
+    state.unacked = true;
+    state.unflushed++;
+    this.#call.write(out.wire.parts, out.wire.size, () => {
+      state.unflushed--;
+      if (state.pending && !this.#closed) this.#scheduleFlush();
+    });
+  }
+
+  #scheduleFlush(): void {
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    queueMicrotask(() => this.#flushPending());
+  }
+
+  #flushPending(): void {
     this.#flushScheduled = false;
     if (this.#closed) return;
-    const types = [...this.#dirty].sort((a, b) => pushRank(a) - pushRank(b));
-    this.#dirty.clear();
-    for (const typeUrl of types) {
+    const due = [...this.types.entries()]
+      .filter(([, state]) => state.pending)
+      .sort(([a], [b]) => pushRank(a) - pushRank(b));
+    for (const [, state] of due) {
       if (this.#closed) return;
-      this.#guard(() => this.flushType(typeUrl));
+      this.#guard(() => this.flushType(state));
     }
   }
 
   #guard(fn: () => void): void {
+    if (this.#closed) return;
     try {
       fn();
     } catch (error) {
       if (error instanceof InvalidRequestError) {
         this.logger.warn(`invalid request: ${error.message}`);
-        this.end(Code.InvalidArgument, "invalid-request", error.message);
+        this.end(error.code, "invalid-request", error.message);
       } else {
         this.logger.error("internal error", error);
         this.end(Code.Internal, "internal-error", "internal error in the management server");
       }
-    }
-  }
-
-  async #readLoop(requests: AsyncIterable<Req>, signal: AbortSignal): Promise<void> {
-    try {
-      for await (const request of requests) {
-        if (this.#closed) return;
-        this.#guard(() => this.handleRequest(request));
-        if (this.#closed) return;
-      }
-      // A cancelled client also ends the request iterable; the abort signal tells the two apart, a moment later.
-      if (!signal.aborted) await new Promise((resolve) => setImmediate(resolve));
-      if (signal.aborted) this.end(undefined, "cancelled", "client cancelled the stream");
-      else this.end(0, "client-closed", "the client closed its side of the stream");
-    } catch (error) {
-      if (this.#closed) return;
-      const connectError = ConnectError.from(error);
-      if (signal.aborted || connectError.code === Code.Canceled || connectError.code === Code.Aborted) {
-        this.end(undefined, "cancelled", connectError.rawMessage);
-        return;
-      }
-      if (connectError.code === Code.ResourceExhausted) {
-        this.logger.warn(`request too large: ${connectError.rawMessage}`);
-        this.end(Code.ResourceExhausted, "invalid-request", connectError.rawMessage);
-        return;
-      }
-      this.logger.warn(`unreadable request: ${connectError.rawMessage}`);
-      this.end(Code.InvalidArgument, "invalid-request", `unreadable request: ${connectError.rawMessage}`);
     }
   }
 }

@@ -1,0 +1,78 @@
+import type { HeldState } from "./held-state.js";
+
+/**
+ * What a stream of one type gets next, from what its client holds: the same for every stream that holds the same
+ * state, subscribes alike and reads the same version of the type, so it is worked out once for all of them.
+ */
+export interface ResponsePlan<Content> {
+  /** Whether there is anything to send. */
+  readonly send: boolean;
+  /** What would be sent (also when `send` is false: a SotW wildcard's first response goes out even when empty). */
+  readonly content: Content;
+  /** What the client holds once `content` is sent. The same object for every stream that sends this plan. */
+  next(): HeldState;
+}
+
+export interface PlanCache {
+  /**
+   * The plan for a stream whose client holds `held`, under `slot` (protocol, type and subscription key) at `version`
+   * of the type's resources; `compute` runs only when no stream in the same place asked before.
+   */
+  plan<Content>(
+    held: HeldState,
+    slot: string,
+    version: string,
+    compute: () => PlanInit<Content>,
+  ): ResponsePlan<Content>;
+}
+
+export interface PlanInit<Content> {
+  readonly send: boolean;
+  readonly content: Content;
+  readonly next: () => HeldState;
+}
+
+/** Subscription keys one held state keeps plans for; more (streams of one state subscribing in many ways) evict. */
+const SLOTS_PER_STATE = 16;
+
+/**
+ * Plans memoized on the held state they start from (weakly: a state no stream holds takes its plans with it), one
+ * per slot, replaced when the version moves on. A plan holds the state it leads to weakly, so a stream stuck on an
+ * old state does not keep the chain of every later state alive; a state collected meanwhile is computed again.
+ * One cache per server: versions are numbered per server.
+ */
+export function createPlanCache(): PlanCache {
+  const memo = new WeakMap<
+    HeldState,
+    Map<string, { readonly version: string; readonly plan: ResponsePlan<unknown> }>
+  >();
+  return {
+    plan<Content>(held: HeldState, slot: string, version: string, compute: () => PlanInit<Content>) {
+      let slots = memo.get(held);
+      const cached = slots?.get(slot);
+      if (cached?.version === version) return cached.plan as ResponsePlan<Content>;
+      const init = compute();
+      let nextRef: WeakRef<HeldState> | undefined;
+      const plan: ResponsePlan<Content> = {
+        send: init.send,
+        content: init.content,
+        next() {
+          let next = nextRef?.deref();
+          if (next === undefined) {
+            next = init.next();
+            nextRef = new WeakRef(next);
+          }
+          return next;
+        },
+      };
+      if (!slots) {
+        slots = new Map();
+        memo.set(held, slots);
+      }
+      slots.delete(slot);
+      if (slots.size >= SLOTS_PER_STATE) slots.delete(slots.keys().next().value as string);
+      slots.set(slot, { version, plan });
+      return plan;
+    },
+  };
+}
