@@ -91,9 +91,9 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaTypeStat
       if (subscribe.length === 0 && this.host.fullStateTypeUrls.has(typeUrl)) sub.subscribe(["*"]);
     }
     sub.subscribe(subscribe);
-    sub.unsubscribe(unsubscribe);
+    const unsubscribed = sub.unsubscribe(unsubscribe);
     checkNames(this.host.limits, what, [], sub.names.size);
-    state.holds = heldPruned(state.holds, sub);
+    if (unsubscribed || firstRequest) state.holds = heldPruned(state.holds, sub);
 
     this.host.hooks.emit({
       type: "request",
@@ -129,7 +129,7 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaTypeStat
     const typeUrl = state.sub.typeUrl;
     const version = this.set.typeVersion(typeUrl);
     const entries = this.set.entries(typeUrl);
-    const plan = this.host.plans.plan(state.holds, `delta ${typeUrl} ${state.sub.key}`, version, () =>
+    const plan = this.host.plans.delta.plan(state.holds, state.sub.key, version, () =>
       this.#plan(state.holds, state.sub, entries, version || "0"),
     );
     if (!plan.send) return undefined;

@@ -68,6 +68,8 @@ export function heldAfter(
  * state when nothing is dropped, so shared states stay shared.
  */
 export function heldPruned(held: HeldState, sub: TypeSubscription): HeldState {
+  // A wildcard subscribes to every resource; errors are held only for names subscribed by name.
+  if (sub.wildcard && held.errors.size === 0) return held;
   const dropResource = (name: string): boolean => !sub.isSubscribed(name);
   const dropError = (name: string): boolean => !sub.names.has(name);
   let resources: Map<string, number> | undefined;

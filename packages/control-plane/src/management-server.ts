@@ -9,6 +9,7 @@ import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discove
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
 import { DeltaStream } from "./delta-stream.js";
 import { openGrpcCall, refuseCall } from "./grpc-call.js";
+import type { StreamKind } from "./hook-events.js";
 import { type BreakOptions, HooksImpl, type ManagementServerHooks } from "./hooks.js";
 import { resolveLimits, type ServerLimits } from "./limits.js";
 import { type Logger, noopLogger, prefixLogger } from "./logger.js";
@@ -93,7 +94,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   readonly wrapResources: boolean;
   readonly controlPlane: ControlPlane | undefined;
   readonly limits: ServerLimits;
-  readonly plans: PlanCache = createPlanCache();
+  readonly plans: Readonly<Record<StreamKind, PlanCache>> = { sotw: createPlanCache(), delta: createPlanCache() };
   readonly #options: ManagementServerOptions;
   readonly #streams = new Set<AdsStream>();
   readonly #sessions = new Set<http2.ServerHttp2Session>();

@@ -19,7 +19,12 @@ export interface ResponseParts {
   readonly message: DiscoveryResponse | DeltaDiscoveryResponse;
 }
 
-/** A response built once for every stream that sends it: the message and its bytes are made on first use. */
+/**
+ * A response built once for every stream that sends it: the message and its bytes are made on first use. The bulk
+ * of the bytes (the head, with the resources) is held weakly: the writes of a fan-out keep it alive while they wait
+ * for the connections, and a stream that comes after they are all gone encodes it again. An idle server keeps no
+ * encoded responses.
+ */
 export interface PreparedResponse extends ResponseParts {
   readonly body: EncodedBody;
 }
@@ -32,7 +37,8 @@ export function prepareResponse<S extends ResponseSchema>(
   build: () => MessageShape<S>,
 ): PreparedResponse {
   let message: MessageShape<S> | undefined;
-  let body: EncodedBody | undefined;
+  let head: WeakRef<Uint8Array> | undefined;
+  let tail: Uint8Array | undefined;
   return {
     ...parts,
     get message() {
@@ -40,8 +46,12 @@ export function prepareResponse<S extends ResponseSchema>(
       return message;
     },
     get body() {
-      body ??= encodeBody(schema, this.message as MessageShape<S>);
-      return body;
+      const bytes = head?.deref();
+      if (bytes && tail) return { head: bytes, tail };
+      const encoded = encodeBody(schema, this.message as MessageShape<S>);
+      head = new WeakRef(encoded.head);
+      tail = encoded.tail;
+      return encoded;
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { DescMessage, Message, Registry } from "@bufbuild/protobuf";
+import { type DescMessage, fromBinary, type Message, type Registry } from "@bufbuild/protobuf";
 import { type Any, anyPack } from "@bufbuild/protobuf/wkt";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
 import { type StatusInit, toStatus } from "./status.js";
@@ -46,7 +46,10 @@ export interface ResourceSet {
   removeResource(typeUrl: string, name: string): boolean;
   /** Replaces the whole set: every type, every resource and every resource error. Unchanged resources keep their version. */
   setSnapshot(resources: Iterable<ResourceMessage | ResourceInput>): void;
-  /** The message served under that type and name, if any. */
+  /**
+   * The message served under that type and name, if any: decoded from what is served (the server keeps resources
+   * encoded only), so an equal message, not the object given; a resource given as an Any is returned as that Any.
+   */
   getResource(typeUrl: string, name: string): ResourceMessage | undefined;
   /** The names of the resources of a type (resource errors excluded), in insertion order. */
   resourceNames(typeUrl: string): string[];
@@ -70,7 +73,8 @@ export interface ResourceEntry {
   readonly typeUrl: string;
   readonly name: string;
   readonly version: number;
-  readonly message: ResourceMessage;
+  /** The message's schema (undefined: the resource was given as an Any, and is served as is). */
+  readonly schema: DescMessage | undefined;
   readonly any: Any;
   readonly wrap: boolean | undefined;
 }
@@ -97,7 +101,7 @@ export interface ResourceSetDeps {
 interface Prepared {
   readonly typeUrl: string;
   readonly name: string;
-  readonly message: ResourceMessage;
+  readonly schema: DescMessage | undefined;
   readonly any: Any;
   readonly wrap: boolean | undefined;
   readonly force: boolean;
@@ -186,7 +190,8 @@ export class ResourceSetImpl implements ResourceSet {
 
   getResource(typeUrl: string, name: string): ResourceMessage | undefined {
     const entry = this.#types.get(typeUrl)?.get(name);
-    return entry?.kind === "resource" ? entry.message : undefined;
+    if (entry?.kind !== "resource") return undefined;
+    return entry.schema ? fromBinary(entry.schema, entry.any.value) : entry.any;
   }
 
   resourceNames(typeUrl: string): string[] {
@@ -275,7 +280,7 @@ export class ResourceSetImpl implements ResourceSet {
       typeUrl: p.typeUrl,
       name: p.name,
       version: changed.get(p.typeUrl) ?? 0,
-      message: p.message,
+      schema: p.schema,
       any: p.any,
       wrap: p.wrap,
     };
@@ -300,11 +305,12 @@ export class ResourceSetImpl implements ResourceSet {
 
   #prepare(message: ResourceMessage, options: ResourceOptions): Prepared {
     let any: Any;
+    let schema: DescMessage | undefined;
     if (message.$typeName === ANY_TYPE_NAME) {
       any = message as Any;
       if (options.name === undefined) throw new TypeError("a resource given as google.protobuf.Any needs options.name");
     } else {
-      const schema = options.schema ?? this.#deps.registry.getMessage(message.$typeName);
+      schema = options.schema ?? this.#deps.registry.getMessage(message.$typeName);
       if (!schema) {
         throw new TypeError(`unknown message type ${message.$typeName}: pass options.schema or a server typeRegistry`);
       }
@@ -316,6 +322,6 @@ export class ResourceSetImpl implements ResourceSet {
     }
     const typeUrl = options.typeUrl ?? any.typeUrl;
     if (typeUrl === "") throw new TypeError(`resource ${name} has no type URL`);
-    return { typeUrl, name, message, any, wrap: options.wrap, force: options.force ?? false };
+    return { typeUrl, name, schema, any, wrap: options.wrap, force: options.force ?? false };
   }
 }

@@ -15,8 +15,8 @@ export interface ResponsePlan<Content> {
 
 export interface PlanCache {
   /**
-   * The plan for a stream whose client holds `held`, under `slot` (protocol, type and subscription key) at `version`
-   * of the type's resources; `compute` runs only when no stream in the same place asked before.
+   * The plan for a stream whose client holds `held`, under `slot` (the subscription's key: type and names) at
+   * `version` of the type's resources; `compute` runs only when no stream in the same place asked before.
    */
   plan<Content>(
     held: HeldState,
@@ -39,7 +39,7 @@ const SLOTS_PER_STATE = 16;
  * Plans memoized on the held state they start from (weakly: a state no stream holds takes its plans with it), one
  * per slot, replaced when the version moves on. A plan holds the state it leads to weakly, so a stream stuck on an
  * old state does not keep the chain of every later state alive; a state collected meanwhile is computed again.
- * One cache per server: versions are numbered per server.
+ * One cache per server and protocol: versions are numbered per server.
  */
 export function createPlanCache(): PlanCache {
   const memo = new WeakMap<

@@ -99,8 +99,7 @@ export class SotwStream extends StreamBase<DiscoveryRequest, SotwTypeState> {
       wildcard = false;
       state.legacyWildcard = false;
     }
-    state.sub.replaceNames(names, wildcard);
-    state.holds = heldPruned(state.holds, state.sub);
+    if (state.sub.replaceNames(names, wildcard)) state.holds = heldPruned(state.holds, state.sub);
     this.#report(request, names, disposition);
     this.flushType(state);
   }
@@ -125,7 +124,7 @@ export class SotwStream extends StreamBase<DiscoveryRequest, SotwTypeState> {
     const typeUrl = state.sub.typeUrl;
     const version = this.set.typeVersion(typeUrl);
     const entries = this.set.entries(typeUrl);
-    const plan = this.host.plans.plan(state.holds, `sotw ${typeUrl} ${state.sub.key}`, version, () =>
+    const plan = this.host.plans.sotw.plan(state.holds, state.sub.key, version, () =>
       this.#plan(state.holds, state.sub, entries, version || "0"),
     );
     // A wildcard client learns that there is nothing from an empty first response.

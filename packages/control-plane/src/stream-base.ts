@@ -27,7 +27,8 @@ export interface StreamHost {
   readonly wrapResources: boolean;
   readonly controlPlane: ControlPlane | undefined;
   readonly limits: ServerLimits;
-  readonly plans: PlanCache;
+  /** One per protocol: what a client holds means different things in each. */
+  readonly plans: Readonly<Record<StreamKind, PlanCache>>;
   register(stream: AdsStream): void;
   unregister(stream: AdsStream): void;
 }

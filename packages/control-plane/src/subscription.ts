@@ -25,12 +25,12 @@ export class TypeSubscription {
   }
 
   /**
-   * Identifies the subscription: equal keys, equal subscriptions (names in the same order). Computed once per
-   * change, so streams that subscribe alike share what is built for them (see response-plan.ts).
+   * Identifies the type and subscription: equal keys, equal subscriptions (names in the same order). Computed once
+   * per change, so streams that subscribe alike share what is built for them (see response-plan.ts).
    */
   get key(): string {
     if (this.#key === undefined) {
-      let key = this.#wildcard ? "*" : "-";
+      let key = `${this.typeUrl.length}:${this.typeUrl}${this.#wildcard ? "*" : "-"}`;
       for (const name of this.#names) key += `${name.length}:${name}`;
       this.#key = key;
     }
@@ -41,30 +41,53 @@ export class TypeSubscription {
     return this.#wildcard || this.#names.has(name);
   }
 
-  /** Replaces the explicit names (`*` among them is left out: pass `wildcard`). */
-  replaceNames(names: Iterable<string>, wildcard: boolean): void {
+  /**
+   * Replaces the explicit names (`*` among them is left out: pass `wildcard`). Returns whether anything changed: a
+   * SotW ACK repeats the subscription, and an unchanged one keeps its key.
+   */
+  replaceNames(names: readonly string[], wildcard: boolean): boolean {
+    const explicit = names.includes("*") ? names.filter((name) => name !== "*") : names;
+    if (wildcard === this.#wildcard && this.#sameNames(explicit)) return false;
     this.#names.clear();
-    for (const name of names) if (name !== "*") this.#names.add(name);
+    for (const name of explicit) this.#names.add(name);
     this.#wildcard = wildcard;
     this.#key = undefined;
+    return true;
   }
 
-  /** Adds names (`*` turns the wildcard on). */
-  subscribe(names: Iterable<string>): void {
+  /** Adds names (`*` turns the wildcard on). Returns whether anything changed. */
+  subscribe(names: Iterable<string>): boolean {
+    const before = this.#names.size;
+    const wildcard = this.#wildcard;
     for (const name of names) {
       if (name === "*") this.#wildcard = true;
       else this.#names.add(name);
     }
-    this.#key = undefined;
+    return this.#changed(before !== this.#names.size || wildcard !== this.#wildcard);
   }
 
-  /** Removes names (`*` turns the wildcard off). */
-  unsubscribe(names: Iterable<string>): void {
+  /** Removes names (`*` turns the wildcard off). Returns whether anything changed. */
+  unsubscribe(names: Iterable<string>): boolean {
+    const before = this.#names.size;
+    const wildcard = this.#wildcard;
     for (const name of names) {
       if (name === "*") this.#wildcard = false;
       else this.#names.delete(name);
     }
-    this.#key = undefined;
+    return this.#changed(before !== this.#names.size || wildcard !== this.#wildcard);
+  }
+
+  #changed(changed: boolean): boolean {
+    if (changed) this.#key = undefined;
+    return changed;
+  }
+
+  /** The same names in the same order (a list with duplicates never matches: it is replaced, which collapses them). */
+  #sameNames(names: readonly string[]): boolean {
+    if (names.length !== this.#names.size) return false;
+    let i = 0;
+    for (const name of this.#names) if (names[i++] !== name) return false;
+    return true;
   }
 
   /** Subscribed resources that exist, in the set's order (wildcard) or the client's (by name). */
