@@ -6,7 +6,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { anyUnpack } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { xdsRegistry } from "@xdskit/protos";
-import { type Cluster, ClusterSchema } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
+import type { Cluster } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
 import {
   DiscoveryRequestSchema,
   type DiscoveryResponse,
