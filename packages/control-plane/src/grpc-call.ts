@@ -32,9 +32,11 @@ export interface GrpcServerCall {
   /**
    * Ends the call: with a status (0 = OK, after what was written), or, with `code` undefined, by resetting the
    * stream (the client is gone or its connection is being cut). The HTTP/2 stream is closed either way, also when
-   * the client has not finished sending.
+   * the client has not finished sending. `stuck`: the client does not read, so a status would wait behind what it
+   * does not take; the stream is reset at once, RESOURCE_EXHAUSTED as ENHANCE_YOUR_CALM (which gRPC clients read as
+   * RESOURCE_EXHAUSTED).
    */
-  end(code: number | undefined, message: string): void;
+  end(code: number | undefined, message: string, stuck?: boolean): void;
 }
 
 export interface GrpcCallOptions {
@@ -168,7 +170,7 @@ function createCall(
       if (parts.length === 0) stream.write(new Uint8Array(0), flushed);
       stream.uncork();
     },
-    end(code, message) {
+    end(code, message, stuck = false) {
       if (ended) return;
       ended = true;
       req.off("data", onData);
@@ -182,10 +184,10 @@ function createCall(
         closeAfterStatus();
         return;
       }
-      if (queuedBytes > 0 && code === Code.ResourceExhausted) {
-        // The client does not read: the status would wait behind what it does not take. ENHANCE_YOUR_CALM is the
-        // reset gRPC clients read as RESOURCE_EXHAUSTED.
-        stream.close(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+      if (stuck) {
+        stream.close(
+          code === Code.ResourceExhausted ? http2.constants.NGHTTP2_ENHANCE_YOUR_CALM : http2.constants.NGHTTP2_CANCEL,
+        );
         return;
       }
       res.addTrailers(statusHeaders(code, message));
@@ -196,8 +198,9 @@ function createCall(
   };
 }
 
+/** `grpc-status`, and `grpc-message` for an error (an OK carries none). */
 function statusHeaders(code: number, message: string): Record<string, string> {
-  return message === ""
+  return code === 0 || message === ""
     ? { "grpc-status": String(code) }
     : { "grpc-status": String(code), "grpc-message": percentEncode(message) };
 }

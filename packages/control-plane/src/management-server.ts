@@ -259,7 +259,12 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   async #start(): Promise<void> {
     if (this.#closed) throw new Error("the management server is closed");
     if (this.#server) return;
-    const server = http2.createServer((req, res) => this.#serve(req, res));
+    // Node counts the writes waiting on a connection against maxSessionMemory (10 MB by default) and, past it,
+    // refuses new streams or drops the connection: one large snapshot to a slow client would take its LRS stream
+    // with it. What a stream may queue is bounded here instead (maxQueuedBytesPerStream), as grpc-js does.
+    const server = http2.createServer({ maxSessionMemory: Number.MAX_SAFE_INTEGER }, (req, res) =>
+      this.#serve(req, res),
+    );
     server.on("session", (session) => {
       this.#sessions.add(session);
       session.on("error", (error) => this.logger.debug("HTTP/2 session error", error));

@@ -230,7 +230,7 @@ export abstract class StreamBase<Req, State extends TypeState> implements AdsStr
   end(code: number | undefined, reason: StreamCloseReason, message: string): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#call.end(code, message);
+    this.#call.end(code, message, reason === "queue-full");
     this.host.unregister(this);
     this.logger.debug(`closed (${reason}): ${message}`);
     this.host.hooks.emit({

@@ -204,4 +204,25 @@ describe("a client that does not read", () => {
     const good = await subscribe(server, h, CDS_TYPE_URL, ["cluster-0001"]);
     expect(good.first.resources).toHaveLength(1);
   });
+
+  test("writes waiting on one connection do not cost it its other streams", async () => {
+    // Steps: on one connection, 150 streams subscribe to about 100 KB each and do not read (some 15 MB wait, more
+    // than node:http2's default session memory of 10 MB); a new stream on the same connection is still served.
+    const { server } = await started();
+    manyClusters(server);
+    const session = rawSession(server.url);
+    cleanups.push(() => session.destroy());
+    const request = (node: string) =>
+      grpcFrame(
+        toBinary(DiscoveryRequestSchema, create(DiscoveryRequestSchema, { node: { id: node }, typeUrl: CDS_TYPE_URL })),
+      );
+    for (let i = 0; i < 150; i++) rawStream(session, undefined, { read: false }).stream.write(request(`stuck-${i}`));
+    while (server.streams().length < 150) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(server.streams().reduce((sum, s) => sum + s.queuedBytes, 0)).toBeGreaterThan(10 * 1024 * 1024);
+    const reader = rawStream(session);
+    reader.stream.write(request("reader"));
+    const [bytes] = await waitForMessages(reader, 1);
+    expect(fromBinary(DiscoveryResponseSchema, bytes as Buffer).resources).toHaveLength(2000);
+    expect(server.streams()).toHaveLength(151);
+  });
 });

@@ -113,4 +113,21 @@ describe("a frame claiming more than maxRequestBytes", () => {
     const closed = await server.hooks.waitForStreamClose();
     expect(closed).toMatchObject({ reason: "invalid-request", code: Code.ResourceExhausted });
   });
+
+  test("right after a response was written still gets its status (found by the fuzz suite)", async () => {
+    // Steps: one write carries a valid CDS request and then the header of a 100 MiB message: the server writes the
+    // CDS response and refuses the next frame at once; the client gets the response, then RESOURCE_EXHAUSTED in the
+    // trailers (not a bare reset).
+    const { server } = await started();
+    const session = rawSession(server.url);
+    cleanups.push(() => session.destroy());
+    const raw = rawStream(session);
+    raw.stream.write(
+      Buffer.concat([grpcFrame(cdsRequest), grpcFrame(new Uint8Array(0), { claimedLength: 100 * 1024 * 1024 })]),
+    );
+    const outcome = await raw.closed;
+    expect(outcome.messages).toHaveLength(1);
+    expect(outcome.status).toBe(Code.ResourceExhausted);
+    expect(outcome.rstCode).toBe(0);
+  });
 });
