@@ -3,9 +3,8 @@ import {
   type DeltaDiscoveryRequest,
   DeltaDiscoveryRequestSchema,
   DeltaDiscoveryResponseSchema,
-  ResourceErrorSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { wholeMessage, withNonce } from "./encoded-response.js";
+import { wholeMessage } from "./encoded-response.js";
 import {
   type HeldState,
   heldAfter,
@@ -17,7 +16,7 @@ import {
 import type { RequestDisposition } from "./hook-events.js";
 import type { InjectedResponse } from "./hooks.js";
 import { checkNames, checkTypeUrl, undecodable } from "./limits.js";
-import { type PreparedResponse, prepareResponse } from "./prepared-response.js";
+import { type PreparedResponse, prepareResponse, toResourceErrors } from "./prepared-response.js";
 import type { Entry } from "./resource-set.js";
 import type { PlanInit } from "./response-plan.js";
 import {
@@ -125,21 +124,7 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaTypeStat
     return this.outgoing(parts, message.nonce, wholeMessage(DeltaDiscoveryResponseSchema, message));
   }
 
-  protected nextResponse(state: DeltaTypeState): Outgoing | undefined {
-    const typeUrl = state.sub.typeUrl;
-    const version = this.set.typeVersion(typeUrl);
-    const entries = this.set.entries(typeUrl);
-    const plan = this.host.plans.delta.plan(state.holds, state.sub.key, version, () =>
-      this.#plan(state.holds, state.sub, entries, version || "0"),
-    );
-    if (!plan.send) return undefined;
-    state.holds = plan.next();
-    const nonce = this.nextNonce();
-    return this.outgoing(plan.content, nonce, withNonce(plan.content.body, nonce));
-  }
-
-  /** What a client holding `holds` gets: the same for every stream in the same place (see response-plan.ts). */
-  #plan(
+  protected planResponse(
     holds: HeldState,
     sub: TypeSubscription,
     entries: ReadonlyMap<string, Entry> | undefined,
@@ -173,9 +158,7 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaTypeStat
           typeUrl,
           resources: changed.map(resourceFor),
           removedResources: removed,
-          resourceErrors: errors.map((e) =>
-            create(ResourceErrorSchema, { resourceName: { name: e.name }, errorDetail: e.status }),
-          ),
+          resourceErrors: toResourceErrors(errors),
           ...(controlPlane ? { controlPlane } : {}),
         }),
     );

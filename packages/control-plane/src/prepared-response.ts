@@ -1,11 +1,14 @@
-import type { MessageShape } from "@bufbuild/protobuf";
-import type {
-  DeltaDiscoveryResponse,
-  DeltaDiscoveryResponseSchema,
-  DiscoveryResponse,
-  DiscoveryResponseSchema,
+import { create, type MessageShape } from "@bufbuild/protobuf";
+import {
+  type DeltaDiscoveryResponse,
+  type DeltaDiscoveryResponseSchema,
+  type DiscoveryResponse,
+  type DiscoveryResponseSchema,
+  type ResourceError,
+  ResourceErrorSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { type EncodedBody, encodeBody } from "./encoded-response.js";
+import type { ErrorEntry } from "./resource-set.js";
 
 /** What a response says, short of the nonce: the message and the names its hook event lists. */
 export interface ResponseParts {
@@ -54,4 +57,9 @@ export function prepareResponse<S extends ResponseSchema>(
       return encoded;
     },
   };
+}
+
+/** TP3 errors as both responses carry them. */
+export function toResourceErrors(errors: readonly ErrorEntry[]): ResourceError[] {
+  return errors.map((e) => create(ResourceErrorSchema, { resourceName: { name: e.name }, errorDetail: e.status }));
 }

@@ -3,14 +3,13 @@ import {
   type DiscoveryRequest,
   DiscoveryRequestSchema,
   DiscoveryResponseSchema,
-  ResourceErrorSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { wholeMessage, withNonce } from "./encoded-response.js";
+import { wholeMessage } from "./encoded-response.js";
 import { type HeldState, heldAfter, heldPruned } from "./held-state.js";
 import type { RequestDisposition } from "./hook-events.js";
 import type { InjectedResponse } from "./hooks.js";
 import { checkNames, checkTypeUrl, undecodable } from "./limits.js";
-import { type PreparedResponse, prepareResponse } from "./prepared-response.js";
+import { type PreparedResponse, prepareResponse, toResourceErrors } from "./prepared-response.js";
 import type { Entry } from "./resource-set.js";
 import type { PlanInit } from "./response-plan.js";
 import {
@@ -119,24 +118,12 @@ export class SotwStream extends StreamBase<DiscoveryRequest, SotwTypeState> {
     return this.outgoing(parts, message.nonce, wholeMessage(DiscoveryResponseSchema, message));
   }
 
-  protected nextResponse(state: SotwTypeState): Outgoing | undefined {
-    if (!state.requested) return undefined;
-    const typeUrl = state.sub.typeUrl;
-    const version = this.set.typeVersion(typeUrl);
-    const entries = this.set.entries(typeUrl);
-    const plan = this.host.plans.sotw.plan(state.holds, state.sub.key, version, () =>
-      this.#plan(state.holds, state.sub, entries, version || "0"),
-    );
-    // A wildcard client learns that there is nothing from an empty first response.
-    if (!plan.send && !(state.sub.wildcard && state.lastNonce === "")) return undefined;
-    state.holds = plan.next();
-    const nonce = this.nextNonce();
-    this.logger.trace(`response ${typeUrl} version ${plan.content.versionInfo} nonce ${nonce}`);
-    return this.outgoing(plan.content, nonce, withNonce(plan.content.body, nonce));
+  /** A type only injected into is not pushed to; a wildcard client learns that there is nothing from an empty first response. */
+  protected override isDue(state: SotwTypeState, send: boolean): boolean {
+    return state.requested && (send || (state.sub.wildcard && state.lastNonce === ""));
   }
 
-  /** What a client holding `holds` gets: the same for every stream in the same place (see response-plan.ts). */
-  #plan(
+  protected planResponse(
     holds: HeldState,
     sub: TypeSubscription,
     entries: ReadonlyMap<string, Entry> | undefined,
@@ -172,9 +159,7 @@ export class SotwStream extends StreamBase<DiscoveryRequest, SotwTypeState> {
           versionInfo,
           typeUrl,
           resources: resources.map((entry) => anyFor(entry, wrapResources)),
-          resourceErrors: errors.map((e) =>
-            create(ResourceErrorSchema, { resourceName: { name: e.name }, errorDetail: e.status }),
-          ),
+          resourceErrors: toResourceErrors(errors),
           ...(controlPlane ? { controlPlane } : {}),
         }),
     );

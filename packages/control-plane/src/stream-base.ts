@@ -4,17 +4,17 @@ import { Code } from "@connectrpc/connect";
 import type { ControlPlane, Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import { type Resource, ResourceSchema } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
-import type { WireMessage } from "./encoded-response.js";
+import { type WireMessage, withNonce } from "./encoded-response.js";
 import type { GrpcServerCall } from "./grpc-call.js";
 import { EMPTY_HELD, type HeldState } from "./held-state.js";
 import type { HookEventInit, ResponseEventInit, StreamCloseReason, StreamKind } from "./hook-events.js";
 import type { HooksImpl, InjectedResponse } from "./hooks.js";
 import { checkNode, checkTypeUrl, InvalidRequestError, type ServerLimits } from "./limits.js";
 import type { Logger } from "./logger.js";
-import type { ResponseParts } from "./prepared-response.js";
-import type { ResourceEntry, ResourceSetImpl } from "./resource-set.js";
+import type { PreparedResponse, ResponseParts } from "./prepared-response.js";
+import type { Entry, ResourceEntry, ResourceSetImpl } from "./resource-set.js";
 import type { ResourceStore } from "./resource-store.js";
-import type { PlanCache } from "./response-plan.js";
+import type { PlanCache, PlanInit } from "./response-plan.js";
 import { TypeSubscription } from "./subscription.js";
 import { PUSH_ORDER } from "./type-urls.js";
 
@@ -187,8 +187,20 @@ export abstract class StreamBase<Req, State extends TypeState> implements AdsStr
   protected abstract decode(bytes: Uint8Array): Req;
   protected abstract handleRequest(request: Req): void;
   protected abstract newState(typeUrl: string): State;
-  /** The next response of a type, from what its client holds (and updates that); undefined when nothing is due. */
-  protected abstract nextResponse(state: State): Outgoing | undefined;
+  /**
+   * What a client holding `holds` of a type gets next: the same for every stream in the same place, so it runs once
+   * for all of them (see response-plan.ts). `versionInfo` is the type's version in the stream's set.
+   */
+  protected abstract planResponse(
+    holds: HeldState,
+    sub: TypeSubscription,
+    entries: ReadonlyMap<string, Entry> | undefined,
+    versionInfo: string,
+  ): PlanInit<PreparedResponse>;
+  /** Whether a planned response goes out: when it carries something (a protocol may add cases). */
+  protected isDue(_state: State, send: boolean): boolean {
+    return send;
+  }
   /** An injected response as this protocol's message, ready to write (its nonce assigned if missing). */
   protected abstract injected(init: InjectedResponse): Outgoing;
   protected abstract typeInfo(state: State): Omit<StreamTypeInfo, "waitingFor" | "pending">;
@@ -313,8 +325,16 @@ export abstract class StreamBase<Req, State extends TypeState> implements AdsStr
       return;
     }
     state.pending = false;
-    const out = this.nextResponse(state);
-    if (out) this.#deliver(state, out);
+    const typeUrl = state.sub.typeUrl;
+    const version = this.set.typeVersion(typeUrl);
+    const entries = this.set.entries(typeUrl);
+    const plan = this.host.plans[this.kind].plan(state.holds, state.sub.key, version, () =>
+      this.planResponse(state.holds, state.sub, entries, version || "0"),
+    );
+    if (!this.isDue(state, plan.send)) return;
+    state.holds = plan.next();
+    const nonce = this.nextNonce();
+    this.#deliver(state, this.outgoing(plan.content, nonce, withNonce(plan.content.body, nonce)));
   }
 
   protected nextNonce(): string {

@@ -181,7 +181,8 @@ function frame(bytes: Uint8Array, how: Framing): Buffer {
       return withHeader(bytes, how.flag, how.length);
     case "gzip": {
       const compressed = gzipSync(bytes);
-      if (how.corrupt && compressed.length > 12) compressed[compressed.length - 6] ^= 0xff;
+      const at = compressed.length - 6;
+      if (how.corrupt && at > 6) compressed[at] = (compressed[at] as number) ^ 0xff;
       return grpcFrame(compressed, { compressed: true });
     }
     case "raw":
