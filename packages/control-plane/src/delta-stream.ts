@@ -5,6 +5,7 @@ import {
   DeltaDiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { wholeMessage } from "./encoded-response.js";
+import { diffHeld } from "./held-diff.js";
 import {
   type HeldState,
   heldAfter,
@@ -129,17 +130,10 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaTypeStat
     sub: TypeSubscription,
     entries: ReadonlyMap<string, Entry> | undefined,
     versionInfo: string,
+    changedNames: readonly string[] | undefined,
   ): PlanInit<PreparedResponse> {
     const typeUrl = sub.typeUrl;
-    const changed = sub.subscribedResources(entries).filter((e) => holds.resources.get(e.name) !== e.version);
-    const errors = sub.pendingErrors(entries, holds.errors);
-    const removed: string[] = [];
-    for (const [name, version] of holds.resources) {
-      if (version !== NOT_FOUND_SENT && entries?.get(name) === undefined) removed.push(name);
-    }
-    for (const name of sub.names) {
-      if (!holds.resources.has(name) && entries?.get(name) === undefined) removed.push(name);
-    }
+    const { changed, errors, removed } = diffHeld(holds, sub, entries, changedNames);
     const notFound = removed.filter((name) => sub.names.has(name));
     const forgotten = removed.filter((name) => !sub.names.has(name));
     const controlPlane = this.host.controlPlane;
@@ -157,7 +151,7 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaTypeStat
           systemVersionInfo: versionInfo,
           typeUrl,
           resources: changed.map(resourceFor),
-          removedResources: removed,
+          removedResources: [...removed],
           resourceErrors: toResourceErrors(errors),
           ...(controlPlane ? { controlPlane } : {}),
         }),

@@ -1,3 +1,4 @@
+import { LayeredMap } from "./layered-map.js";
 import type { ErrorEntry, ResourceEntry } from "./resource-set.js";
 import type { TypeSubscription } from "./subscription.js";
 
@@ -18,18 +19,24 @@ export function parseVersion(version: string): number {
  */
 export interface HeldState {
   /** name -> version of the resource the client holds (delta also: NOT_FOUND_SENT, UNKNOWN_VERSION). */
-  readonly resources: ReadonlyMap<string, number>;
+  readonly resources: LayeredMap<number>;
   /** name -> version of the resource error the client holds instead of the resource. */
-  readonly errors: ReadonlyMap<string, number>;
+  readonly errors: LayeredMap<number>;
 }
 
-export const EMPTY_HELD: HeldState = Object.freeze({ resources: new Map(), errors: new Map() });
+export const EMPTY_HELD: HeldState = Object.freeze({
+  resources: LayeredMap.empty<number>(),
+  errors: LayeredMap.empty<number>(),
+});
 
 /** A delta client's `initial_resource_versions`: what it says it holds after a reconnect. */
 export function heldFromInitialVersions(versions: Readonly<Record<string, string>>): HeldState {
-  const resources = new Map<string, number>();
-  for (const [name, version] of Object.entries(versions)) resources.set(name, parseVersion(version));
-  return resources.size === 0 ? EMPTY_HELD : { resources, errors: EMPTY_HELD.errors };
+  const entries = Object.entries(versions);
+  if (entries.length === 0) return EMPTY_HELD;
+  return {
+    resources: LayeredMap.of(entries.map(([name, version]) => [name, parseVersion(version)])),
+    errors: EMPTY_HELD.errors,
+  };
 }
 
 /**
@@ -48,19 +55,18 @@ export function heldAfter(
     readonly forgotten?: readonly string[];
   },
 ): HeldState {
-  const resources = sent.replace ? new Map<string, number>() : new Map(held.resources);
-  const errors = new Map(held.errors);
-  for (const entry of sent.resources) {
-    resources.set(entry.name, entry.version);
-    errors.delete(entry.name);
-  }
-  for (const error of sent.errors) {
-    errors.set(error.name, error.version);
-    resources.delete(error.name);
-  }
-  for (const name of sent.notFound ?? []) resources.set(name, NOT_FOUND_SENT);
-  for (const name of sent.forgotten ?? []) resources.delete(name);
-  return { resources, errors };
+  const resources = (sent.replace ? LayeredMap.empty<number>() : held.resources).with(
+    [
+      ...sent.resources.map((entry) => [entry.name, entry.version] as const),
+      ...(sent.notFound ?? []).map((name) => [name, NOT_FOUND_SENT] as const),
+    ],
+    [...sent.errors.map((error) => error.name), ...(sent.forgotten ?? [])],
+  );
+  const errors = held.errors.with(
+    sent.errors.map((error) => [error.name, error.version] as const),
+    sent.resources.map((entry) => entry.name),
+  );
+  return resources === held.resources && errors === held.errors ? held : { resources, errors };
 }
 
 /**
@@ -70,20 +76,13 @@ export function heldAfter(
 export function heldPruned(held: HeldState, sub: TypeSubscription): HeldState {
   // A wildcard subscribes to every resource; errors are held only for names subscribed by name.
   if (sub.wildcard && held.errors.size === 0) return held;
-  const dropResource = (name: string): boolean => !sub.isSubscribed(name);
-  const dropError = (name: string): boolean => !sub.names.has(name);
-  let resources: Map<string, number> | undefined;
-  for (const name of held.resources.keys()) {
-    if (!dropResource(name)) continue;
-    resources ??= new Map(held.resources);
-    resources.delete(name);
-  }
-  let errors: Map<string, number> | undefined;
-  for (const name of held.errors.keys()) {
-    if (!dropError(name)) continue;
-    errors ??= new Map(held.errors);
-    errors.delete(name);
-  }
-  if (!resources && !errors) return held;
-  return { resources: resources ?? held.resources, errors: errors ?? held.errors };
+  const resources = held.resources.with(
+    [],
+    [...held.resources.keys()].filter((name) => !sub.isSubscribed(name)),
+  );
+  const errors = held.errors.with(
+    [],
+    [...held.errors.keys()].filter((name) => !sub.names.has(name)),
+  );
+  return resources === held.resources && errors === held.errors ? held : { resources, errors };
 }

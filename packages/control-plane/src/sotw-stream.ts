@@ -5,12 +5,13 @@ import {
   DiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { wholeMessage } from "./encoded-response.js";
+import { diffHeld } from "./held-diff.js";
 import { type HeldState, heldAfter, heldPruned } from "./held-state.js";
 import type { RequestDisposition } from "./hook-events.js";
 import type { InjectedResponse } from "./hooks.js";
 import { checkNames, checkTypeUrl, undecodable } from "./limits.js";
 import { type PreparedResponse, prepareResponse, toResourceErrors } from "./prepared-response.js";
-import type { Entry } from "./resource-set.js";
+import type { Entry, ErrorEntry, ResourceEntry } from "./resource-set.js";
 import type { PlanInit } from "./response-plan.js";
 import {
   anyFor,
@@ -128,20 +129,24 @@ export class SotwStream extends StreamBase<DiscoveryRequest, SotwTypeState> {
     sub: TypeSubscription,
     entries: ReadonlyMap<string, Entry> | undefined,
     versionInfo: string,
+    changedNames: readonly string[] | undefined,
   ): PlanInit<PreparedResponse> {
     const typeUrl = sub.typeUrl;
     const fullState = this.host.fullStateTypeUrls.has(typeUrl);
-    const subscribed = sub.subscribedResources(entries);
-    const errors = sub.pendingErrors(entries, holds.errors);
-    let resources = subscribed;
+    let resources: readonly ResourceEntry[];
+    let errors: readonly ErrorEntry[];
     let send: boolean;
     if (fullState) {
+      // Every subscribed resource that exists, whenever anything about them changed.
+      resources = sub.subscribedResources(entries);
+      errors = sub.pendingErrors(entries, holds.errors);
       send =
         errors.length > 0 ||
-        subscribed.length !== holds.resources.size ||
-        subscribed.some((e) => holds.resources.get(e.name) !== e.version);
+        resources.length !== holds.resources.size ||
+        resources.some((e) => holds.resources.get(e.name) !== e.version);
     } else {
-      resources = subscribed.filter((e) => holds.resources.get(e.name) !== e.version);
+      // What changed or is newly subscribed; a resource that is gone stays with the client until it unsubscribes.
+      ({ changed: resources, errors } = diffHeld(holds, sub, entries, changedNames));
       send = resources.length > 0 || errors.length > 0;
     }
     const { controlPlane, wrapResources } = this.host;

@@ -189,13 +189,15 @@ export abstract class StreamBase<Req, State extends TypeState> implements AdsStr
   protected abstract newState(typeUrl: string): State;
   /**
    * What a client holding `holds` of a type gets next: the same for every stream in the same place, so it runs once
-   * for all of them (see response-plan.ts). `versionInfo` is the type's version in the stream's set.
+   * for all of them (see response-plan.ts). `versionInfo` is the type's version in the stream's set; `changedNames`,
+   * when known, every name changed since a version `holds` was settled at (see held-diff.ts).
    */
   protected abstract planResponse(
     holds: HeldState,
     sub: TypeSubscription,
     entries: ReadonlyMap<string, Entry> | undefined,
     versionInfo: string,
+    changedNames: readonly string[] | undefined,
   ): PlanInit<PreparedResponse>;
   /** Whether a planned response goes out: when it carries something (a protocol may add cases). */
   protected isDue(_state: State, send: boolean): boolean {
@@ -328,9 +330,10 @@ export abstract class StreamBase<Req, State extends TypeState> implements AdsStr
     const typeUrl = state.sub.typeUrl;
     const version = this.set.typeVersion(typeUrl);
     const entries = this.set.entries(typeUrl);
-    const plan = this.host.plans[this.kind].plan(state.holds, state.sub.key, version, () =>
-      this.planResponse(state.holds, state.sub, entries, version || "0"),
-    );
+    const plan = this.host.plans[this.kind].plan(state.holds, state.sub.key, version, (settledAt) => {
+      const changedNames = settledAt ? this.set.changedSince(typeUrl, Number(settledAt)) : undefined;
+      return this.planResponse(state.holds, state.sub, entries, version || "0", changedNames);
+    });
     if (!this.isDue(state, plan.send)) return;
     state.holds = plan.next();
     const nonce = this.nextNonce();
