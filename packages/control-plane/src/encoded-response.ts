@@ -49,11 +49,23 @@ export function encodeBody<S extends ResponseSchema>(schema: S, message: Message
 
 /** The body with this stream's nonce in its place. */
 export function withNonce(body: EncodedBody, nonce: string): WireMessage {
-  // Field 5 in both responses; protobuf-es leaves an empty string out, and so does this.
-  const nonceField =
-    nonce === "" ? new Uint8Array(0) : new BinaryWriter().tag(5, WireType.LengthDelimited).string(nonce).finish();
+  const nonceField = encodeNonce(nonce);
   const parts = [body.head, nonceField, body.tail].filter((part) => part.length > 0);
   return { parts, size: body.head.length + nonceField.length + body.tail.length };
+}
+
+/** Field 5 (the nonce in both responses); protobuf-es leaves an empty string out, and so does this. */
+function encodeNonce(nonce: string): Uint8Array {
+  if (nonce === "") return new Uint8Array(0);
+  // This server's nonces are short decimal counters: one-byte length, ASCII.
+  if (nonce.length < 128 && /^\d+$/.test(nonce)) {
+    const field = Buffer.allocUnsafe(2 + nonce.length);
+    field[0] = (5 << 3) | WireType.LengthDelimited;
+    field[1] = nonce.length;
+    field.write(nonce, 2, "latin1");
+    return field;
+  }
+  return new BinaryWriter().tag(5, WireType.LengthDelimited).string(nonce).finish();
 }
 
 /** A message encoded whole (injected responses: built per stream, nothing to share). */

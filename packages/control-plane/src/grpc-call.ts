@@ -96,7 +96,10 @@ function createCall(
           `a decompressed request exceeds maxRequestBytes (${options.maxRequestBytes} bytes)`,
         );
       } else {
-        handlers?.refuse(Code.InvalidArgument, `cannot decompress a ${encoding} request: ${String(error)}`);
+        handlers?.refuse(
+          Code.InvalidArgument,
+          `cannot decompress a ${encoding} request: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
       return undefined;
     }
@@ -163,11 +166,10 @@ function createCall(
         onFlushed();
       };
       stream.cork();
-      stream.write(frameHeader(size));
+      stream.write(frameHeader(size), parts.length === 0 ? flushed : undefined);
       parts.forEach((part, i) => {
         stream.write(part, i === parts.length - 1 ? flushed : undefined);
       });
-      if (parts.length === 0) stream.write(new Uint8Array(0), flushed);
       stream.uncork();
     },
     end(code, message, stuck = false) {

@@ -157,16 +157,13 @@ export class HooksImpl implements ManagementServerHooks {
   /** Numbers the event (it becomes the event object: callers hand over a fresh one) and reports it. */
   emit(init: HookEventInit): HookEvent {
     const event = Object.assign(init, { seq: ++this.#seq }) as HookEvent;
-    this.#history.push(event);
-    if (this.#history.length > this.#historyLimit * 1.25) {
-      this.#history.splice(0, this.#history.length - this.#historyLimit);
-    }
-    for (const waiter of [...this.#waiters]) {
-      if (event.seq > waiter.after && waiter.test(event)) {
-        this.#waiters.delete(waiter);
-        waiter.resolve(event);
+    if (this.#historyLimit > 0) {
+      this.#history.push(event);
+      if (this.#history.length > this.#historyLimit * 1.25) {
+        this.#history.splice(0, this.#history.length - this.#historyLimit);
       }
     }
+    if (this.#waiters.size > 0) this.#notifyWaiters(event);
     const listeners = this.#listeners.get(event.type);
     if (listeners) {
       for (const listener of [...listeners]) {
@@ -178,6 +175,15 @@ export class HooksImpl implements ManagementServerHooks {
       }
     }
     return event;
+  }
+
+  #notifyWaiters(event: HookEvent): void {
+    for (const waiter of [...this.#waiters]) {
+      if (event.seq > waiter.after && waiter.test(event)) {
+        this.#waiters.delete(waiter);
+        waiter.resolve(event);
+      }
+    }
   }
 
   /** Decides the fate of a response about to be written. Drop rules win over holds. */
