@@ -9,7 +9,7 @@ import type { GrpcServerCall } from "./grpc-call.js";
 import { EMPTY_HELD, type HeldState } from "./held-state.js";
 import type { HookEventInit, ResponseEventInit, StreamCloseReason, StreamKind } from "./hook-events.js";
 import type { HooksImpl, InjectedResponse } from "./hooks.js";
-import { checkNode, checkTypeUrl, InvalidRequestError, type ServerLimits } from "./limits.js";
+import { checkNode, InvalidRequestError, type ServerLimits } from "./limits.js";
 import type { Logger } from "./logger.js";
 import type { PreparedResponse, ResponseParts } from "./prepared-response.js";
 import type { Entry, ResourceEntry, ResourceSetImpl } from "./resource-set.js";
@@ -179,10 +179,6 @@ export abstract class StreamBase<Req, State extends TypeState> implements AdsStr
     this.set = host.store.defaultSet;
   }
 
-  get closed(): boolean {
-    return this.#closed;
-  }
-
   /** Decodes one request message; throws InvalidRequestError. */
   protected abstract decode(bytes: Uint8Array): Req;
   protected abstract handleRequest(request: Req): void;
@@ -300,11 +296,10 @@ export abstract class StreamBase<Req, State extends TypeState> implements AdsStr
     return out.nonce;
   }
 
-  /** The state of a type, created on first use (within maxTypesPerStream). */
+  /** The state of a type (its URL checked by the caller), created on first use within maxTypesPerStream. */
   protected stateOf(typeUrl: string, what: string): State {
     const state = this.types.get(typeUrl);
     if (state) return state;
-    checkTypeUrl(this.host.limits, typeUrl, what);
     if (this.types.size >= this.host.limits.maxTypesPerStream) {
       throw new InvalidRequestError(
         `${what} is for a type beyond maxTypesPerStream (${this.host.limits.maxTypesPerStream} types on one stream)`,
