@@ -1,10 +1,10 @@
-import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import {
   type DeltaDiscoveryRequest,
   DeltaDiscoveryRequestSchema,
+  type DeltaDiscoveryResponse,
   DeltaDiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { wholeMessage } from "./encoded-response.js";
 import { diffHeld } from "./held-diff.js";
 import {
   type HeldState,
@@ -15,19 +15,12 @@ import {
   UNKNOWN_VERSION,
 } from "./held-state.js";
 import type { RequestDisposition } from "./hook-events.js";
-import type { InjectedResponse } from "./hooks.js";
-import { checkNames, checkTypeUrl, undecodable } from "./limits.js";
-import { type PreparedResponse, prepareResponse, toResourceErrors } from "./prepared-response.js";
+import { checkNames, checkTypeUrl } from "./limits.js";
+import { type PreparedResponse, prepareResponse, resourceFor, toResourceErrors } from "./prepared-response.js";
 import type { Entry } from "./resource-set.js";
 import type { PlanInit } from "./response-plan.js";
-import {
-  emptyTypeState,
-  type Outgoing,
-  resourceFor,
-  StreamBase,
-  type StreamTypeInfo,
-  type TypeState,
-} from "./stream-base.js";
+import { emptyTypeState, StreamBase, type TypeState } from "./stream-base.js";
+import type { StreamTypeInfo } from "./stream-info.js";
 import type { TypeSubscription } from "./subscription.js";
 
 interface DeltaTypeState extends TypeState {
@@ -40,15 +33,7 @@ interface DeltaTypeState extends TypeState {
  * `Resource` with name and version), `removed_resources` for resources the client holds that are gone and for
  * names subscribed by name that do not exist, and TP3 `resource_errors`.
  */
-export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaTypeState> {
-  protected decode(bytes: Uint8Array): DeltaDiscoveryRequest {
-    try {
-      return fromBinary(DeltaDiscoveryRequestSchema, bytes);
-    } catch (error) {
-      throw undecodable("DeltaDiscoveryRequest", error, this.host.limits);
-    }
-  }
-
+export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscoveryResponse, DeltaTypeState> {
   protected newState(typeUrl: string): DeltaTypeState {
     return { ...emptyTypeState(typeUrl), ackedNonce: "" };
   }
@@ -111,18 +96,14 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaTypeStat
     this.flushType(state);
   }
 
-  protected injected(init: InjectedResponse): Outgoing {
-    const message = create(DeltaDiscoveryResponseSchema, init as MessageInitShape<typeof DeltaDiscoveryResponseSchema>);
-    if (message.nonce === "") message.nonce = this.nextNonce();
-    const parts = {
-      typeUrl: message.typeUrl,
+  protected readonly schemas = { request: DeltaDiscoveryRequestSchema, response: DeltaDiscoveryResponseSchema };
+
+  protected injectedParts(message: DeltaDiscoveryResponse) {
+    return {
       versionInfo: message.systemVersionInfo,
       resourceNames: message.resources.map((r) => r.name),
-      errorNames: message.resourceErrors.map((e) => e.resourceName?.name ?? ""),
       removedNames: message.removedResources,
-      message,
     };
-    return this.outgoing(parts, message.nonce, wholeMessage(DeltaDiscoveryResponseSchema, message));
   }
 
   protected planResponse(

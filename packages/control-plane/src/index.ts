@@ -8,7 +8,7 @@ export type { NodeScope, NodeSelector } from "./resource-store.js";
 export type { ServerLimits } from "./limits.js";
 export { DEFAULT_LIMITS } from "./limits.js";
 export type { StatusInit } from "./status.js";
-export type { StreamInfo, StreamTypeInfo } from "./stream-base.js";
+export type { StreamInfo, StreamTypeInfo } from "./stream-info.js";
 export {
   CDS_TYPE_URL,
   DEFAULT_FULL_STATE_TYPE_URLS,

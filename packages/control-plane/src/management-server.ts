@@ -18,7 +18,8 @@ import { type NodeScope, type NodeSelector, ResourceStore } from "./resource-sto
 import { createPlanCache, type PlanCache } from "./response-plan.js";
 import { SotwStream } from "./sotw-stream.js";
 import type { StatusInit } from "./status.js";
-import type { AdsStream, StreamHost, StreamInfo } from "./stream-base.js";
+import type { AdsStream, StreamHost } from "./stream-base.js";
+import type { StreamInfo } from "./stream-info.js";
 import { DEFAULT_FULL_STATE_TYPE_URLS } from "./type-urls.js";
 
 export interface ManagementServerOptions extends Partial<ServerLimits> {

@@ -1,14 +1,17 @@
 import { create, type MessageShape } from "@bufbuild/protobuf";
+import { type Any, anyPack } from "@bufbuild/protobuf/wkt";
 import {
   type DeltaDiscoveryResponse,
   type DeltaDiscoveryResponseSchema,
   type DiscoveryResponse,
   type DiscoveryResponseSchema,
+  type Resource,
   type ResourceError,
   ResourceErrorSchema,
+  ResourceSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { type EncodedBody, encodeBody } from "./encoded-response.js";
-import type { ErrorEntry } from "./resource-set.js";
+import type { ErrorEntry, ResourceEntry } from "./resource-set.js";
 
 /** What a response says, short of the nonce: the message and the names its hook event lists. */
 export interface ResponseParts {
@@ -62,4 +65,28 @@ export function prepareResponse<S extends ResponseSchema>(
 /** TP3 errors as both responses carry them. */
 export function toResourceErrors(errors: readonly ErrorEntry[]): ResourceError[] {
   return errors.map((e) => create(ResourceErrorSchema, { resourceName: { name: e.name }, errorDetail: e.status }));
+}
+
+const wrappedAnys = new WeakMap<ResourceEntry, Any>();
+const deltaResources = new WeakMap<ResourceEntry, Resource>();
+
+/** The Any to put in a SotW response: the packed message, or it wrapped in `Resource`. One per entry. */
+export function anyFor(entry: ResourceEntry, wrapResources: boolean): Any {
+  if (!(entry.wrap ?? wrapResources)) return entry.any;
+  let wrapped = wrappedAnys.get(entry);
+  if (!wrapped) {
+    wrapped = anyPack(ResourceSchema, resourceFor(entry));
+    wrappedAnys.set(entry, wrapped);
+  }
+  return wrapped;
+}
+
+/** The entry wrapped in `Resource` with its name and version (delta, and wrapped SotW resources). One per entry. */
+export function resourceFor(entry: ResourceEntry): Resource {
+  let resource = deltaResources.get(entry);
+  if (!resource) {
+    resource = create(ResourceSchema, { name: entry.name, version: String(entry.version), resource: entry.any });
+    deltaResources.set(entry, resource);
+  }
+  return resource;
 }

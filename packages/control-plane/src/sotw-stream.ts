@@ -1,26 +1,19 @@
-import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import {
   type DiscoveryRequest,
   DiscoveryRequestSchema,
+  type DiscoveryResponse,
   DiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { wholeMessage } from "./encoded-response.js";
 import { diffHeld } from "./held-diff.js";
 import { type HeldState, heldAfter, heldPruned } from "./held-state.js";
 import type { RequestDisposition } from "./hook-events.js";
-import type { InjectedResponse } from "./hooks.js";
-import { checkNames, checkTypeUrl, undecodable } from "./limits.js";
-import { type PreparedResponse, prepareResponse, toResourceErrors } from "./prepared-response.js";
+import { checkNames, checkTypeUrl } from "./limits.js";
+import { anyFor, type PreparedResponse, prepareResponse, toResourceErrors } from "./prepared-response.js";
 import type { Entry, ErrorEntry, ResourceEntry } from "./resource-set.js";
 import type { PlanInit } from "./response-plan.js";
-import {
-  anyFor,
-  emptyTypeState,
-  type Outgoing,
-  StreamBase,
-  type StreamTypeInfo,
-  type TypeState,
-} from "./stream-base.js";
+import { emptyTypeState, StreamBase, type TypeState } from "./stream-base.js";
+import type { StreamTypeInfo } from "./stream-info.js";
 import type { TypeSubscription } from "./subscription.js";
 
 interface SotwTypeState extends TypeState {
@@ -40,15 +33,7 @@ interface SotwTypeState extends TypeState {
  *   other types carry only the resources that changed or were newly subscribed;
  * - an LDS/CDS first request naming nothing, or any request naming `*`, subscribes to every resource of the type.
  */
-export class SotwStream extends StreamBase<DiscoveryRequest, SotwTypeState> {
-  protected decode(bytes: Uint8Array): DiscoveryRequest {
-    try {
-      return fromBinary(DiscoveryRequestSchema, bytes);
-    } catch (error) {
-      throw undecodable("DiscoveryRequest", error, this.host.limits);
-    }
-  }
-
+export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, SotwTypeState> {
   protected newState(typeUrl: string): SotwTypeState {
     return { ...emptyTypeState(typeUrl), requested: false, legacyWildcard: false, ackedVersion: "" };
   }
@@ -104,19 +89,11 @@ export class SotwStream extends StreamBase<DiscoveryRequest, SotwTypeState> {
     this.flushType(state);
   }
 
-  protected injected(init: InjectedResponse): Outgoing {
-    const message = create(DiscoveryResponseSchema, init as MessageInitShape<typeof DiscoveryResponseSchema>);
-    if (message.nonce === "") message.nonce = this.nextNonce();
-    const parts = {
-      typeUrl: message.typeUrl,
-      versionInfo: message.versionInfo,
-      // The server does not decode what a test injects.
-      resourceNames: [],
-      errorNames: message.resourceErrors.map((e) => e.resourceName?.name ?? ""),
-      removedNames: [],
-      message,
-    };
-    return this.outgoing(parts, message.nonce, wholeMessage(DiscoveryResponseSchema, message));
+  protected readonly schemas = { request: DiscoveryRequestSchema, response: DiscoveryResponseSchema };
+
+  protected injectedParts(message: DiscoveryResponse) {
+    // The server does not decode what a test injects.
+    return { versionInfo: message.versionInfo, resourceNames: [], removedNames: [] };
   }
 
   /** A type only injected into is not pushed to; a wildcard client learns that there is nothing from an empty first response. */

@@ -1,20 +1,27 @@
-import { create } from "@bufbuild/protobuf";
-import { type Any, anyPack } from "@bufbuild/protobuf/wkt";
+import { create, fromBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import type { ControlPlane, Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
-import { type Resource, ResourceSchema } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import type {
+  DeltaDiscoveryRequestSchema,
+  DeltaDiscoveryResponse,
+  DeltaDiscoveryResponseSchema,
+  DiscoveryRequestSchema,
+  DiscoveryResponse,
+  DiscoveryResponseSchema,
+} from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
-import { type WireMessage, withNonce } from "./encoded-response.js";
+import { type WireMessage, wholeMessage, withNonce } from "./encoded-response.js";
 import type { GrpcServerCall } from "./grpc-call.js";
 import { EMPTY_HELD, type HeldState } from "./held-state.js";
 import type { HookEventInit, ResponseEventInit, StreamCloseReason, StreamKind } from "./hook-events.js";
 import type { HooksImpl, InjectedResponse } from "./hooks.js";
-import { checkNode, InvalidRequestError, type ServerLimits } from "./limits.js";
+import { checkNode, InvalidRequestError, type ServerLimits, undecodable } from "./limits.js";
 import type { Logger } from "./logger.js";
 import type { PreparedResponse, ResponseParts } from "./prepared-response.js";
-import type { Entry, ResourceEntry, ResourceSetImpl } from "./resource-set.js";
+import type { Entry, ResourceSetImpl } from "./resource-set.js";
 import type { ResourceStore } from "./resource-store.js";
 import type { PlanCache, PlanInit } from "./response-plan.js";
+import type { StreamInfo, StreamTypeInfo } from "./stream-info.js";
 import { TypeSubscription } from "./subscription.js";
 import { PUSH_ORDER } from "./type-urls.js";
 
@@ -43,41 +50,6 @@ export interface AdsStream {
   rebind(): void;
   releaseHeld(): void;
   end(code: number | undefined, reason: StreamCloseReason, message: string): void;
-}
-
-/** A snapshot of one type on one stream, for tests and debugging. */
-export interface StreamTypeInfo {
-  readonly typeUrl: string;
-  readonly wildcard: boolean;
-  /** Names subscribed by name (a wildcard stream may list some too). */
-  readonly resourceNames: readonly string[];
-  /** Nonce of the latest response of this type ("" if none). */
-  readonly lastNonce: string;
-  /** Version of the latest response ("" if none). */
-  readonly lastVersion: string;
-  /** Version the client last ACKed (SotW), or nonce it last ACKed (delta). */
-  readonly ackedVersion: string;
-  /** The `error_detail` of the latest NACK, until the next ACK. */
-  readonly nack: Status | undefined;
-  /** name -> version the server believes the client holds. */
-  readonly sentVersions: ReadonlyMap<string, string>;
-  /**
-   * What the latest response of this type waits for before the next one may follow: the client's ACK or NACK, the
-   * connection to take it (a client that does not read), or `release()` of a hook's hold; undefined when nothing.
-   */
-  readonly waitingFor: "ack" | "write" | "release" | undefined;
-  /** Changes arrived while waiting: the newest state goes out, once, when the wait ends. */
-  readonly pending: boolean;
-}
-
-export interface StreamInfo {
-  readonly id: number;
-  readonly kind: StreamKind;
-  readonly peer: string | undefined;
-  readonly node: Node | undefined;
-  readonly types: readonly StreamTypeInfo[];
-  /** Bytes written on the stream that the connection has not taken yet. */
-  readonly queuedBytes: number;
 }
 
 /** A response built for one stream: its bytes and the event that reports it. */
@@ -121,30 +93,6 @@ export function emptyTypeState(typeUrl: string): TypeState {
   };
 }
 
-const wrappedAnys = new WeakMap<ResourceEntry, Any>();
-const deltaResources = new WeakMap<ResourceEntry, Resource>();
-
-/** The Any to put in a SotW response: the packed message, or it wrapped in `Resource`. One per entry. */
-export function anyFor(entry: ResourceEntry, wrapResources: boolean): Any {
-  if (!(entry.wrap ?? wrapResources)) return entry.any;
-  let wrapped = wrappedAnys.get(entry);
-  if (!wrapped) {
-    wrapped = anyPack(ResourceSchema, resourceFor(entry));
-    wrappedAnys.set(entry, wrapped);
-  }
-  return wrapped;
-}
-
-/** The entry wrapped in `Resource` with its name and version (delta, and wrapped SotW resources). One per entry. */
-export function resourceFor(entry: ResourceEntry): Resource {
-  let resource = deltaResources.get(entry);
-  if (!resource) {
-    resource = create(ResourceSchema, { name: entry.name, version: String(entry.version), resource: entry.any });
-    deltaResources.set(entry, resource);
-  }
-  return resource;
-}
-
 function pushRank(typeUrl: string): number {
   const index = PUSH_ORDER.indexOf(typeUrl);
   return index < 0 ? PUSH_ORDER.length : index;
@@ -157,7 +105,9 @@ function pushRank(typeUrl: string): number {
  * meanwhile coalesce into that next one (the newest state, once). A stream thus holds at most one response per type,
  * whatever its client does; one that would queue more than `maxQueuedBytesPerStream` is ended.
  */
-export abstract class StreamBase<Req, State extends TypeState> implements AdsStream {
+export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDiscoveryResponse, State extends TypeState>
+  implements AdsStream
+{
   readonly id: number;
   readonly kind: StreamKind;
   node: Node | undefined;
@@ -179,8 +129,11 @@ export abstract class StreamBase<Req, State extends TypeState> implements AdsStr
     this.set = host.store.defaultSet;
   }
 
-  /** Decodes one request message; throws InvalidRequestError. */
-  protected abstract decode(bytes: Uint8Array): Req;
+  /** The protocol's request and response messages. */
+  protected abstract readonly schemas: {
+    readonly request: typeof DiscoveryRequestSchema | typeof DeltaDiscoveryRequestSchema;
+    readonly response: typeof DiscoveryResponseSchema | typeof DeltaDiscoveryResponseSchema;
+  };
   protected abstract handleRequest(request: Req): void;
   protected abstract newState(typeUrl: string): State;
   /**
@@ -199,8 +152,8 @@ export abstract class StreamBase<Req, State extends TypeState> implements AdsStr
   protected isDue(_state: State, send: boolean): boolean {
     return send;
   }
-  /** An injected response as this protocol's message, ready to write (its nonce assigned if missing). */
-  protected abstract injected(init: InjectedResponse): Outgoing;
+  /** What the hooks report of an injected response, in this protocol's fields. */
+  protected abstract injectedParts(message: Res): Pick<ResponseParts, "versionInfo" | "resourceNames" | "removedNames">;
   protected abstract typeInfo(state: State): Omit<StreamTypeInfo, "waitingFor" | "pending">;
 
   info(): StreamInfo {
@@ -223,7 +176,7 @@ export abstract class StreamBase<Req, State extends TypeState> implements AdsStr
     this.host.register(this);
     this.host.hooks.emit({ type: "stream-open", streamId: this.id, kind: this.kind, peer: this.#call.peer });
     this.#call.start({
-      message: (bytes) => this.#guard(() => this.handleRequest(this.decode(bytes))),
+      message: (bytes) => this.#guard(() => this.handleRequest(this.#decode(bytes))),
       halfClose: () => this.end(0, "client-closed", "the client closed its side of the stream"),
       cancel: () => this.end(undefined, "cancelled", "the client went away"),
       refuse: (code, message) => {
@@ -289,11 +242,19 @@ export abstract class StreamBase<Req, State extends TypeState> implements AdsStr
 
   /** Writes a response of the test's own, bypassing flow control; its nonce becomes the type's latest. */
   inject(init: InjectedResponse): string {
-    const out = this.injected(init);
-    if (out.typeUrl === "") throw new TypeError("injectResponse: the response needs a type_url");
-    const state = this.types.get(out.typeUrl) ?? this.#addState(out.typeUrl);
-    this.#deliver(state, out);
-    return out.nonce;
+    const schema = this.schemas.response;
+    const message = create(schema, init as never) as Res;
+    if (message.typeUrl === "") throw new TypeError("injectResponse: the response needs a type_url");
+    if (message.nonce === "") message.nonce = this.nextNonce();
+    const parts: ResponseParts = {
+      ...this.injectedParts(message),
+      typeUrl: message.typeUrl,
+      errorNames: message.resourceErrors.map((e) => e.resourceName?.name ?? ""),
+      message,
+    };
+    const state = this.types.get(message.typeUrl) ?? this.#addState(message.typeUrl);
+    this.#deliver(state, this.outgoing(parts, message.nonce, wholeMessage(schema, message)));
+    return message.nonce;
   }
 
   /** The state of a type (its URL checked by the caller), created on first use within maxTypesPerStream. */
@@ -388,6 +349,14 @@ export abstract class StreamBase<Req, State extends TypeState> implements AdsStr
     if (this.node !== undefined) return;
     this.node = node;
     this.set = this.host.store.resolve(node);
+  }
+
+  #decode(bytes: Uint8Array): Req {
+    try {
+      return fromBinary(this.schemas.request, bytes) as Req;
+    } catch (error) {
+      throw undecodable(this.schemas.request.name, error, this.host.limits);
+    }
   }
 
   #addState(typeUrl: string): State {
