@@ -32,6 +32,8 @@ export interface RawStream {
   readonly closed: Promise<RawOutcome>;
   /** Messages received so far. */
   readonly messages: Buffer[];
+  /** Starts reading (a stream opened with `read: false`). */
+  read(): void;
 }
 
 export function rawSession(url: string): http2.ClientHttp2Session {
@@ -74,7 +76,10 @@ export function rawStream(
   });
   stream.on("trailers", takeStatus);
   stream.on("error", () => {});
-  if (options.read !== false) {
+  let reading = false;
+  const read = (): void => {
+    if (reading) return;
+    reading = true;
     stream.on("data", (chunk: Buffer) => {
       pending = Buffer.concat([pending, chunk]);
       while (pending.length >= 5) {
@@ -84,11 +89,12 @@ export function rawStream(
         pending = pending.subarray(5 + length);
       }
     });
-  }
+  };
+  if (options.read !== false) read();
   const closed = new Promise<RawOutcome>((resolve) => {
     stream.on("close", () => resolve({ status, message, messages, rstCode: stream.rstCode ?? 0, httpStatus }));
   });
-  return { stream, closed, messages };
+  return { stream, closed, messages, read };
 }
 
 /** Waits until `messages` holds at least `count` messages (polling: the raw client has no event per message). */
