@@ -1,22 +1,30 @@
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import {
   type DeltaDiscoveryRequest,
+  DeltaDiscoveryRequestSchema,
   type DeltaDiscoveryResponse,
   DeltaDiscoveryResponseSchema,
-  ResourceErrorSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import type { Status } from "@xdskit/protos/google/rpc/status_pb";
-import type { InjectedResponse, RequestDisposition } from "./hooks.js";
-import { withPreEncodedField } from "./pre-encoded.js";
-import { InvalidRequestError, StreamBase, type StreamTypeInfo, typeInfo } from "./stream-base.js";
-import { NOT_FOUND_SENT, parseVersion, TypeSubscription, UNKNOWN_VERSION } from "./subscription.js";
+import { diffHeld } from "./held-diff.js";
+import {
+  type HeldState,
+  heldAfter,
+  heldFromInitialVersions,
+  heldPruned,
+  NOT_FOUND_SENT,
+  UNKNOWN_VERSION,
+} from "./held-state.js";
+import type { RequestDisposition } from "./hook-events.js";
+import { checkNames, checkTypeUrl } from "./limits.js";
+import { type PreparedResponse, prepareResponse, resourceFor, toResourceErrors } from "./prepared-response.js";
+import type { Entry } from "./resource-set.js";
+import type { PlanInit } from "./response-plan.js";
+import { emptyTypeState, StreamBase, type TypeState } from "./stream-base.js";
+import type { StreamTypeInfo } from "./stream-info.js";
+import type { TypeSubscription } from "./subscription.js";
 
-interface DeltaTypeState {
-  readonly sub: TypeSubscription;
-  lastNonce: string;
-  lastVersion: string;
+interface DeltaTypeState extends TypeState {
   ackedNonce: string;
-  nack: Status | undefined;
 }
 
 /**
@@ -25,51 +33,32 @@ interface DeltaTypeState {
  * `Resource` with name and version), `removed_resources` for resources the client holds that are gone and for
  * names subscribed by name that do not exist, and TP3 `resource_errors`.
  */
-export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscoveryResponse> {
-  readonly #types = new Map<string, DeltaTypeState>();
-
-  #state(typeUrl: string): DeltaTypeState {
-    let state = this.#types.get(typeUrl);
-    if (state === undefined) {
-      state = { sub: new TypeSubscription(typeUrl), lastNonce: "", lastVersion: "", ackedNonce: "", nack: undefined };
-      this.#types.set(typeUrl, state);
-    }
-    return state;
+export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscoveryResponse, DeltaTypeState> {
+  protected newState(typeUrl: string): DeltaTypeState {
+    return { ...emptyTypeState(typeUrl), ackedNonce: "" };
   }
 
-  requestedTypes(): Iterable<string> {
-    return this.#types.keys();
-  }
-
-  protected typeInfos(): StreamTypeInfo[] {
-    return [...this.#types.values()].map((state) =>
-      typeInfo(
-        state,
-        state.ackedNonce,
-        new Map(
-          [...state.sub.sent]
-            .filter(([, version]) => version !== NOT_FOUND_SENT)
-            .map(([name, version]) => [name, version === UNKNOWN_VERSION ? "?" : String(version)]),
-        ),
-      ),
+  protected typeInfo(state: DeltaTypeState): Omit<StreamTypeInfo, "waitingFor" | "pending"> {
+    return this.commonInfo(state, state.ackedNonce, (version) =>
+      version === NOT_FOUND_SENT ? undefined : version === UNKNOWN_VERSION ? "?" : String(version),
     );
   }
 
   protected handleRequest(request: DeltaDiscoveryRequest): void {
     const typeUrl = request.typeUrl;
-    if (typeUrl === "") throw new InvalidRequestError("DeltaDiscoveryRequest without type_url");
+    checkTypeUrl(this.host.limits, typeUrl, "DeltaDiscoveryRequest");
     this.adoptNode(request.node);
+    const what = `DeltaDiscoveryRequest for ${typeUrl}`;
     const subscribe = [...request.resourceNamesSubscribe, ...request.resourceLocatorsSubscribe.map((l) => l.name)];
     const unsubscribe = [
       ...request.resourceNamesUnsubscribe,
       ...request.resourceLocatorsUnsubscribe.map((l) => l.name),
     ];
-    if ([...subscribe, ...unsubscribe].some((name) => name === "")) {
-      throw new InvalidRequestError(`DeltaDiscoveryRequest for ${typeUrl} names an empty resource`);
-    }
+    const initialNames = Object.keys(request.initialResourceVersions);
+    checkNames(this.host.limits, what, [...subscribe, ...unsubscribe, ...initialNames]);
 
-    const firstRequest = !this.#types.has(typeUrl);
-    const state = this.#state(typeUrl);
+    const firstRequest = !this.types.has(typeUrl);
+    const state = this.stateOf(typeUrl, what);
     let disposition: RequestDisposition;
     if (request.responseNonce === "") disposition = "subscribe";
     else if (request.errorDetail) disposition = "nack";
@@ -79,23 +68,17 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscover
       state.ackedNonce = request.responseNonce;
       state.nack = undefined;
     }
+    if (disposition !== "subscribe" && request.responseNonce === state.lastNonce) this.acknowledged(state);
 
     const sub = state.sub;
     if (firstRequest) {
-      for (const [name, version] of Object.entries(request.initialResourceVersions)) {
-        sub.sent.set(name, parseVersion(version));
-      }
-      if (subscribe.length === 0 && this.host.fullStateTypeUrls.has(typeUrl)) sub.wildcard = true;
+      state.holds = heldFromInitialVersions(request.initialResourceVersions);
+      if (subscribe.length === 0 && this.host.fullStateTypeUrls.has(typeUrl)) sub.subscribe(["*"]);
     }
-    for (const name of subscribe) {
-      if (name === "*") sub.wildcard = true;
-      else sub.names.add(name);
-    }
-    for (const name of unsubscribe) {
-      if (name === "*") sub.wildcard = false;
-      else sub.names.delete(name);
-    }
-    sub.prune();
+    sub.subscribe(subscribe);
+    const unsubscribed = sub.unsubscribe(unsubscribe);
+    checkNames(this.host.limits, what, [], sub.names.size);
+    if (unsubscribed || firstRequest) state.holds = heldPruned(state.holds, sub);
 
     this.host.hooks.emit({
       type: "request",
@@ -110,87 +93,54 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscover
       subscribe,
       unsubscribe,
     });
-    this.flushType(typeUrl);
+    this.flushType(state);
   }
 
-  inject(init: InjectedResponse): string {
-    const response = create(
+  protected readonly schemas = { request: DeltaDiscoveryRequestSchema, response: DeltaDiscoveryResponseSchema };
+
+  protected injectedParts(message: DeltaDiscoveryResponse) {
+    return {
+      versionInfo: message.systemVersionInfo,
+      resourceNames: message.resources.map((r) => r.name),
+      removedNames: message.removedResources,
+    };
+  }
+
+  protected planResponse(
+    holds: HeldState,
+    sub: TypeSubscription,
+    entries: ReadonlyMap<string, Entry> | undefined,
+    versionInfo: string,
+    changedNames: readonly string[] | undefined,
+  ): PlanInit<PreparedResponse> {
+    const typeUrl = sub.typeUrl;
+    const { changed, errors, removed } = diffHeld(holds, sub, entries, changedNames);
+    const notFound = removed.filter((name) => sub.names.has(name));
+    const forgotten = removed.filter((name) => !sub.names.has(name));
+    const controlPlane = this.host.controlPlane;
+    const content = prepareResponse(
       DeltaDiscoveryResponseSchema,
-      init as MessageInitShape<typeof DeltaDiscoveryResponseSchema>,
+      {
+        typeUrl,
+        versionInfo,
+        resourceNames: changed.map((e) => e.name),
+        errorNames: errors.map((e) => e.name),
+        removedNames: removed,
+      },
+      () =>
+        create(DeltaDiscoveryResponseSchema, {
+          systemVersionInfo: versionInfo,
+          typeUrl,
+          resources: changed.map(resourceFor),
+          removedResources: [...removed],
+          resourceErrors: toResourceErrors(errors),
+          ...(controlPlane ? { controlPlane } : {}),
+        }),
     );
-    if (response.nonce === "") response.nonce = this.nextNonce();
-    if (response.typeUrl === "") throw new TypeError("injectResponse: the response needs a type_url");
-    const state = this.#state(response.typeUrl);
-    state.lastNonce = response.nonce;
-    state.lastVersion = response.systemVersionInfo;
-    this.deliver(response.typeUrl, response, {
-      type: "response",
-      kind: "delta",
-      streamId: this.id,
-      node: this.node,
-      typeUrl: response.typeUrl,
-      nonce: response.nonce,
-      versionInfo: response.systemVersionInfo,
-      resourceNames: response.resources.map((r) => r.name),
-      errorNames: response.resourceErrors.map((e) => e.resourceName?.name ?? ""),
-      removedNames: response.removedResources,
-      response,
-      delivery: "sent",
-    });
-    return response.nonce;
-  }
-
-  protected flushType(typeUrl: string): void {
-    const state = this.#types.get(typeUrl);
-    if (state === undefined || this.closed) return;
-    const sub = state.sub;
-    const entries = this.set.entries(typeUrl);
-    const changed = sub.subscribedResources(entries).filter((e) => sub.sent.get(e.name) !== e.version);
-    const errors = sub.pendingErrors(entries);
-    const removed: string[] = [];
-    for (const [name, version] of sub.sent) {
-      if (version !== NOT_FOUND_SENT && entries?.get(name) === undefined) removed.push(name);
-    }
-    for (const name of sub.names) {
-      if (!sub.sent.has(name) && entries?.get(name) === undefined) removed.push(name);
-    }
-    if (changed.length === 0 && errors.length === 0 && removed.length === 0) return;
-    sub.markSent(changed);
-    sub.markErrorsSent(errors);
-    for (const name of removed) {
-      if (sub.names.has(name)) sub.sent.set(name, NOT_FOUND_SENT);
-      else sub.sent.delete(name);
-    }
-
-    const nonce = this.nextNonce();
-    const versionInfo = this.set.typeVersion(typeUrl) || "0";
-    state.lastNonce = nonce;
-    state.lastVersion = versionInfo;
-    const wrapped = changed.map((entry) => this.resourceFor(entry));
-    const response = create(DeltaDiscoveryResponseSchema, {
-      systemVersionInfo: versionInfo,
-      typeUrl,
-      nonce,
-      resources: wrapped,
-      removedResources: removed,
-      resourceErrors: errors.map((e) =>
-        create(ResourceErrorSchema, { resourceName: { name: e.name }, errorDetail: e.status }),
-      ),
-      ...(this.host.controlPlane ? { controlPlane: this.host.controlPlane } : {}),
-    });
-    this.deliver(typeUrl, withPreEncodedField({ ...response, resources: [] }, 2, wrapped), {
-      type: "response",
-      kind: "delta",
-      streamId: this.id,
-      node: this.node,
-      typeUrl,
-      nonce,
-      versionInfo,
-      resourceNames: changed.map((e) => e.name),
-      errorNames: errors.map((e) => e.name),
-      removedNames: removed,
-      response,
-      delivery: "sent",
-    });
+    return {
+      send: changed.length > 0 || errors.length > 0 || removed.length > 0,
+      content,
+      next: () => heldAfter(holds, { replace: false, resources: changed, errors, notFound, forgotten }),
+    };
   }
 }

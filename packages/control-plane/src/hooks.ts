@@ -1,124 +1,23 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import type {
-  DeltaDiscoveryRequest,
-  DeltaDiscoveryResponse,
   DeltaDiscoveryResponseSchema,
-  DiscoveryRequest,
-  DiscoveryResponse,
   DiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import type { Status } from "@xdskit/protos/google/rpc/status_pb";
+import {
+  describeHookEvent,
+  type HookEvent,
+  type HookEventInit,
+  type HookEventMap,
+  type RequestEvent,
+  type ResponseDelivery,
+  type ResponseEvent,
+  type StreamCloseEvent,
+  type StreamOpenEvent,
+} from "./hook-events.js";
 import type { Logger } from "./logger.js";
 
-export type StreamKind = "sotw" | "delta";
-
-/**
- * How the server took a request:
- * - `subscribe`: no response nonce (the first request of a type, or one sent before any response of that type);
- * - `ack` / `nack`: it carries the nonce of the latest response of its type, without / with `error_detail`;
- * - `stale` (SotW only): its nonce is not the latest of its type, so it was ignored entirely.
- */
-export type RequestDisposition = "subscribe" | "ack" | "nack" | "stale";
-
-/** What became of a response: written to the stream, held back by `hold()`, or dropped by `drop()`. */
-export type ResponseDelivery = "sent" | "held" | "dropped";
-
-/** Why a stream ended. */
-export type StreamCloseReason =
-  | "client-closed" // the client half-closed: the server ends with OK
-  | "cancelled" // the client cancelled or the connection went away
-  | "broken" // hooks.breakStreams()
-  | "connection-aborted" // hooks.abortConnections()
-  | "invalid-request" // a malformed request: INVALID_ARGUMENT
-  | "server-stopped" // stop(), restart() or close()
-  | "internal-error";
-
-interface EventBase {
-  /** Position in the server's event history, from 1. */
-  readonly seq: number;
-  readonly streamId: number;
-  readonly kind: StreamKind;
-}
-
-export interface StreamOpenEvent extends EventBase {
-  readonly type: "stream-open";
-  /** `address:port` of the client. */
-  readonly peer: string | undefined;
-}
-
-export interface StreamCloseEvent extends EventBase {
-  readonly type: "stream-close";
-  readonly node: Node | undefined;
-  readonly reason: StreamCloseReason;
-  /** The status the server ended the stream with (0 = OK); undefined when the client went away first. */
-  readonly code: number | undefined;
-  readonly message: string;
-}
-
-interface RequestEventBase extends EventBase {
-  readonly type: "request";
-  /** The stream's node (sent in its first request), even when this request carries none. */
-  readonly node: Node | undefined;
-  readonly typeUrl: string;
-  readonly responseNonce: string;
-  /** Set on a NACK. */
-  readonly errorDetail: Status | undefined;
-  readonly disposition: RequestDisposition;
-}
-
-export interface SotwRequestEvent extends RequestEventBase {
-  readonly kind: "sotw";
-  readonly request: DiscoveryRequest;
-  readonly versionInfo: string;
-  /** `resource_names` plus the names in `resource_locators`. */
-  readonly resourceNames: readonly string[];
-}
-
-export interface DeltaRequestEvent extends RequestEventBase {
-  readonly kind: "delta";
-  readonly request: DeltaDiscoveryRequest;
-  readonly subscribe: readonly string[];
-  readonly unsubscribe: readonly string[];
-}
-
-export type RequestEvent = SotwRequestEvent | DeltaRequestEvent;
-
-interface ResponseEventBase extends EventBase {
-  readonly type: "response";
-  readonly node: Node | undefined;
-  readonly typeUrl: string;
-  readonly nonce: string;
-  /** `version_info` (SotW) or `system_version_info` (delta). */
-  readonly versionInfo: string;
-  /** Names of the resources in `resources`. */
-  readonly resourceNames: readonly string[];
-  /** Names in `resource_errors`. */
-  readonly errorNames: readonly string[];
-  readonly delivery: ResponseDelivery;
-}
-
-export interface SotwResponseEvent extends ResponseEventBase {
-  readonly kind: "sotw";
-  readonly response: DiscoveryResponse;
-}
-
-export interface DeltaResponseEvent extends ResponseEventBase {
-  readonly kind: "delta";
-  readonly response: DeltaDiscoveryResponse;
-  readonly removedNames: readonly string[];
-}
-
-export type ResponseEvent = SotwResponseEvent | DeltaResponseEvent;
-
-export type HookEvent = StreamOpenEvent | StreamCloseEvent | RequestEvent | ResponseEvent;
-
-export interface HookEventMap {
-  "stream-open": StreamOpenEvent;
-  "stream-close": StreamCloseEvent;
-  request: RequestEvent;
-  response: ResponseEvent;
-}
+// The test hooks' behaviour: event history and waits, listeners, hold/drop routing of responses, and the levers
+// (break, abort, inject) the server lends them. The events themselves are described in hook-events.ts.
 
 /** Selects responses for hold/drop: every field given must match. */
 export interface ResponseFilter {
@@ -235,22 +134,6 @@ function covers(outer: ResponseFilter, inner: ResponseFilter): boolean {
   );
 }
 
-function describe(event: HookEvent): string {
-  switch (event.type) {
-    case "request":
-      return `#${event.seq} request stream=${event.streamId} ${event.disposition} type=${event.typeUrl} nonce="${event.responseNonce}"${event.kind === "sotw" ? ` version="${event.versionInfo}" names=[${event.resourceNames.join(",")}]` : ` +[${event.subscribe.join(",")}] -[${event.unsubscribe.join(",")}]`}${event.errorDetail ? ` error="${event.errorDetail.message}"` : ""}`;
-    case "response":
-      return `#${event.seq} response stream=${event.streamId} ${event.delivery} type=${event.typeUrl} nonce="${event.nonce}" version="${event.versionInfo}" names=[${event.resourceNames.join(",")}] errors=[${event.errorNames.join(",")}]`;
-    case "stream-open":
-      return `#${event.seq} stream-open stream=${event.streamId} ${event.kind}`;
-    case "stream-close":
-      return `#${event.seq} stream-close stream=${event.streamId} ${event.reason} code=${String(event.code)}`;
-  }
-}
-
-/** Distributes without the seq; the hooks number each event. */
-export type HookEventInit = HookEvent extends infer E ? (E extends HookEvent ? Omit<E, "seq"> : never) : never;
-
 export class HooksImpl implements ManagementServerHooks {
   readonly #logger: Logger;
   readonly #historyLimit: number;
@@ -271,18 +154,16 @@ export class HooksImpl implements ManagementServerHooks {
     this.#host = host;
   }
 
+  /** Numbers the event (it becomes the event object: callers hand over a fresh one) and reports it. */
   emit(init: HookEventInit): HookEvent {
-    const event = { ...init, seq: ++this.#seq } as HookEvent;
-    this.#history.push(event);
-    if (this.#history.length > this.#historyLimit * 1.25) {
-      this.#history.splice(0, this.#history.length - this.#historyLimit);
-    }
-    for (const waiter of [...this.#waiters]) {
-      if (event.seq > waiter.after && waiter.test(event)) {
-        this.#waiters.delete(waiter);
-        waiter.resolve(event);
+    const event = Object.assign(init, { seq: ++this.#seq }) as HookEvent;
+    if (this.#historyLimit > 0) {
+      this.#history.push(event);
+      if (this.#history.length > this.#historyLimit * 1.25) {
+        this.#history.splice(0, this.#history.length - this.#historyLimit);
       }
     }
+    if (this.#waiters.size > 0) this.#notifyWaiters(event);
     const listeners = this.#listeners.get(event.type);
     if (listeners) {
       for (const listener of [...listeners]) {
@@ -294,6 +175,15 @@ export class HooksImpl implements ManagementServerHooks {
       }
     }
     return event;
+  }
+
+  #notifyWaiters(event: HookEvent): void {
+    for (const waiter of [...this.#waiters]) {
+      if (event.seq > waiter.after && waiter.test(event)) {
+        this.#waiters.delete(waiter);
+        waiter.resolve(event);
+      }
+    }
   }
 
   /** Decides the fate of a response about to be written. Drop rules win over holds. */
@@ -424,7 +314,7 @@ export class HooksImpl implements ManagementServerHooks {
         const recent = this.#history
           .filter((e) => e.seq > after)
           .slice(-12)
-          .map(describe);
+          .map(describeHookEvent);
         reject(
           new Error(
             `timed out after ${timeoutMs} ms waiting for a matching ${type} event; latest events:\n  ${recent.join("\n  ") || "(none)"}`,
@@ -447,5 +337,3 @@ export class HooksImpl implements ManagementServerHooks {
     });
   }
 }
-
-export { describe as describeHookEvent };

@@ -5,8 +5,10 @@ export { createManagementServer } from "./management-server.js";
 export type { ManagementServer, ManagementServerOptions } from "./management-server.js";
 export type { ResourceInput, ResourceMessage, ResourceOptions, ResourceSet } from "./resource-set.js";
 export type { NodeScope, NodeSelector } from "./resource-store.js";
+export type { ServerLimits } from "./limits.js";
+export { DEFAULT_LIMITS } from "./limits.js";
 export type { StatusInit } from "./status.js";
-export type { StreamInfo, StreamTypeInfo } from "./stream-base.js";
+export type { StreamInfo, StreamTypeInfo } from "./stream-info.js";
 export {
   CDS_TYPE_URL,
   DEFAULT_FULL_STATE_TYPE_URLS,
@@ -43,25 +45,21 @@ export {
 } from "./builders.js";
 
 // For tests: the hooks and their events.
-export { describeHookEvent } from "./hooks.js";
+export { describeHookEvent } from "./hook-events.js";
 export type {
-  BreakOptions,
   DeltaRequestEvent,
   DeltaResponseEvent,
   HookEvent,
   HookEventMap,
-  InjectedResponse,
-  ManagementServerHooks,
   RequestDisposition,
   RequestEvent,
   ResponseDelivery,
   ResponseEvent,
-  ResponseFilter,
   SotwRequestEvent,
   SotwResponseEvent,
   StreamCloseEvent,
   StreamCloseReason,
   StreamKind,
   StreamOpenEvent,
-  WaitOptions,
-} from "./hooks.js";
+} from "./hook-events.js";
+export type { BreakOptions, InjectedResponse, ManagementServerHooks, ResponseFilter, WaitOptions } from "./hooks.js";

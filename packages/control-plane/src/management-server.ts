@@ -1,33 +1,30 @@
 import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { create, createRegistry, type Registry } from "@bufbuild/protobuf";
-import {
-  Code,
-  ConnectError,
-  type ConnectRouter,
-  createContextKey,
-  createContextValues,
-  type HandlerContext,
-} from "@connectrpc/connect";
+import { Code, type ConnectRouter, createContextKey, createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { xdsRegistry } from "@xdskit/protos";
 import { type ControlPlane, ControlPlaneSchema } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
-import type { DeltaDiscoveryRequest, DiscoveryRequest } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { LoadReportingService } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
 import { DeltaStream } from "./delta-stream.js";
+import { openGrpcCall, refuseCall } from "./grpc-call.js";
+import type { StreamKind } from "./hook-events.js";
 import { type BreakOptions, HooksImpl, type ManagementServerHooks } from "./hooks.js";
+import { resolveLimits, type ServerLimits } from "./limits.js";
 import { type Logger, noopLogger, prefixLogger, type ScopedLogger } from "./logger.js";
 import { type LrsPolicy, type LrsSink, LrsSinkImpl } from "./lrs-sink.js";
 import type { ResourceInput, ResourceMessage, ResourceOptions, ResourceSet, ResourceSetImpl } from "./resource-set.js";
 import { type NodeScope, type NodeSelector, ResourceStore } from "./resource-store.js";
+import { createPlanCache, type PlanCache } from "./response-plan.js";
 import { SotwStream } from "./sotw-stream.js";
 import type { StatusInit } from "./status.js";
-import type { StreamBase, StreamHost, StreamInfo } from "./stream-base.js";
+import type { AdsStream, StreamHost } from "./stream-base.js";
+import type { StreamInfo } from "./stream-info.js";
 import { CDS_TYPE_URL, DEFAULT_FULL_STATE_TYPE_URLS } from "./type-urls.js";
 
-export interface ManagementServerOptions {
+export interface ManagementServerOptions extends Partial<ServerLimits> {
   /** Default `127.0.0.1`. */
   readonly host?: string;
   /** Default 0: an ephemeral port, kept across `restart()`. */
@@ -48,8 +45,6 @@ export interface ManagementServerOptions {
    * responses they report: a server embedded in production may set 0.
    */
   readonly historyLimit?: number;
-  /** The largest request accepted; a larger one ends its stream with RESOURCE_EXHAUSTED. Default 16 MiB. */
-  readonly maxRequestBytes?: number;
   /** On stop, how long connections may take to close cleanly before they are destroyed. Default 250 ms. */
   readonly shutdownGraceMs?: number;
   /** What the LRS sink asks of nodes without a policy of their own. Default every cluster, every 10 s. */
@@ -97,6 +92,9 @@ declare global {
 
 const peerKey = createContextKey<string | undefined>(undefined, { description: "peer address" });
 
+const SOTW_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.streamAggregatedResources.name}`;
+const DELTA_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.deltaAggregatedResources.name}`;
+
 /** Starts a management server; resolves once it listens. */
 export async function createManagementServer(options: ManagementServerOptions = {}): Promise<ManagementServer> {
   const server = new ManagementServerImpl(options);
@@ -113,10 +111,13 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   readonly wrapResources: boolean;
   readonly controlPlane: ControlPlane | undefined;
   readonly lrs: LrsSinkImpl;
+  readonly limits: ServerLimits;
+  readonly plans: Readonly<Record<StreamKind, PlanCache>> = { sotw: createPlanCache(), delta: createPlanCache() };
   readonly #options: ManagementServerOptions;
-  readonly #streams = new Set<StreamBase<unknown, unknown>>();
+  readonly #streams = new Set<AdsStream>();
   readonly #sessions = new Set<http2.ServerHttp2Session>();
-  readonly #handler: ReturnType<typeof connectNodeAdapter>;
+  /** Services other than ADS (served by connect-node). */
+  readonly #connectHandler: ReturnType<typeof connectNodeAdapter>;
   #server: http2.Http2Server | undefined;
   #port: number;
   #closed = false;
@@ -130,6 +131,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     if (!Number.isInteger(this.#port) || this.#port < 0 || this.#port > 65535) {
       throw new RangeError(`port must be an integer in 0-65535, got ${String(options.port)}`);
     }
+    this.limits = resolveLimits(options);
     this.logger = prefixLogger(options.logger ?? noopLogger, "[control-plane]");
     const historyLimit = options.historyLimit ?? 1000;
     if (!(historyLimit >= 0)) throw new RangeError("historyLimit must be >= 0");
@@ -167,12 +169,12 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
       options.controlPlaneId !== undefined
         ? create(ControlPlaneSchema, { identifier: options.controlPlaneId })
         : undefined;
-    this.#handler = connectNodeAdapter({
+    this.#connectHandler = connectNodeAdapter({
       routes: (router) => this.#routes(router),
       grpc: true,
       connect: false,
       grpcWeb: false,
-      readMaxBytes: options.maxRequestBytes ?? 16 * 1024 * 1024,
+      readMaxBytes: this.limits.maxRequestBytes,
       contextValues: (req) => {
         const socket = req.socket;
         return createContextValues().set(
@@ -242,11 +244,11 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
 
   // --- StreamHost ----------------------------------------------------------------------------------------------
 
-  register(stream: StreamBase<unknown, unknown>): void {
+  register(stream: AdsStream): void {
     this.#streams.add(stream);
   }
 
-  unregister(stream: StreamBase<unknown, unknown>): void {
+  unregister(stream: AdsStream): void {
     this.#streams.delete(stream);
   }
 
@@ -289,7 +291,12 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   async #start(): Promise<void> {
     if (this.#closed) throw new Error("the management server is closed");
     if (this.#server) return;
-    const server = http2.createServer(this.#handler);
+    // Node counts the writes waiting on a connection against maxSessionMemory (10 MB by default) and, past it,
+    // refuses new streams or drops the connection: one large snapshot to a slow client would take its LRS stream
+    // with it. What a stream may queue is bounded here instead (maxQueuedBytesPerStream), as grpc-js does.
+    const server = http2.createServer({ maxSessionMemory: Number.MAX_SAFE_INTEGER }, (req, res) =>
+      this.#serve(req, res),
+    );
     server.on("session", (session) => {
       this.#sessions.add(session);
       session.on("error", (error) => this.logger.debug("HTTP/2 session error", error));
@@ -365,22 +372,33 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     for (const stream of this.#streams) if (stream.set === set) stream.markDirty(typeUrls);
   }
 
+  /**
+   * The ADS methods are served by the streams over raw gRPC (grpc-call.ts), so that one encoded response can be
+   * written to many streams and each stream sees its own write queue; other services go through connect-node.
+   */
+  #serve(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): void {
+    const path = req.headers[":path"];
+    if (path !== SOTW_PATH && path !== DELTA_PATH) {
+      this.#connectHandler(req, res);
+      return;
+    }
+    if (path === DELTA_PATH && this.#options.delta === false) {
+      refuseCall(res, Code.Unimplemented, "delta xDS is not enabled on this server");
+      return;
+    }
+    const call = openGrpcCall(req, res, { maxRequestBytes: this.limits.maxRequestBytes, logger: this.logger });
+    if (!call) return;
+    const id = ++this.#nextStreamId;
+    const logger = this.#streamLogger(id);
+    const stream =
+      path === SOTW_PATH
+        ? new SotwStream(this, id, "sotw", call, logger)
+        : new DeltaStream(this, id, "delta", call, logger);
+    stream.serve();
+  }
+
+  /** Connect-node routes: services hosted beside ADS. */
   #routes(router: ConnectRouter): void {
-    router.service(AggregatedDiscoveryService, {
-      streamAggregatedResources: (requests: AsyncIterable<DiscoveryRequest>, context: HandlerContext) => {
-        const id = ++this.#nextStreamId;
-        const stream = new SotwStream(this, id, "sotw", context.values.get(peerKey), this.#streamLogger(id));
-        return stream.serve(requests, context.signal);
-      },
-      deltaAggregatedResources: (requests: AsyncIterable<DeltaDiscoveryRequest>, context: HandlerContext) => {
-        if (this.#options.delta === false) {
-          throw new ConnectError("delta xDS is not enabled on this server", Code.Unimplemented);
-        }
-        const id = ++this.#nextStreamId;
-        const stream = new DeltaStream(this, id, "delta", context.values.get(peerKey), this.#streamLogger(id));
-        return stream.serve(requests, context.signal);
-      },
-    });
     router.service(LoadReportingService, {
       streamLoadStats: (requests, context) => this.lrs.serve(requests, context.signal, context.values.get(peerKey)),
     });

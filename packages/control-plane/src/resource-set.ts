@@ -1,4 +1,4 @@
-import type { DescMessage, Message, Registry } from "@bufbuild/protobuf";
+import { type DescMessage, fromBinary, type Message, type Registry } from "@bufbuild/protobuf";
 import { type Any, anyPack } from "@bufbuild/protobuf/wkt";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
 import { type StatusInit, toStatus } from "./status.js";
@@ -46,7 +46,10 @@ export interface ResourceSet {
   removeResource(typeUrl: string, name: string): boolean;
   /** Replaces the whole set: every type, every resource and every resource error. Unchanged resources keep their version. */
   setSnapshot(resources: Iterable<ResourceMessage | ResourceInput>): void;
-  /** The message served under that type and name, if any. */
+  /**
+   * The message served under that type and name, if any: decoded from what is served (the server keeps resources
+   * encoded only), so an equal message, not the object given; a resource given as an Any is returned as that Any.
+   */
   getResource(typeUrl: string, name: string): ResourceMessage | undefined;
   /** The names of the resources of a type (resource errors excluded), in insertion order. */
   resourceNames(typeUrl: string): string[];
@@ -70,7 +73,8 @@ export interface ResourceEntry {
   readonly typeUrl: string;
   readonly name: string;
   readonly version: number;
-  readonly message: ResourceMessage;
+  /** The message's schema (undefined: the resource was given as an Any, and is served as is). */
+  readonly schema: DescMessage | undefined;
   readonly any: Any;
   readonly wrap: boolean | undefined;
 }
@@ -97,7 +101,7 @@ export interface ResourceSetDeps {
 interface Prepared {
   readonly typeUrl: string;
   readonly name: string;
-  readonly message: ResourceMessage;
+  readonly schema: DescMessage | undefined;
   readonly any: Any;
   readonly wrap: boolean | undefined;
   readonly force: boolean;
@@ -119,9 +123,24 @@ function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
+interface ChangeLogEntry {
+  readonly version: number;
+  readonly names: string[];
+}
+
+/** What recent versions of a type changed; `floor`: the version before the oldest entry kept (-1: none dropped). */
+interface ChangeLog {
+  floor: number;
+  readonly entries: ChangeLogEntry[];
+  names: number;
+}
+
+const CHANGE_LOG_VERSIONS = 64;
+
 export class ResourceSetImpl implements ResourceSet {
   readonly #types = new Map<string, Map<string, Entry>>();
   readonly #typeVersions = new Map<string, number>();
+  readonly #changeLogs = new Map<string, ChangeLog>();
   readonly #deps: ResourceSetDeps;
 
   constructor(deps: ResourceSetDeps) {
@@ -155,7 +174,7 @@ export class ResourceSetImpl implements ResourceSet {
   removeResource(typeUrl: string, name: string): boolean {
     const map = this.#types.get(typeUrl);
     if (!map?.delete(name)) return false;
-    this.#emit(this.#touch(typeUrl, new Map()));
+    this.#emit(this.#touch(typeUrl, new Map(), name));
     return true;
   }
 
@@ -176,7 +195,7 @@ export class ResourceSetImpl implements ResourceSet {
       for (const name of [...map.keys()]) {
         if (!keep?.has(name)) {
           map.delete(name);
-          this.#touch(typeUrl, changed);
+          this.#touch(typeUrl, changed, name);
         }
       }
     }
@@ -186,7 +205,8 @@ export class ResourceSetImpl implements ResourceSet {
 
   getResource(typeUrl: string, name: string): ResourceMessage | undefined {
     const entry = this.#types.get(typeUrl)?.get(name);
-    return entry?.kind === "resource" ? entry.message : undefined;
+    if (entry?.kind !== "resource") return undefined;
+    return entry.schema ? fromBinary(entry.schema, entry.any.value) : entry.any;
   }
 
   resourceNames(typeUrl: string): string[] {
@@ -205,7 +225,7 @@ export class ResourceSetImpl implements ResourceSet {
     if (name === "") throw new TypeError("setResourceError: name is empty");
     const errorStatus = toStatus(status);
     if (errorStatus.code === 0) throw new RangeError("setResourceError: status.code must not be OK (0)");
-    const changed = this.#touch(typeUrl, new Map());
+    const changed = this.#touch(typeUrl, new Map(), name);
     this.#typeMap(typeUrl).set(name, {
       kind: "error",
       typeUrl,
@@ -220,7 +240,7 @@ export class ResourceSetImpl implements ResourceSet {
     const map = this.#types.get(typeUrl);
     if (map?.get(name)?.kind !== "error") return false;
     map.delete(name);
-    this.#emit(this.#touch(typeUrl, new Map()));
+    this.#emit(this.#touch(typeUrl, new Map(), name));
     return true;
   }
 
@@ -228,8 +248,9 @@ export class ResourceSetImpl implements ResourceSet {
     const changed = new Map<string, number>();
     for (const [typeUrl, map] of this.#types) {
       if (map.size === 0) continue;
+      const names = [...map.keys()];
       map.clear();
-      this.#touch(typeUrl, changed);
+      for (const name of names) this.#touch(typeUrl, changed, name);
     }
     this.#emit(changed);
   }
@@ -243,12 +264,47 @@ export class ResourceSetImpl implements ResourceSet {
     return map;
   }
 
-  /** Gives the type a new version, once per call: everything one call changes shares one version. */
-  #touch(typeUrl: string, changed: Map<string, number>): Map<string, number> {
+  /**
+   * Names changed in a type after `version` (one of its versions), in the order they last changed (the order the set
+   * keeps them in); undefined when the log no longer reaches back that far, or `version` is not one of this type's.
+   */
+  changedSince(typeUrl: string, version: number): readonly string[] | undefined {
+    const log = this.#changeLogs.get(typeUrl);
+    if (!log) return undefined;
+    const from = log.entries.findIndex((entry) => entry.version === version);
+    if (from < 0 && log.floor !== version) return undefined;
+    const names = new Set<string>();
+    for (const entry of log.entries.slice(from + 1)) {
+      for (const name of entry.names) {
+        names.delete(name);
+        names.add(name);
+      }
+    }
+    return [...names];
+  }
+
+  /** Gives the type a new version, once per call (everything one call changes shares one version), and logs `name`. */
+  #touch(typeUrl: string, changed: Map<string, number>, name: string): Map<string, number> {
+    let log = this.#changeLogs.get(typeUrl);
+    if (!log) {
+      log = { floor: -1, entries: [], names: 0 };
+      this.#changeLogs.set(typeUrl, log);
+    }
     if (!changed.has(typeUrl)) {
       const version = this.#deps.nextVersion();
       this.#typeVersions.set(typeUrl, version);
       changed.set(typeUrl, version);
+      log.entries.push({ version, names: [] });
+    }
+    (log.entries.at(-1) as ChangeLogEntry).names.push(name);
+    log.names++;
+    // Bounded: the last CHANGE_LOG_VERSIONS versions, and no more names than the type holds (past that, comparing
+    // everything costs no more than reading the log).
+    const budget = Math.max(1024, this.#types.get(typeUrl)?.size ?? 0);
+    while (log.entries.length > 1 && (log.entries.length > CHANGE_LOG_VERSIONS || log.names > budget)) {
+      const dropped = log.entries.shift() as ChangeLogEntry;
+      log.floor = dropped.version;
+      log.names -= dropped.names.length;
     }
     return changed;
   }
@@ -269,13 +325,13 @@ export class ResourceSetImpl implements ResourceSet {
     ) {
       return existing;
     }
-    this.#touch(p.typeUrl, changed);
+    this.#touch(p.typeUrl, changed, p.name);
     const entry: ResourceEntry = {
       kind: "resource",
       typeUrl: p.typeUrl,
       name: p.name,
       version: changed.get(p.typeUrl) ?? 0,
-      message: p.message,
+      schema: p.schema,
       any: p.any,
       wrap: p.wrap,
     };
@@ -300,11 +356,12 @@ export class ResourceSetImpl implements ResourceSet {
 
   #prepare(message: ResourceMessage, options: ResourceOptions): Prepared {
     let any: Any;
+    let schema: DescMessage | undefined;
     if (message.$typeName === ANY_TYPE_NAME) {
       any = message as Any;
       if (options.name === undefined) throw new TypeError("a resource given as google.protobuf.Any needs options.name");
     } else {
-      const schema = options.schema ?? this.#deps.registry.getMessage(message.$typeName);
+      schema = options.schema ?? this.#deps.registry.getMessage(message.$typeName);
       if (!schema) {
         throw new TypeError(`unknown message type ${message.$typeName}: pass options.schema or a server typeRegistry`);
       }
@@ -316,6 +373,6 @@ export class ResourceSetImpl implements ResourceSet {
     }
     const typeUrl = options.typeUrl ?? any.typeUrl;
     if (typeUrl === "") throw new TypeError(`resource ${name} has no type URL`);
-    return { typeUrl, name, message, any, wrap: options.wrap, force: options.force ?? false };
+    return { typeUrl, name, schema, any, wrap: options.wrap, force: options.force ?? false };
   }
 }

@@ -1,27 +1,27 @@
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import {
   type DiscoveryRequest,
+  DiscoveryRequestSchema,
   type DiscoveryResponse,
   DiscoveryResponseSchema,
-  ResourceErrorSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import type { Status } from "@xdskit/protos/google/rpc/status_pb";
-import type { InjectedResponse, RequestDisposition } from "./hooks.js";
-import { withPreEncodedField } from "./pre-encoded.js";
-import type { ResourceEntry } from "./resource-set.js";
-import { InvalidRequestError, StreamBase, type StreamTypeInfo, typeInfo } from "./stream-base.js";
-import { TypeSubscription } from "./subscription.js";
+import { diffHeld } from "./held-diff.js";
+import { type HeldState, heldAfter, heldPruned } from "./held-state.js";
+import type { RequestDisposition } from "./hook-events.js";
+import { checkNames, checkTypeUrl } from "./limits.js";
+import { anyFor, type PreparedResponse, prepareResponse, toResourceErrors } from "./prepared-response.js";
+import type { Entry, ErrorEntry, ResourceEntry } from "./resource-set.js";
+import type { PlanInit } from "./response-plan.js";
+import { emptyTypeState, StreamBase, type TypeState } from "./stream-base.js";
+import type { StreamTypeInfo } from "./stream-info.js";
+import type { TypeSubscription } from "./subscription.js";
 
-interface SotwTypeState {
-  readonly sub: TypeSubscription;
+interface SotwTypeState extends TypeState {
   /** The client asked for this type (a type only injected into is not pushed to). */
   requested: boolean;
   /** The stream is in legacy wildcard mode: its first request for this LDS/CDS type named nothing. */
   legacyWildcard: boolean;
-  lastNonce: string;
-  lastVersion: string;
   ackedVersion: string;
-  nack: Status | undefined;
 }
 
 /**
@@ -33,162 +33,119 @@ interface SotwTypeState {
  *   other types carry only the resources that changed or were newly subscribed;
  * - an LDS/CDS first request naming nothing, or any request naming `*`, subscribes to every resource of the type.
  */
-export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse> {
-  readonly #types = new Map<string, SotwTypeState>();
-
-  requestedTypes(): Iterable<string> {
-    return this.#types.keys();
+export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, SotwTypeState> {
+  protected newState(typeUrl: string): SotwTypeState {
+    return { ...emptyTypeState(typeUrl), requested: false, legacyWildcard: false, ackedVersion: "" };
   }
 
-  protected typeInfos(): StreamTypeInfo[] {
-    return [...this.#types.values()].map((state) =>
-      typeInfo(
-        state,
-        state.ackedVersion,
-        new Map([...state.sub.sent].map(([name, version]) => [name, String(version)])),
-      ),
-    );
+  protected typeInfo(state: SotwTypeState): Omit<StreamTypeInfo, "waitingFor" | "pending"> {
+    return this.commonInfo(state, state.ackedVersion, (version) => String(version));
   }
 
   protected handleRequest(request: DiscoveryRequest): void {
     const typeUrl = request.typeUrl;
-    if (typeUrl === "") throw new InvalidRequestError("DiscoveryRequest without type_url");
+    checkTypeUrl(this.host.limits, typeUrl, "DiscoveryRequest");
     this.adoptNode(request.node);
     const names = [...request.resourceNames];
     for (const locator of request.resourceLocators) names.push(locator.name);
-    if (names.includes("")) {
-      throw new InvalidRequestError(`DiscoveryRequest for ${typeUrl} names an empty resource`);
-    }
+    checkNames(this.host.limits, `DiscoveryRequest for ${typeUrl}`, names);
 
-    const state = this.#types.get(typeUrl);
+    const existing = this.types.get(typeUrl);
     let disposition: RequestDisposition;
-    if (state === undefined || state.lastNonce === "") disposition = "subscribe";
-    else if (request.responseNonce !== state.lastNonce) disposition = "stale";
+    if (existing === undefined || existing.lastNonce === "") disposition = "subscribe";
+    else if (request.responseNonce !== existing.lastNonce) disposition = "stale";
     else disposition = request.errorDetail ? "nack" : "ack";
-
     if (disposition === "stale") {
       this.#report(request, names, "stale");
       return;
     }
-    const typeState = state ?? this.#newState(typeUrl);
+    const state = existing ?? this.stateOf(typeUrl, `DiscoveryRequest for ${typeUrl}`);
     if (disposition === "nack") {
-      typeState.nack = request.errorDetail;
+      state.nack = request.errorDetail;
+      this.acknowledged(state);
       this.logger.debug(`NACK of ${typeUrl} nonce ${request.responseNonce}: ${request.errorDetail?.message ?? ""}`);
     } else if (disposition === "ack") {
-      typeState.ackedVersion = request.versionInfo;
-      typeState.nack = undefined;
+      state.ackedVersion = request.versionInfo;
+      state.nack = undefined;
+      this.acknowledged(state);
     }
 
     const fullState = this.host.fullStateTypeUrls.has(typeUrl);
-    const star = names.includes("*");
-    const firstRequest = !typeState.requested;
-    typeState.requested = true;
+    const firstRequest = !state.requested;
+    state.requested = true;
     let wildcard: boolean;
-    if (star) {
+    if (names.includes("*")) {
       wildcard = true;
-      typeState.legacyWildcard = false;
-    } else if (names.length === 0 && fullState && (firstRequest || typeState.legacyWildcard)) {
+      state.legacyWildcard = false;
+    } else if (names.length === 0 && fullState && (firstRequest || state.legacyWildcard)) {
       wildcard = true;
-      typeState.legacyWildcard = true;
+      state.legacyWildcard = true;
     } else {
       wildcard = false;
-      typeState.legacyWildcard = false;
+      state.legacyWildcard = false;
     }
-    typeState.sub.replaceNames(names, wildcard);
+    if (state.sub.replaceNames(names, wildcard)) state.holds = heldPruned(state.holds, state.sub);
     this.#report(request, names, disposition);
-    this.flushType(typeUrl);
+    this.flushType(state);
   }
 
-  inject(init: InjectedResponse): string {
-    const response = create(DiscoveryResponseSchema, init as MessageInitShape<typeof DiscoveryResponseSchema>);
-    if (response.nonce === "") response.nonce = this.nextNonce();
-    if (response.typeUrl === "") throw new TypeError("injectResponse: the response needs a type_url");
-    const state = this.#types.get(response.typeUrl) ?? this.#newState(response.typeUrl);
-    state.lastNonce = response.nonce;
-    state.lastVersion = response.versionInfo;
-    this.deliver(response.typeUrl, response, {
-      type: "response",
-      kind: "sotw",
-      streamId: this.id,
-      node: this.node,
-      typeUrl: response.typeUrl,
-      nonce: response.nonce,
-      versionInfo: response.versionInfo,
-      resourceNames: [],
-      errorNames: response.resourceErrors.map((e) => e.resourceName?.name ?? ""),
-      response,
-      delivery: "sent",
-    });
-    return response.nonce;
+  protected readonly schemas = { request: DiscoveryRequestSchema, response: DiscoveryResponseSchema };
+
+  protected injectedParts(message: DiscoveryResponse) {
+    // The server does not decode what a test injects.
+    return { versionInfo: message.versionInfo, resourceNames: [], removedNames: [] };
   }
 
-  protected flushType(typeUrl: string): void {
-    const state = this.#types.get(typeUrl);
-    if (state === undefined || !state.requested || this.closed) return;
-    const sub = state.sub;
-    const entries = this.set.entries(typeUrl);
-    const subscribed = sub.subscribedResources(entries);
-    const errors = sub.pendingErrors(entries);
+  /** A type only injected into is not pushed to; a wildcard client learns that there is nothing from an empty first response. */
+  protected override isDue(state: SotwTypeState, send: boolean): boolean {
+    return state.requested && (send || (state.sub.wildcard && state.lastNonce === ""));
+  }
+
+  protected planResponse(
+    holds: HeldState,
+    sub: TypeSubscription,
+    entries: ReadonlyMap<string, Entry> | undefined,
+    versionInfo: string,
+    changedNames: readonly string[] | undefined,
+  ): PlanInit<PreparedResponse> {
+    const typeUrl = sub.typeUrl;
     const fullState = this.host.fullStateTypeUrls.has(typeUrl);
-    let resources: ResourceEntry[];
+    let resources: readonly ResourceEntry[];
+    let errors: readonly ErrorEntry[];
+    let send: boolean;
     if (fullState) {
-      const changed = subscribed.length !== sub.sent.size || subscribed.some((e) => sub.sent.get(e.name) !== e.version);
-      // A wildcard client learns that there is nothing from an empty first response.
-      const firstWildcard = sub.wildcard && state.lastNonce === "";
-      if (!changed && errors.length === 0 && !firstWildcard) return;
-      resources = subscribed;
-      sub.sent.clear();
+      // Every subscribed resource that exists, whenever anything about them changed.
+      resources = sub.subscribedResources(entries);
+      errors = sub.pendingErrors(entries, holds.errors);
+      send =
+        errors.length > 0 ||
+        resources.length !== holds.resources.size ||
+        resources.some((e) => holds.resources.get(e.name) !== e.version);
     } else {
-      resources = subscribed.filter((e) => sub.sent.get(e.name) !== e.version);
-      if (resources.length === 0 && errors.length === 0) return;
+      // What changed or is newly subscribed; a resource that is gone stays with the client until it unsubscribes.
+      ({ changed: resources, errors } = diffHeld(holds, sub, entries, changedNames));
+      send = resources.length > 0 || errors.length > 0;
     }
-    sub.markSent(resources);
-    sub.markErrorsSent(errors);
-
-    const nonce = this.nextNonce();
-    const versionInfo = this.set.typeVersion(typeUrl) || "0";
-    state.lastNonce = nonce;
-    state.lastVersion = versionInfo;
-    const anys = resources.map((entry) => this.anyFor(entry));
-    const response = create(DiscoveryResponseSchema, {
-      versionInfo,
-      typeUrl,
-      nonce,
-      resources: anys,
-      resourceErrors: errors.map((e) =>
-        create(ResourceErrorSchema, { resourceName: { name: e.name }, errorDetail: e.status }),
-      ),
-      ...(this.host.controlPlane ? { controlPlane: this.host.controlPlane } : {}),
-    });
-    this.logger.trace(`response ${typeUrl} version ${versionInfo} nonce ${nonce}: ${resources.length} resources`);
-    const wire = withPreEncodedField({ ...response, resources: [] }, 2, anys);
-    this.deliver(typeUrl, wire, {
-      type: "response",
-      kind: "sotw",
-      streamId: this.id,
-      node: this.node,
-      typeUrl,
-      nonce,
-      versionInfo,
-      resourceNames: resources.map((e) => e.name),
-      errorNames: errors.map((e) => e.name),
-      response,
-      delivery: "sent",
-    });
-  }
-
-  #newState(typeUrl: string): SotwTypeState {
-    const state: SotwTypeState = {
-      sub: new TypeSubscription(typeUrl),
-      requested: false,
-      legacyWildcard: false,
-      lastNonce: "",
-      lastVersion: "",
-      ackedVersion: "",
-      nack: undefined,
-    };
-    this.#types.set(typeUrl, state);
-    return state;
+    const { controlPlane, wrapResources } = this.host;
+    const content = prepareResponse(
+      DiscoveryResponseSchema,
+      {
+        typeUrl,
+        versionInfo,
+        resourceNames: resources.map((e) => e.name),
+        errorNames: errors.map((e) => e.name),
+        removedNames: [],
+      },
+      () =>
+        create(DiscoveryResponseSchema, {
+          versionInfo,
+          typeUrl,
+          resources: resources.map((entry) => anyFor(entry, wrapResources)),
+          resourceErrors: toResourceErrors(errors),
+          ...(controlPlane ? { controlPlane } : {}),
+        }),
+    );
+    return { send, content, next: () => heldAfter(holds, { replace: fullState, resources, errors }) };
   }
 
   #report(request: DiscoveryRequest, names: string[], disposition: RequestDisposition): void {

@@ -1,14 +1,28 @@
-import { create } from "@bufbuild/protobuf";
-import { type Any, anyPack } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
 import type { ControlPlane, Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
-import { type Resource, ResourceSchema } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import type {
+  DeltaDiscoveryRequestSchema,
+  DeltaDiscoveryResponse,
+  DeltaDiscoveryResponseSchema,
+  DiscoveryRequestSchema,
+  DiscoveryResponse,
+  DiscoveryResponseSchema,
+} from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
-import type { HookEventInit, HooksImpl, InjectedResponse, StreamCloseReason, StreamKind } from "./hooks.js";
+import { type WireMessage, wholeMessage, withNonce } from "./encoded-response.js";
+import type { GrpcServerCall } from "./grpc-call.js";
+import { EMPTY_HELD, type HeldState } from "./held-state.js";
+import type { HookEventInit, ResponseEventInit, StreamCloseReason, StreamKind } from "./hook-events.js";
+import type { HooksImpl, InjectedResponse } from "./hooks.js";
+import { checkNode, InvalidRequestError, type ServerLimits, undecodable } from "./limits.js";
 import type { ScopedLogger } from "./logger.js";
-import { PushQueue } from "./push-queue.js";
-import type { ResourceEntry, ResourceSetImpl } from "./resource-set.js";
+import type { PreparedResponse, ResponseParts } from "./prepared-response.js";
+import type { Entry, ResourceSetImpl } from "./resource-set.js";
 import type { ResourceStore } from "./resource-store.js";
+import type { PlanCache, PlanInit } from "./response-plan.js";
+import type { StreamInfo, StreamTypeInfo } from "./stream-info.js";
+import { TypeSubscription } from "./subscription.js";
 import { PUSH_ORDER } from "./type-urls.js";
 
 /** What the server gives each stream. */
@@ -19,151 +33,168 @@ export interface StreamHost {
   readonly fullStateTypeUrls: ReadonlySet<string>;
   readonly wrapResources: boolean;
   readonly controlPlane: ControlPlane | undefined;
-  register(stream: StreamBase<unknown, unknown>): void;
-  unregister(stream: StreamBase<unknown, unknown>): void;
+  readonly limits: ServerLimits;
+  /** One per protocol: what a client holds means different things in each. */
+  readonly plans: Readonly<Record<StreamKind, PlanCache>>;
+  register(stream: AdsStream): void;
+  unregister(stream: AdsStream): void;
 }
 
-/** A snapshot of one type on one stream, for tests and debugging. */
-export interface StreamTypeInfo {
-  readonly typeUrl: string;
-  readonly wildcard: boolean;
-  /** Names subscribed by name (a wildcard stream may list some too). */
-  readonly resourceNames: readonly string[];
-  /** Nonce of the latest response of this type ("" if none). */
-  readonly lastNonce: string;
-  /** Version of the latest response ("" if none). */
-  readonly lastVersion: string;
-  /** Version the client last ACKed (SotW), or nonce it last ACKed (delta). */
-  readonly ackedVersion: string;
-  /** The `error_detail` of the latest NACK, until the next ACK. */
-  readonly nack: Status | undefined;
-  /** name -> version the server believes the client holds. */
-  readonly sentVersions: ReadonlyMap<string, string>;
-}
-
-export interface StreamInfo {
+/** What the server and its hooks see of a stream, whichever its protocol. */
+export interface AdsStream {
   readonly id: number;
-  readonly kind: StreamKind;
-  readonly peer: string | undefined;
-  readonly node: Node | undefined;
-  readonly types: readonly StreamTypeInfo[];
+  readonly set: ResourceSetImpl;
+  info(): StreamInfo;
+  inject(response: InjectedResponse): string;
+  markDirty(typeUrls: Iterable<string>): void;
+  rebind(): void;
+  releaseHeld(): void;
+  end(code: number | undefined, reason: StreamCloseReason, message: string): void;
 }
 
-/** A request the server refuses: the stream ends with INVALID_ARGUMENT. */
-export class InvalidRequestError extends Error {
-  override readonly name = "InvalidRequestError";
-}
-
-interface HeldResponse<Res> {
+/** A response built for one stream: its bytes and the event that reports it. */
+export interface Outgoing {
   readonly typeUrl: string;
-  readonly response: Res;
-  readonly event: HookEventInit;
+  readonly nonce: string;
+  readonly versionInfo: string;
+  readonly wire: WireMessage;
+  readonly event: ResponseEventInit;
 }
 
-const wrappedAnys = new WeakMap<ResourceEntry, Any>();
-const deltaResources = new WeakMap<ResourceEntry, Resource>();
+/** What both protocols keep per type. */
+export interface TypeState {
+  readonly sub: TypeSubscription;
+  /** What the server believes the client holds: shared with every stream that got the same responses. */
+  holds: HeldState;
+  lastNonce: string;
+  lastVersion: string;
+  nack: Status | undefined;
+  /** A change arrived that may not have been sent: flushed when the flow allows. */
+  pending: boolean;
+  /** The latest response awaits the client's ACK or NACK. */
+  unacked: boolean;
+  /** Responses of this type written that the connection has not taken yet. */
+  unflushed: number;
+  /** A response held back by `hooks.hold()`. */
+  withheld: Outgoing | undefined;
+}
+
+export function emptyTypeState(typeUrl: string): TypeState {
+  return {
+    sub: new TypeSubscription(typeUrl),
+    holds: EMPTY_HELD,
+    lastNonce: "",
+    lastVersion: "",
+    nack: undefined,
+    pending: false,
+    unacked: false,
+    unflushed: 0,
+    withheld: undefined,
+  };
+}
+
 function pushRank(typeUrl: string): number {
   const index = PUSH_ORDER.indexOf(typeUrl);
   return index < 0 ? PUSH_ORDER.length : index;
 }
 
 /**
- * One ADS stream: requests are handled synchronously as they arrive, responses go through a queue the handler
- * drains. Changes to the stream's resource set mark types dirty; dirty types are flushed in one microtask.
+ * One ADS stream, whichever the protocol: requests are handled synchronously as they arrive; changes to the stream's
+ * resource set mark types pending, flushed together in one microtask. Flow control, per type: a response waits for
+ * the client's ACK or NACK and for the connection to take it before the next one of its type is built, and changes
+ * meanwhile coalesce into that next one (the newest state, once). A stream thus holds at most one response per type,
+ * whatever its client does; one that would queue more than `maxQueuedBytesPerStream` is ended.
  */
-/** The per-type bookkeeping both protocols keep, as `streams()` shows it. */
-export interface TypeStateView {
-  readonly sub: { readonly typeUrl: string; readonly wildcard: boolean; readonly names: Iterable<string> };
-  readonly lastNonce: string;
-  readonly lastVersion: string;
-  readonly nack: Status | undefined;
-}
-
-export function typeInfo(
-  state: TypeStateView,
-  ackedVersion: string,
-  sentVersions: ReadonlyMap<string, string>,
-): StreamTypeInfo {
-  return {
-    typeUrl: state.sub.typeUrl,
-    wildcard: state.sub.wildcard,
-    resourceNames: [...state.sub.names],
-    lastNonce: state.lastNonce,
-    lastVersion: state.lastVersion,
-    ackedVersion,
-    nack: state.nack,
-    sentVersions,
-  };
-}
-
-export abstract class StreamBase<Req, Res> {
+export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDiscoveryResponse, State extends TypeState>
+  implements AdsStream
+{
   readonly id: number;
   readonly kind: StreamKind;
-  readonly peer: string | undefined;
   node: Node | undefined;
   set: ResourceSetImpl;
   protected readonly host: StreamHost;
   protected readonly logger: ScopedLogger;
-  readonly #queue = new PushQueue<Res>();
-  #held: HeldResponse<Res>[] = [];
+  protected readonly types = new Map<string, State>();
+  readonly #call: GrpcServerCall;
   #closed = false;
-  readonly #dirty = new Set<string>();
   #flushScheduled = false;
   #nonce = 0;
 
-  constructor(host: StreamHost, id: number, kind: StreamKind, peer: string | undefined, logger: ScopedLogger) {
+  constructor(host: StreamHost, id: number, kind: StreamKind, call: GrpcServerCall, logger: ScopedLogger) {
     this.host = host;
     this.id = id;
     this.kind = kind;
-    this.peer = peer;
+    this.#call = call;
     this.logger = logger;
     this.set = host.store.defaultSet;
   }
 
-  get closed(): boolean {
-    return this.#closed;
-  }
-
+  /** The protocol's request and response messages. */
+  protected abstract readonly schemas: {
+    readonly request: typeof DiscoveryRequestSchema | typeof DeltaDiscoveryRequestSchema;
+    readonly response: typeof DiscoveryResponseSchema | typeof DeltaDiscoveryResponseSchema;
+  };
   protected abstract handleRequest(request: Req): void;
-  /** Builds an injected response (nonce assigned if missing), records its nonce, and delivers it. */
-  abstract inject(response: InjectedResponse): string;
-  /** Sends what the client of this type is missing, if anything. */
-  protected abstract flushType(typeUrl: string): void;
-  abstract requestedTypes(): Iterable<string>;
-  /** What `streams()` shows of each type this stream knows. */
-  protected abstract typeInfos(): StreamTypeInfo[];
+  protected abstract newState(typeUrl: string): State;
+  /**
+   * What a client holding `holds` of a type gets next: the same for every stream in the same place, so it runs once
+   * for all of them (see response-plan.ts). `versionInfo` is the type's version in the stream's set; `changedNames`,
+   * when known, every name changed since a version `holds` was settled at (see held-diff.ts).
+   */
+  protected abstract planResponse(
+    holds: HeldState,
+    sub: TypeSubscription,
+    entries: ReadonlyMap<string, Entry> | undefined,
+    versionInfo: string,
+    changedNames: readonly string[] | undefined,
+  ): PlanInit<PreparedResponse>;
+  /** Whether a planned response goes out: when it carries something (a protocol may add cases). */
+  protected isDue(_state: State, send: boolean): boolean {
+    return send;
+  }
+  /** What the hooks report of an injected response, in this protocol's fields. */
+  protected abstract injectedParts(message: Res): Pick<ResponseParts, "versionInfo" | "resourceNames" | "removedNames">;
+  protected abstract typeInfo(state: State): Omit<StreamTypeInfo, "waitingFor" | "pending">;
 
   info(): StreamInfo {
-    return { id: this.id, kind: this.kind, peer: this.peer, node: this.node, types: this.typeInfos() };
+    return {
+      id: this.id,
+      kind: this.kind,
+      peer: this.#call.peer,
+      node: this.node,
+      queuedBytes: this.#call.queuedBytes,
+      types: [...this.types.values()].map((state) => ({
+        ...this.typeInfo(state),
+        waitingFor: state.withheld ? "release" : state.unflushed > 0 ? "write" : state.unacked ? "ack" : undefined,
+        pending: state.pending,
+      })),
+    };
   }
 
-  /** The handler's response iterable. */
-  async *serve(requests: AsyncIterable<Req>, signal: AbortSignal): AsyncGenerator<Res, void, undefined> {
-    this.host.register(this as StreamBase<unknown, unknown>);
-    this.host.hooks.emit({ type: "stream-open", streamId: this.id, kind: this.kind, peer: this.peer });
-    const onAbort = (): void => this.end(undefined, "cancelled", "client cancelled the stream");
-    signal.addEventListener("abort", onAbort, { once: true });
-    void this.#readLoop(requests, signal);
-    try {
-      yield* this.#queue;
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-      this.end(undefined, "cancelled", "response stream closed");
-    }
+  /** Starts serving the call: registers the stream and reads its requests. */
+  serve(): void {
+    this.host.register(this);
+    this.host.hooks.emit({ type: "stream-open", streamId: this.id, kind: this.kind, peer: this.#call.peer });
+    this.#call.start({
+      message: (bytes) => this.#guard(() => this.handleRequest(this.#decode(bytes))),
+      halfClose: () => this.end(0, "client-closed", "the client closed its side of the stream"),
+      cancel: () => this.end(undefined, "cancelled", "the client went away"),
+      refuse: (code, message) => {
+        this.logger.warn(`refused request: ${message}`);
+        this.end(code, "invalid-request", message);
+      },
+    });
   }
 
   /**
-   * Ends the stream: with `code` undefined the client is gone (queued responses are dropped), 0 ends it with OK
-   * after the queued responses, any other code ends it at once with that status.
+   * Ends the stream: with `code` undefined the client is gone (or its connection is cut: the stream is reset), 0
+   * ends it with OK after what was written, any other code with that status.
    */
   end(code: number | undefined, reason: StreamCloseReason, message: string): void {
     if (this.#closed) return;
     this.#closed = true;
-    if (code === undefined) this.#queue.abort();
-    else if (code === 0) this.#queue.end();
-    else this.#queue.abort(new ConnectError(message, code as Code));
-    this.#held = [];
-    this.host.unregister(this as StreamBase<unknown, unknown>);
+    this.#call.end(code, message, reason === "queue-full");
+    this.host.unregister(this);
     this.logger.debug(`closed (${reason}): ${message}`);
     this.host.hooks.emit({
       type: "stream-close",
@@ -179,10 +210,14 @@ export abstract class StreamBase<Req, Res> {
   /** Marks types changed in the stream's set; they are flushed together in a microtask. */
   markDirty(typeUrls: Iterable<string>): void {
     if (this.#closed) return;
-    for (const typeUrl of typeUrls) this.#dirty.add(typeUrl);
-    if (this.#flushScheduled) return;
-    this.#flushScheduled = true;
-    queueMicrotask(() => this.#flushDirty());
+    let any = false;
+    for (const typeUrl of typeUrls) {
+      const state = this.types.get(typeUrl);
+      if (!state) continue;
+      state.pending = true;
+      any = true;
+    }
+    if (any) this.#scheduleFlush();
   }
 
   /** Re-resolves the stream's resource set from its node (the node scopes changed, or the node became known). */
@@ -190,113 +225,209 @@ export abstract class StreamBase<Req, Res> {
     const set = this.host.store.resolve(this.node);
     if (set === this.set) return;
     this.set = set;
-    this.markDirty(this.requestedTypes());
+    this.markDirty(this.types.keys());
   }
 
-  /** Writes held responses that no hold covers any more, keeping each type's order. */
+  /** Writes held-back responses that no hold covers any more. */
   releaseHeld(): void {
-    const keep: HeldResponse<Res>[] = [];
-    for (const held of this.#held) {
-      if (keep.some((k) => k.typeUrl === held.typeUrl) || this.host.hooks.isHeld(this.id, held.typeUrl)) {
-        keep.push(held);
-        continue;
-      }
-      this.#queue.push(held.response);
-      this.host.hooks.emit({ ...held.event, delivery: "sent" } as HookEventInit);
+    for (const state of this.types.values()) {
+      const out = state.withheld;
+      if (!out || this.host.hooks.isHeld(this.id, out.typeUrl)) continue;
+      state.withheld = undefined;
+      this.#write(state, out);
+      if (this.#closed) return;
+      this.host.hooks.emit({ ...out.event, delivery: "sent" } as HookEventInit);
     }
-    this.#held = keep;
+  }
+
+  /** Writes a response of the test's own, bypassing flow control; its nonce becomes the type's latest. */
+  inject(init: InjectedResponse): string {
+    const schema = this.schemas.response;
+    const message = create(schema, init as never) as Res;
+    if (message.typeUrl === "") throw new TypeError("injectResponse: the response needs a type_url");
+    if (message.nonce === "") message.nonce = this.nextNonce();
+    const parts: ResponseParts = {
+      ...this.injectedParts(message),
+      typeUrl: message.typeUrl,
+      errorNames: message.resourceErrors.map((e) => e.resourceName?.name ?? ""),
+      message,
+    };
+    const state = this.types.get(message.typeUrl) ?? this.#addState(message.typeUrl);
+    this.#deliver(state, this.outgoing(parts, message.nonce, wholeMessage(schema, message)));
+    return message.nonce;
+  }
+
+  /** The state of a type (its URL checked by the caller), created on first use within maxTypesPerStream. */
+  protected stateOf(typeUrl: string, what: string): State {
+    const state = this.types.get(typeUrl);
+    if (state) return state;
+    if (this.types.size >= this.host.limits.maxTypesPerStream) {
+      throw new InvalidRequestError(
+        `${what} is for a type beyond maxTypesPerStream (${this.host.limits.maxTypesPerStream} types on one stream)`,
+        Code.ResourceExhausted,
+      );
+    }
+    return this.#addState(typeUrl);
+  }
+
+  /** The client ACKed or NACKed the latest response of the type: the next one may follow. */
+  protected acknowledged(state: State): void {
+    state.unacked = false;
+  }
+
+  /** Sends what the client of this type is missing, now if the flow allows, else when it does. */
+  protected flushType(state: State): void {
+    if (this.#closed) return;
+    if (state.withheld || state.unflushed > 0 || state.unacked) {
+      state.pending = true;
+      return;
+    }
+    state.pending = false;
+    const typeUrl = state.sub.typeUrl;
+    const version = this.set.typeVersion(typeUrl);
+    const entries = this.set.entries(typeUrl);
+    const plan = this.host.plans[this.kind].plan(state.holds, state.sub.key, version, (settledAt) => {
+      const changedNames = settledAt ? this.set.changedSince(typeUrl, Number(settledAt)) : undefined;
+      return this.planResponse(state.holds, state.sub, entries, version || "0", changedNames);
+    });
+    if (!this.isDue(state, plan.send)) return;
+    state.holds = plan.next();
+    const nonce = this.nextNonce();
+    this.#deliver(state, this.outgoing(plan.content, nonce, withNonce(plan.content.body, nonce)));
   }
 
   protected nextNonce(): string {
     return String(++this.#nonce);
   }
 
-  /** The Any to put in a SotW response: the packed message, or it wrapped in `Resource`. */
-  protected anyFor(entry: ResourceEntry): Any {
-    if (!(entry.wrap ?? this.host.wrapResources)) return entry.any;
-    let wrapped = wrappedAnys.get(entry);
-    if (!wrapped) {
-      wrapped = anyPack(ResourceSchema, this.resourceFor(entry));
-      wrappedAnys.set(entry, wrapped);
+  /** A response for the wire and the hooks: `parts` with this stream's nonce. */
+  protected outgoing(parts: ResponseParts, nonce: string, wire: WireMessage): Outgoing {
+    const event = {
+      type: "response",
+      kind: this.kind,
+      streamId: this.id,
+      node: this.node,
+      typeUrl: parts.typeUrl,
+      nonce,
+      versionInfo: parts.versionInfo,
+      resourceNames: parts.resourceNames,
+      errorNames: parts.errorNames,
+      ...(this.kind === "delta" ? { removedNames: parts.removedNames } : {}),
+      response: parts.message.nonce === nonce ? parts.message : { ...parts.message, nonce },
+      delivery: "sent",
+    } as Outgoing["event"];
+    return { typeUrl: parts.typeUrl, nonce, versionInfo: parts.versionInfo, wire, event };
+  }
+
+  /** What `streams()` shows of a type, in both protocols. */
+  protected commonInfo(
+    state: State,
+    ackedVersion: string,
+    heldVersion: (version: number) => string | undefined,
+  ): Omit<StreamTypeInfo, "waitingFor" | "pending"> {
+    const sentVersions = new Map<string, string>();
+    for (const [name, version] of state.holds.resources) {
+      const shown = heldVersion(version);
+      if (shown !== undefined) sentVersions.set(name, shown);
     }
-    return wrapped;
+    return {
+      typeUrl: state.sub.typeUrl,
+      wildcard: state.sub.wildcard,
+      resourceNames: [...state.sub.names],
+      lastNonce: state.lastNonce,
+      lastVersion: state.lastVersion,
+      ackedVersion,
+      nack: state.nack,
+      sentVersions,
+    };
   }
 
-  protected resourceFor(entry: ResourceEntry): Resource {
-    let resource = deltaResources.get(entry);
-    if (!resource) {
-      resource = create(ResourceSchema, { name: entry.name, version: String(entry.version), resource: entry.any });
-      deltaResources.set(entry, resource);
-    }
-    return resource;
-  }
-
-  /** Hands a built response (`wire`: its form for the wire) to the hooks (send, hold or drop) and reports it. */
-  protected deliver(typeUrl: string, wire: Res, event: HookEventInit): void {
-    let delivery = this.host.hooks.route(this.id, typeUrl);
-    if (delivery === "sent" && this.#held.some((h) => h.typeUrl === typeUrl)) delivery = "held";
-    if (delivery === "sent") this.#queue.push(wire);
-    else if (delivery === "held") this.#held.push({ typeUrl, response: wire, event });
-    this.host.hooks.emit({ ...event, delivery } as HookEventInit);
-  }
-
-  /** The node arrived (first request): pick the resource set for it. */
+  /** The node arrived (first request): pick the resource set for it. A node on a later request is checked, not used. */
   protected adoptNode(node: Node | undefined): void {
-    if (this.node !== undefined || node === undefined) return;
+    if (node === undefined) return;
+    checkNode(this.host.limits, node);
+    if (this.node !== undefined) return;
     this.node = node;
     this.set = this.host.store.resolve(node);
   }
 
-  #flushDirty(): void {
+  #decode(bytes: Uint8Array): Req {
+    try {
+      return fromBinary(this.schemas.request, bytes) as Req;
+    } catch (error) {
+      throw undecodable(this.schemas.request.name, error, this.host.limits);
+    }
+  }
+
+  #addState(typeUrl: string): State {
+    const state = this.newState(typeUrl);
+    this.types.set(typeUrl, state);
+    return state;
+  }
+
+  /** Records the response as the type's latest and hands it to the hooks: written, held back, or dropped. */
+  #deliver(state: State, out: Outgoing): void {
+    state.lastNonce = out.nonce;
+    state.lastVersion = out.versionInfo;
+    if (this.logger.isEnabled("trace")) {
+      const count = out.event.resourceNames.length;
+      this.logger.trace(`response ${out.typeUrl} version ${out.versionInfo} nonce ${out.nonce}: ${count} resources`);
+    }
+    const delivery = this.host.hooks.route(this.id, out.typeUrl);
+    if (delivery === "held") state.withheld = out;
+    else if (delivery === "sent") this.#write(state, out);
+    if (this.#closed) return;
+    // A dropped response counts as sent and is not waited for: like a lost message, nothing asks for it again.
+    this.host.hooks.emit({ ...out.event, delivery } as HookEventInit);
+  }
+
+  #write(state: State, out: Outgoing): void {
+    const queued = this.#call.queuedBytes;
+    const limit = this.host.limits.maxQueuedBytesPerStream;
+    if (queued > 0 && queued + out.wire.size > limit) {
+      const message = `the client is not reading: ${queued} bytes wait and a ${out.wire.size}-byte response would exceed maxQueuedBytesPerStream (${limit} bytes)`;
+      this.logger.warn(message);
+      this.end(Code.ResourceExhausted, "queue-full", message);
+      return;
+    }
+    state.unacked = true;
+    state.unflushed++;
+    this.#call.write(out.wire.parts, out.wire.size, () => {
+      state.unflushed--;
+      if (state.pending && !this.#closed) this.#scheduleFlush();
+    });
+  }
+
+  #scheduleFlush(): void {
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    queueMicrotask(() => this.#flushPending());
+  }
+
+  #flushPending(): void {
     this.#flushScheduled = false;
     if (this.#closed) return;
-    const types = [...this.#dirty].sort((a, b) => pushRank(a) - pushRank(b));
-    this.#dirty.clear();
-    for (const typeUrl of types) {
+    const due = [...this.types.entries()]
+      .filter(([, state]) => state.pending)
+      .sort(([a], [b]) => pushRank(a) - pushRank(b));
+    for (const [, state] of due) {
       if (this.#closed) return;
-      this.#guard(() => this.flushType(typeUrl));
+      this.#guard(() => this.flushType(state));
     }
   }
 
   #guard(fn: () => void): void {
+    if (this.#closed) return;
     try {
       fn();
     } catch (error) {
       if (error instanceof InvalidRequestError) {
         this.logger.warn(`invalid request: ${error.message}`);
-        this.end(Code.InvalidArgument, "invalid-request", error.message);
+        this.end(error.code, "invalid-request", error.message);
       } else {
         this.logger.error("internal error", error);
         this.end(Code.Internal, "internal-error", "internal error in the management server");
       }
-    }
-  }
-
-  async #readLoop(requests: AsyncIterable<Req>, signal: AbortSignal): Promise<void> {
-    try {
-      for await (const request of requests) {
-        if (this.#closed) return;
-        this.#guard(() => this.handleRequest(request));
-        if (this.#closed) return;
-      }
-      // A cancelled client also ends the request iterable; the abort signal tells the two apart, a moment later.
-      if (!signal.aborted) await new Promise((resolve) => setImmediate(resolve));
-      if (signal.aborted) this.end(undefined, "cancelled", "client cancelled the stream");
-      else this.end(0, "client-closed", "the client closed its side of the stream");
-    } catch (error) {
-      if (this.#closed) return;
-      const connectError = ConnectError.from(error);
-      if (signal.aborted || connectError.code === Code.Canceled || connectError.code === Code.Aborted) {
-        this.end(undefined, "cancelled", connectError.rawMessage);
-        return;
-      }
-      if (connectError.code === Code.ResourceExhausted) {
-        this.logger.warn(`request too large: ${connectError.rawMessage}`);
-        this.end(Code.ResourceExhausted, "invalid-request", connectError.rawMessage);
-        return;
-      }
-      this.logger.warn(`unreadable request: ${connectError.rawMessage}`);
-      this.end(Code.InvalidArgument, "invalid-request", `unreadable request: ${connectError.rawMessage}`);
     }
   }
 }

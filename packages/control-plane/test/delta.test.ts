@@ -60,16 +60,22 @@ describe("delta ADS", () => {
     expect(names(await d.next())).toEqual(["missing"]);
   });
 
-  test("subscriptions change incrementally, whatever the nonce", async () => {
+  test("subscriptions change incrementally, whatever the nonce; a change waits for the ACK of the response before", async () => {
+    // Steps: subscribe to e1 and get it; subscribe to e2 with no nonce: taken at once, but its response waits for the
+    // client's ACK of the first one; that ACK (which also unsubscribes e1) lets it out; a change to e1 sends nothing.
     server.setResources([endpoints("e1"), endpoints("e2")]);
     const d = h.delta();
     await d.send({ node: { id: "n" }, typeUrl: EDS_TYPE_URL, resourceNamesSubscribe: ["e1"] });
     const first = await d.next();
-    // No nonce at all: still a subscription.
     await d.send({ typeUrl: EDS_TYPE_URL, resourceNamesSubscribe: ["e2"] });
-    expect(names(await d.next())).toEqual(["e2"]);
-    await d.send({ typeUrl: EDS_TYPE_URL, responseNonce: first.nonce, resourceNamesUnsubscribe: ["e1"] });
     await d.none();
+    expect(newestStream(server).types[0]).toMatchObject({
+      resourceNames: ["e1", "e2"],
+      waitingFor: "ack",
+      pending: true,
+    });
+    await d.send({ typeUrl: EDS_TYPE_URL, responseNonce: first.nonce, resourceNamesUnsubscribe: ["e1"] });
+    expect(names(await d.next())).toEqual(["e2"]);
     server.setResource(endpoints("e1", 99));
     await d.none();
     expect(newestStream(server).types[0]?.resourceNames).toEqual(["e2"]);

@@ -91,7 +91,7 @@ describe("the resource API", () => {
     expect(server.resourceNames(typeUrl)).toEqual(["d"]);
     await using custom = await createManagementServer({ typeRegistry: createRegistry(DurationSchema) });
     custom.setResource(duration, { name: "d" });
-    expect(custom.getResource(typeUrl, "d")).toBe(duration);
+    expect(custom.getResource(typeUrl, "d")).toEqual(duration);
   });
 });
 

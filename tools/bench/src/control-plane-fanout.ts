@@ -1,13 +1,19 @@
-// @xdskit/control-plane fan-out: 10,000 clusters to 100 concurrent ADS streams.
+// @xdskit/control-plane fan-out: 10,000 clusters to 100 and to 1,000 concurrent ADS streams, SotW and delta.
 //
-// Steps: (1) the top level runs each server kind in a process of its own (this file with `--server <kind>`), which
-// forks the clients (this file with `--child`), so the RSS measured is the server's alone; (2) the clients, grpc-js
-// channels as grpc-js-xds uses them (one HTTP/2 connection each, messages decoded with protobuf-es), open 100 SotW
-// streams, each a wildcard CDS subscription from its own node, and report when every stream holds the full response
-// of 10,000 clusters (then ACK it); (3) one cluster changes, and the clients report when every stream has the new
-// full state (LDS/CDS responses always carry every resource); (4) the same against a baseline measured in the same
-// run: a grpc-js server writing one pre-encoded response to every stream, with no xDS logic (the transport floor).
-// Ratios are control plane / baseline. Server RSS is sampled every 10 ms. Not a test: nothing asserts on time.
+// Steps, for each scenario (protocol x streams): (1) the top level runs each server kind in a process of its own (this
+// file with `--server <kind> <protocol> <streams>`), which forks the clients (this file with `--child`), so the RSS
+// measured is the server's alone; (2) the clients, grpc-js channels as grpc-js-xds uses them (one HTTP/2 connection
+// each), open the streams, each a wildcard CDS subscription from its own node, and report when every stream holds
+// the full state of 10,000 clusters (each then ACKs it); (3) one cluster changes, and the clients report when every
+// stream has the change (SotW: the new full state, LDS/CDS responses carry every resource; delta: the one cluster);
+// (4) the same against a baseline measured in the same run: a grpc-js server writing one pre-encoded response to
+// every stream, with no xDS logic (the transport floor). Ratios are control plane / baseline. Server RSS is sampled
+// every 10 ms; heap is read at the end as it is, then after a forced GC. Not a test: nothing asserts on time.
+//
+// The clients read only the top-level fields of each response (count of `resources`, nonce): they cost the same
+// for both servers, and a full decode of 1,000 x 10,000 clusters in one client process would measure the clients.
+//
+//   node tools/bench/dist/control-plane-fanout.js [sotw|delta] [streams...]   (default: both protocols, 100 and 1000)
 import { type ChildProcess, execFileSync, fork } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
@@ -17,22 +23,30 @@ import * as grpc from "@grpc/grpc-js";
 import { buildCluster, CDS_TYPE_URL, createManagementServer } from "@xdskit/control-plane";
 import { ClusterSchema } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
 import {
-  type DiscoveryRequest,
+  DeltaDiscoveryRequestSchema,
+  DeltaDiscoveryResponseSchema,
   DiscoveryRequestSchema,
-  type DiscoveryResponse,
   DiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { int, printTable, ratio } from "./lib/table.js";
 
-const ADS_PATH = "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources";
+const SERVICE = "/envoy.service.discovery.v3.AggregatedDiscoveryService";
+const PATHS = { sotw: `${SERVICE}/StreamAggregatedResources`, delta: `${SERVICE}/DeltaAggregatedResources` };
 const CLUSTERS = 10_000;
-const STREAMS = 100;
-const TIMEOUT_MS = 120_000;
+const TIMEOUT_MS = 300_000;
+
+type Protocol = "sotw" | "delta";
+type ServerKind = "control-plane" | "baseline";
+
+interface Scenario {
+  readonly protocol: Protocol;
+  readonly streams: number;
+}
 
 // --- messages between the processes ------------------------------------------------------------------------------
 
 type ToChild =
-  | { readonly type: "connect"; readonly address: string }
+  | { readonly type: "connect"; readonly address: string; readonly scenario: Scenario }
   | { readonly type: "expect-update" }
   | { readonly type: "exit" };
 
@@ -45,41 +59,80 @@ type ToParent =
 
 // --- the clients (child process) ---------------------------------------------------------------------------------
 
-interface ClientStream {
-  readonly close: () => void;
-  /** Resolves with the next response that carries every cluster. */
-  nextFull(): Promise<DiscoveryResponse>;
+/** The top-level fields the clients need: how many `resources` (field 2), and the nonce (field 5). */
+function scanResponse(bytes: Buffer): { resources: number; nonce: string } {
+  let pos = 0;
+  let resources = 0;
+  let nonce = "";
+  const varint = (): number => {
+    let value = 0;
+    for (let shift = 0; ; shift += 7) {
+      const byte = bytes[pos++] as number;
+      value += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) return value;
+    }
+  };
+  while (pos < bytes.length) {
+    const tag = varint();
+    if ((tag & 7) === 0) {
+      varint();
+      continue;
+    }
+    const length = varint();
+    if (tag >>> 3 === 2) resources++;
+    else if (tag >>> 3 === 5) nonce = bytes.toString("utf8", pos, pos + length);
+    pos += length;
+  }
+  return { resources, nonce };
 }
 
-const serializeRequest = (request: DiscoveryRequest): Buffer => Buffer.from(toBinary(DiscoveryRequestSchema, request));
-const deserializeResponse = (bytes: Buffer): DiscoveryResponse => fromBinary(DiscoveryResponseSchema, bytes);
+interface ClientStream {
+  readonly close: () => void;
+  /** Resolves with the next response carrying `count` resources (the full state, or the change). */
+  next(count: number): Promise<void>;
+}
 
-function openStream(address: string, index: number): ClientStream {
+function openStream(address: string, protocol: Protocol, index: number): ClientStream {
   // A local subchannel pool: each client its own connection, as separate processes would have.
   const client = new grpc.Client(address, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 });
-  const call = client.makeBidiStreamRequest(ADS_PATH, serializeRequest, deserializeResponse);
-  const waiting: ((response: DiscoveryResponse) => void)[] = [];
-  call.on("data", (response: DiscoveryResponse) => {
-    if (response.resources.length !== CLUSTERS) return;
-    waiting.shift()?.(response);
-    call.write(
-      create(DiscoveryRequestSchema, {
-        typeUrl: CDS_TYPE_URL,
-        versionInfo: response.versionInfo,
-        responseNonce: response.nonce,
-      }),
+  const identity = (bytes: Buffer): Buffer => bytes;
+  const call = client.makeBidiStreamRequest(PATHS[protocol], identity, identity);
+  const request = (nonce: string): Buffer =>
+    Buffer.from(
+      protocol === "sotw"
+        ? toBinary(
+            DiscoveryRequestSchema,
+            create(DiscoveryRequestSchema, {
+              ...(nonce ? {} : { node: { id: `bench-client-${index}` } }),
+              typeUrl: CDS_TYPE_URL,
+              responseNonce: nonce,
+            }),
+          )
+        : toBinary(
+            DeltaDiscoveryRequestSchema,
+            create(DeltaDiscoveryRequestSchema, {
+              ...(nonce ? {} : { node: { id: `bench-client-${index}` } }),
+              typeUrl: CDS_TYPE_URL,
+              responseNonce: nonce,
+            }),
+          ),
     );
+  const waiting: { count: number; resolve: () => void }[] = [];
+  call.on("data", (bytes: Buffer) => {
+    const { resources, nonce } = scanResponse(bytes);
+    call.write(request(nonce));
+    if (waiting[0]?.count === resources) waiting.shift()?.resolve();
   });
   call.on("error", () => {
     // Cancelled at the end.
   });
-  call.write(create(DiscoveryRequestSchema, { node: { id: `bench-client-${index}` }, typeUrl: CDS_TYPE_URL }));
+  call.write(request(""));
   return {
     close: () => {
       call.cancel();
       client.close();
     },
-    nextFull: () => new Promise((resolve) => waiting.push(resolve)),
+    next: (count) => new Promise((resolve) => waiting.push({ count, resolve })),
   };
 }
 
@@ -88,19 +141,21 @@ async function runChild(): Promise<void> {
     process.send?.(message);
   };
   let streams: ClientStream[] = [];
+  let protocol: Protocol = "sotw";
   process.on("message", async (message: ToChild) => {
     try {
       if (message.type === "connect") {
-        for (const stream of streams) stream.close();
+        protocol = message.scenario.protocol;
         const start = performance.now();
-        streams = Array.from({ length: STREAMS }, (_, i) => openStream(message.address, i));
-        const times = await Promise.all(streams.map((s) => s.nextFull().then(() => performance.now() - start)));
+        streams = Array.from({ length: message.scenario.streams }, (_, i) => openStream(message.address, protocol, i));
+        const times = await Promise.all(streams.map((s) => s.next(CLUSTERS).then(() => performance.now() - start)));
         times.sort((a, b) => a - b);
         send({ type: "connected", slowestMs: times.at(-1) ?? 0, medianMs: times[times.length >> 1] ?? 0 });
       } else if (message.type === "expect-update") {
         const start = performance.now();
-        // Every stream holds the full state and ACKed it: its next full response is the update.
-        const pending = Promise.all(streams.map((s) => s.nextFull().then(() => performance.now() - start)));
+        // Every stream holds the full state and ACKed it: its next response is the update.
+        const count = protocol === "sotw" ? CLUSTERS : 1;
+        const pending = Promise.all(streams.map((s) => s.next(count).then(() => performance.now() - start)));
         send({ type: "armed" });
         const times = await pending;
         send({ type: "updated", slowestMs: Math.max(...times) });
@@ -115,7 +170,7 @@ async function runChild(): Promise<void> {
   send({ type: "ready" });
 }
 
-// --- the servers (parent process) --------------------------------------------------------------------------------
+// --- the servers (server process) --------------------------------------------------------------------------------
 
 interface ServerUnderTest {
   /** `host:port` */
@@ -144,40 +199,61 @@ async function startControlPlane(): Promise<ServerUnderTest> {
 }
 
 /** The transport floor: a grpc-js server writing one pre-encoded response to every stream, no xDS logic. */
-async function startBaseline(): Promise<ServerUnderTest> {
+async function startBaseline(protocol: Protocol): Promise<ServerUnderTest> {
+  const resources = (changed: boolean, only?: number) =>
+    clusters(changed)
+      .filter((_, i) => only === undefined || i === only)
+      .map((cluster, i) =>
+        protocol === "sotw"
+          ? anyPack(ClusterSchema, cluster)
+          : { name: cluster.name, version: String(i), resource: anyPack(ClusterSchema, cluster) },
+      );
   const encoded = (version: string, changed: boolean): Buffer =>
     Buffer.from(
-      toBinary(
-        DiscoveryResponseSchema,
-        create(DiscoveryResponseSchema, {
-          typeUrl: CDS_TYPE_URL,
-          versionInfo: version,
-          nonce: version,
-          resources: clusters(changed).map((c) => anyPack(ClusterSchema, c)),
-        }),
-      ),
+      protocol === "sotw"
+        ? toBinary(
+            DiscoveryResponseSchema,
+            create(DiscoveryResponseSchema, {
+              typeUrl: CDS_TYPE_URL,
+              versionInfo: version,
+              nonce: version,
+              resources: resources(changed) as never,
+            }),
+          )
+        : toBinary(
+            DeltaDiscoveryResponseSchema,
+            create(DeltaDiscoveryResponseSchema, {
+              typeUrl: CDS_TYPE_URL,
+              systemVersionInfo: version,
+              nonce: version,
+              resources: resources(changed, changed ? 0 : undefined) as never,
+            }),
+          ),
     );
   const first = encoded("1", false);
   const second = encoded("2", true);
   const calls = new Set<grpc.ServerDuplexStream<Buffer, Buffer>>();
   const identity = (bytes: Buffer): Buffer => bytes;
+  const decodeRequest = (bytes: Buffer): { responseNonce: string } =>
+    protocol === "sotw" ? fromBinary(DiscoveryRequestSchema, bytes) : fromBinary(DeltaDiscoveryRequestSchema, bytes);
+  const method = protocol === "sotw" ? "StreamAggregatedResources" : "DeltaAggregatedResources";
   const server = new grpc.Server();
   server.addService(
     {
-      StreamAggregatedResources: {
-        path: ADS_PATH,
+      [method]: {
+        path: PATHS[protocol],
         requestStream: true,
         responseStream: true,
         requestSerialize: identity,
-        requestDeserialize: (bytes: Buffer) => fromBinary(DiscoveryRequestSchema, bytes),
+        requestDeserialize: decodeRequest,
         responseSerialize: identity,
         responseDeserialize: identity,
       },
     },
     {
-      StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, Buffer>) => {
+      [method]: (call: grpc.ServerDuplexStream<{ responseNonce: string }, Buffer>) => {
         calls.add(call as unknown as grpc.ServerDuplexStream<Buffer, Buffer>);
-        call.on("data", (request: DiscoveryRequest) => {
+        call.on("data", (request: { responseNonce: string }) => {
           if (request.responseNonce === "") call.write(first);
         });
         call.on("error", () => {});
@@ -202,8 +278,6 @@ async function startBaseline(): Promise<ServerUnderTest> {
       }),
   };
 }
-
-// --- the run (parent process) ------------------------------------------------------------------------------------
 
 class ChildClients {
   readonly #child: ChildProcess;
@@ -259,9 +333,14 @@ interface Measured {
   readonly idleRss: number;
   readonly peakRss: number;
   readonly heapUsed: number;
+  readonly heapAfterGc: number;
 }
 
-async function measure(start: () => Promise<ServerUnderTest>, clients: ChildClients): Promise<Measured> {
+async function measure(
+  start: () => Promise<ServerUnderTest>,
+  clients: ChildClients,
+  scenario: Scenario,
+): Promise<Measured> {
   globalThis.gc?.();
   const setupStart = performance.now();
   const server = await start();
@@ -269,10 +348,10 @@ async function measure(start: () => Promise<ServerUnderTest>, clients: ChildClie
   const idleRss = process.memoryUsage.rss();
   try {
     const { result, peakRss } = await withPeakRss(async () => {
-      clients.send({ type: "connect", address: server.address });
+      clients.send({ type: "connect", address: server.address, scenario });
       const connected = await clients.next("connected");
       // Let the ACKs land before the update.
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await new Promise((resolve) => setTimeout(resolve, 500));
       clients.send({ type: "expect-update" });
       await clients.next("armed");
       const updated = clients.next("updated");
@@ -281,6 +360,8 @@ async function measure(start: () => Promise<ServerUnderTest>, clients: ChildClie
       await updated;
       return { connected, updateMs: performance.now() - updateStart };
     });
+    const heapUsed = process.memoryUsage().heapUsed;
+    globalThis.gc?.();
     return {
       setupMs,
       initialMs: result.connected.slowestMs,
@@ -288,25 +369,35 @@ async function measure(start: () => Promise<ServerUnderTest>, clients: ChildClie
       updateMs: result.updateMs,
       idleRss,
       peakRss,
-      heapUsed: process.memoryUsage().heapUsed,
+      heapUsed,
+      heapAfterGc: process.memoryUsage().heapUsed,
     };
   } finally {
     await server.close();
   }
 }
 
-/** One server kind, in this process (started by the top level with `--server <kind>`): prints its result as JSON. */
-async function runServer(kind: ServerKind): Promise<void> {
+/** One server kind, in this process (started by the top level with `--server`): prints its result as JSON. */
+async function runServer(kind: ServerKind, scenario: Scenario): Promise<void> {
   const clients = new ChildClients();
   await clients.next("ready");
-  const result = await measure(kind === "control-plane" ? startControlPlane : startBaseline, clients);
+  const start = kind === "control-plane" ? startControlPlane : () => startBaseline(scenario.protocol);
+  const result = await measure(start, clients, scenario);
   clients.send({ type: "exit" });
   process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);
   process.exit(0);
 }
 
-function runKind(kind: ServerKind): Measured {
-  const output = execFileSync(process.execPath, ["--expose-gc", fileURLToPath(import.meta.url), "--server", kind], {
+function runKind(kind: ServerKind, scenario: Scenario): Measured {
+  const args = [
+    "--expose-gc",
+    fileURLToPath(import.meta.url),
+    "--server",
+    kind,
+    scenario.protocol,
+    String(scenario.streams),
+  ];
+  const output = execFileSync(process.execPath, args, {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
     timeout: TIMEOUT_MS * 3,
@@ -316,9 +407,9 @@ function runKind(kind: ServerKind): Measured {
   return JSON.parse(line.slice(RESULT_PREFIX.length)) as Measured;
 }
 
-function runTop(): void {
-  const controlPlane = runKind("control-plane");
-  const baseline = runKind("baseline");
+function runScenario(scenario: Scenario): void {
+  const controlPlane = runKind("control-plane", scenario);
+  const baseline = runKind("baseline", scenario);
   const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
   const ms = (value: number): string => `${int(value)} ms`;
   const row = (label: string, a: number, b: number, format: (n: number) => string): string[] => [
@@ -327,25 +418,40 @@ function runTop(): void {
     format(b),
     ratio(a / b),
   ];
+  const change = scenario.protocol === "sotw" ? "the new full CDS" : "the changed cluster";
   printTable(
-    `control plane fan-out: ${int(CLUSTERS)} clusters to ${STREAMS} streams (${STREAMS} HTTP/2 connections; server and clients in separate processes)`,
+    `control plane fan-out, ${scenario.protocol === "sotw" ? "SotW" : "delta"}: ${int(CLUSTERS)} clusters to ${int(scenario.streams)} streams (${int(scenario.streams)} HTTP/2 connections; server and clients in separate processes)`,
     ["step", "@xdskit/control-plane", "baseline: grpc-js, one pre-encoded response", "ratio"],
     [
       row("setup: build and load the 10k clusters", controlPlane.setupMs, baseline.setupMs, ms),
       row("every stream has the full CDS (slowest)", controlPlane.initialMs, baseline.initialMs, ms),
       row("  (median stream)", controlPlane.initialMedianMs, baseline.initialMedianMs, ms),
-      row("1 cluster changes: every stream has the new full CDS", controlPlane.updateMs, baseline.updateMs, ms),
+      row(`1 cluster changes: every stream has ${change}`, controlPlane.updateMs, baseline.updateMs, ms),
       row("server RSS after setup", controlPlane.idleRss, baseline.idleRss, mb),
       row("server RSS peak", controlPlane.peakRss, baseline.peakRss, mb),
       row("server heap used at the end", controlPlane.heapUsed, baseline.heapUsed, mb),
+      row("  (after a forced GC)", controlPlane.heapAfterGc, baseline.heapAfterGc, mb),
     ],
   );
 }
 
+function runTop(): void {
+  const args = process.argv.slice(2);
+  const protocols = args.filter((a): a is Protocol => a === "sotw" || a === "delta");
+  const counts = args.map(Number).filter((n) => Number.isInteger(n) && n > 0);
+  for (const protocol of protocols.length > 0 ? protocols : (["sotw", "delta"] as const)) {
+    for (const streams of counts.length > 0 ? counts : [100, 1000]) runScenario({ protocol, streams });
+  }
+}
+
 const RESULT_PREFIX = "RESULT ";
-type ServerKind = "control-plane" | "baseline";
 
 const serverArg = process.argv.indexOf("--server");
 if (process.argv.includes("--child")) await runChild();
-else if (serverArg > 0) await runServer(process.argv[serverArg + 1] === "baseline" ? "baseline" : "control-plane");
-else runTop();
+else if (serverArg > 0) {
+  const [kind, protocol, streams] = process.argv.slice(serverArg + 1);
+  await runServer(kind === "baseline" ? "baseline" : "control-plane", {
+    protocol: protocol === "delta" ? "delta" : "sotw",
+    streams: Number(streams),
+  });
+} else runTop();

@@ -1,0 +1,98 @@
+// The shared body of a response plus a stream's nonce must be exactly what protobuf-es writes for the whole message:
+// checked over arbitrary SotW and delta responses, byte for byte, and by decoding the bytes back.
+import { create, equals, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { AnySchema } from "@bufbuild/protobuf/wkt";
+import {
+  type DeltaDiscoveryResponse,
+  DeltaDiscoveryResponseSchema,
+  type DiscoveryResponse,
+  DiscoveryResponseSchema,
+} from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import fc from "fast-check";
+import { expect, test } from "vitest";
+import { encodeBody, withNonce } from "./encoded-response.js";
+
+const text = fc.string({ unit: "grapheme", maxLength: 12 });
+const any = fc
+  .record({ typeUrl: text, value: fc.uint8Array({ maxLength: 24 }) })
+  .map((init) => create(AnySchema, init));
+const resourceError = fc.record({
+  resourceName: fc.record({ name: text }),
+  errorDetail: fc.record({ code: fc.integer({ min: 0, max: 16 }), message: text }),
+});
+/** Nonces as this server makes them (decimal counters, written by a fast path) and any others. */
+const nonce = fc.oneof(fc.nat().map(String), fc.bigInt({ min: 0n, max: 10n ** 130n }).map(String), text);
+const controlPlane = fc.option(fc.record({ identifier: text }), { nil: undefined });
+
+const sotwResponse: fc.Arbitrary<DiscoveryResponse> = fc
+  .record({
+    versionInfo: text,
+    resources: fc.array(any, { maxLength: 5 }),
+    canary: fc.boolean(),
+    typeUrl: text,
+    nonce: text,
+    controlPlane,
+    resourceErrors: fc.array(resourceError, { maxLength: 3 }),
+  })
+  .map(({ controlPlane: cp, ...init }) =>
+    create(DiscoveryResponseSchema, { ...init, ...(cp ? { controlPlane: cp } : {}) }),
+  );
+
+const deltaResponse: fc.Arbitrary<DeltaDiscoveryResponse> = fc
+  .record({
+    systemVersionInfo: text,
+    resources: fc.array(
+      fc.record({ name: text, version: text, aliases: fc.array(text, { maxLength: 2 }), resource: any }),
+      { maxLength: 5 },
+    ),
+    typeUrl: text,
+    removedResources: fc.array(text, { maxLength: 3 }),
+    removedResourceNames: fc.array(fc.record({ name: text }), { maxLength: 2 }),
+    nonce: text,
+    controlPlane,
+    resourceErrors: fc.array(resourceError, { maxLength: 3 }),
+  })
+  .map(({ controlPlane: cp, ...init }) =>
+    create(DeltaDiscoveryResponseSchema, { ...init, ...(cp ? { controlPlane: cp } : {}) }),
+  );
+
+function joined(parts: readonly Uint8Array[]): Uint8Array {
+  return Uint8Array.from(parts.flatMap((part) => [...part]));
+}
+
+test("a SotW body around a nonce is byte for byte toBinary of the whole response", () => {
+  fc.assert(
+    fc.property(sotwResponse, nonce, (message, nonce) => {
+      const whole = { ...message, nonce };
+      const wire = withNonce(encodeBody(DiscoveryResponseSchema, message), nonce);
+      const bytes = joined(wire.parts);
+      expect(wire.size).toBe(bytes.length);
+      expect(bytes).toEqual(toBinary(DiscoveryResponseSchema, whole));
+      expect(equals(DiscoveryResponseSchema, fromBinary(DiscoveryResponseSchema, bytes), whole)).toBe(true);
+    }),
+  );
+});
+
+test("a delta body around a nonce is byte for byte toBinary of the whole response", () => {
+  fc.assert(
+    fc.property(deltaResponse, nonce, (message, nonce) => {
+      const whole = { ...message, nonce };
+      const wire = withNonce(encodeBody(DeltaDiscoveryResponseSchema, message), nonce);
+      const bytes = joined(wire.parts);
+      expect(wire.size).toBe(bytes.length);
+      expect(bytes).toEqual(toBinary(DeltaDiscoveryResponseSchema, whole));
+      expect(equals(DeltaDiscoveryResponseSchema, fromBinary(DeltaDiscoveryResponseSchema, bytes), whole)).toBe(true);
+    }),
+  );
+});
+
+test("one body serves every nonce: only the nonce field differs", () => {
+  fc.assert(
+    fc.property(sotwResponse, fc.uniqueArray(nonce, { minLength: 2, maxLength: 4 }), (message, nonces) => {
+      const body = encodeBody(DiscoveryResponseSchema, message);
+      for (const nonce of nonces) {
+        expect(joined(withNonce(body, nonce).parts)).toEqual(toBinary(DiscoveryResponseSchema, { ...message, nonce }));
+      }
+    }),
+  );
+});

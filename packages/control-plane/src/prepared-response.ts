@@ -1,0 +1,92 @@
+import { create, type MessageShape } from "@bufbuild/protobuf";
+import { type Any, anyPack } from "@bufbuild/protobuf/wkt";
+import {
+  type DeltaDiscoveryResponse,
+  type DeltaDiscoveryResponseSchema,
+  type DiscoveryResponse,
+  type DiscoveryResponseSchema,
+  type Resource,
+  type ResourceError,
+  ResourceErrorSchema,
+  ResourceSchema,
+} from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { type EncodedBody, encodeBody } from "./encoded-response.js";
+import type { ErrorEntry, ResourceEntry } from "./resource-set.js";
+
+/** What a response says, short of the nonce: the message and the names its hook event lists. */
+export interface ResponseParts {
+  readonly typeUrl: string;
+  readonly versionInfo: string;
+  readonly resourceNames: readonly string[];
+  readonly errorNames: readonly string[];
+  /** Delta only: `removed_resources`. */
+  readonly removedNames: readonly string[];
+  /** The response (its nonce empty unless injected), as hooks report it. */
+  readonly message: DiscoveryResponse | DeltaDiscoveryResponse;
+}
+
+/**
+ * A response built once for every stream that sends it: the message and its bytes are made on first use. The bulk
+ * of the bytes (the head, with the resources) is held weakly: the writes of a fan-out keep it alive while they wait
+ * for the connections, and a stream that comes after they are all gone encodes it again. An idle server keeps no
+ * encoded responses.
+ */
+export interface PreparedResponse extends ResponseParts {
+  readonly body: EncodedBody;
+}
+
+type ResponseSchema = typeof DiscoveryResponseSchema | typeof DeltaDiscoveryResponseSchema;
+
+export function prepareResponse<S extends ResponseSchema>(
+  schema: S,
+  parts: Omit<ResponseParts, "message">,
+  build: () => MessageShape<S>,
+): PreparedResponse {
+  let message: MessageShape<S> | undefined;
+  let head: WeakRef<Uint8Array> | undefined;
+  let tail: Uint8Array | undefined;
+  return {
+    ...parts,
+    get message() {
+      message ??= build();
+      return message;
+    },
+    get body() {
+      const bytes = head?.deref();
+      if (bytes && tail) return { head: bytes, tail };
+      const encoded = encodeBody(schema, this.message as MessageShape<S>);
+      head = new WeakRef(encoded.head);
+      tail = encoded.tail;
+      return encoded;
+    },
+  };
+}
+
+/** TP3 errors as both responses carry them. */
+export function toResourceErrors(errors: readonly ErrorEntry[]): ResourceError[] {
+  return errors.map((e) => create(ResourceErrorSchema, { resourceName: { name: e.name }, errorDetail: e.status }));
+}
+
+const wrappedAnys = new WeakMap<ResourceEntry, Any>();
+const deltaResources = new WeakMap<ResourceEntry, Resource>();
+
+/** The Any to put in a SotW response: the packed message, or it wrapped in `Resource`. One per entry. */
+export function anyFor(entry: ResourceEntry, wrapResources: boolean): Any {
+  if (!(entry.wrap ?? wrapResources)) return entry.any;
+  let wrapped = wrappedAnys.get(entry);
+  if (!wrapped) {
+    wrapped = anyPack(ResourceSchema, resourceFor(entry));
+    wrappedAnys.set(entry, wrapped);
+  }
+  return wrapped;
+}
+
+/** The entry wrapped in `Resource` with its name and version (delta, and wrapped SotW resources). One per entry. */
+export function resourceFor(entry: ResourceEntry): Resource {
+  let resource = deltaResources.get(entry);
+  if (!resource) {
+    resource = create(ResourceSchema, { name: entry.name, version: String(entry.version), resource: entry.any });
+    deltaResources.set(entry, resource);
+  }
+  return resource;
+}
