@@ -1,18 +1,20 @@
 // A78's xDS client instruments: names, units and label keys as gRPC registers them; descriptions in our words.
 
-/** The five A78 instrument names. */
+/** The five A78 instrument names, and xdskit's count of ambiguous TP2 variant matches. */
 export const XdsInstrumentName = {
   connected: "grpc.xds_client.connected",
   serverFailure: "grpc.xds_client.server_failure",
   resourceUpdatesValid: "grpc.xds_client.resource_updates_valid",
   resourceUpdatesInvalid: "grpc.xds_client.resource_updates_invalid",
   resources: "grpc.xds_client.resources",
+  resourceVariantsAmbiguous: "grpc.xds_client.resource_variants_ambiguous",
 } as const;
 
 export type XdsCounterInstrument =
   | typeof XdsInstrumentName.serverFailure
   | typeof XdsInstrumentName.resourceUpdatesValid
-  | typeof XdsInstrumentName.resourceUpdatesInvalid;
+  | typeof XdsInstrumentName.resourceUpdatesInvalid
+  | typeof XdsInstrumentName.resourceVariantsAmbiguous;
 export type XdsGaugeInstrument = typeof XdsInstrumentName.connected | typeof XdsInstrumentName.resources;
 
 export interface InstrumentSpec {
@@ -40,6 +42,13 @@ export const COUNTERS: Readonly<Record<XdsCounterInstrument, InstrumentSpec>> = 
     unit: "{resource}",
     labels: ["grpc.target", "grpc.xds.server", "grpc.xds.resource_type"],
   },
+  [XdsInstrumentName.resourceVariantsAmbiguous]: {
+    description:
+      "EXPERIMENTAL (xdskit, not A78). Subscriptions that several TP2 variants of one resource matched; the client " +
+      "used the most specific one.",
+    unit: "{resource}",
+    labels: ["grpc.target", "grpc.xds.server", "grpc.xds.resource_type"],
+  },
 };
 
 export const GAUGES: Readonly<Record<XdsGaugeInstrument, InstrumentSpec>> = {
@@ -53,6 +62,7 @@ export const GAUGES: Readonly<Record<XdsGaugeInstrument, InstrumentSpec>> = {
   [XdsInstrumentName.resources]: {
     description: "EXPERIMENTAL. xDS resources in the client's cache, by authority, type and cache state.",
     unit: "{resource}",
+    /** Plus `grpc.xds.dynamic_parameters` on subscriptions with TP2 parameters (xdskit, not A78). */
     labels: ["grpc.target", "grpc.xds.authority", "grpc.xds.resource_type", "grpc.xds.cache_state"],
   },
 };

@@ -94,9 +94,8 @@ describe("OpenTelemetry recorder with a real client and control plane", () => {
     expect(results).toEqual([true, false]);
 
     const metrics = await collect();
-    // A78 spells the type "envoy.config.listener.v3.Listener"; the client passes its type URL today. The recorder
-    // forwards whichever it gets.
-    const LISTENER = expect.stringMatching(/(^|\/)envoy\.config\.listener\.v3\.Listener$/);
+    // A78 spells the type without the type URL's prefix.
+    const LISTENER = "envoy.config.listener.v3.Listener";
     const byType = { ...server_(), "grpc.xds.resource_type": LISTENER };
     expect(points(metrics.get("grpc.xds_client.resource_updates_valid"))).toEqual([{ labels: byType, value: 1 }]);
     expect(points(metrics.get("grpc.xds_client.resource_updates_invalid"))).toEqual([{ labels: byType, value: 1 }]);

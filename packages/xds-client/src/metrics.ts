@@ -18,9 +18,10 @@ export type XdsCounterName =
 export type XdsGaugeName = typeof XdsMetricName.connected | typeof XdsMetricName.resources;
 
 /**
- * Labels as A78 names them: `grpc.target`, `grpc.xds.server`, `grpc.xds.resource_type`, `grpc.xds.authority`,
- * `grpc.xds.cache_state`; and `grpc.xds.dynamic_parameters` on `resources` (the subscription's TP2 parameters,
- * empty for none; docs/decisions.md#variants-in-csds-and-metrics).
+ * Labels as A78 names them: `grpc.target`, `grpc.xds.server`, `grpc.xds.resource_type` (the message type without
+ * the `type.googleapis.com/` prefix, e.g. `envoy.config.listener.v3.Listener`), `grpc.xds.authority`,
+ * `grpc.xds.cache_state`; and, on `resources` for a subscription with TP2 parameters only, the optional
+ * `grpc.xds.dynamic_parameters` (docs/decisions.md#variants-in-csds-and-metrics).
  */
 export type MetricLabels = Readonly<Record<string, string>>;
 
@@ -36,3 +37,8 @@ export interface XdsMetricsRecorder {
 }
 
 export const noopMetrics: XdsMetricsRecorder = { addCounter: () => {} };
+
+/** The A78 `grpc.xds.resource_type` value of a type URL: the message type, without the `type.googleapis.com/` prefix. */
+export function metricResourceType(typeUrl: string): string {
+  return typeUrl.slice(typeUrl.lastIndexOf("/") + 1);
+}

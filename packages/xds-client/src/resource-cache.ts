@@ -10,7 +10,13 @@ import type { Clock } from "./clock.js";
 import type { DecodedResource, DecodedResponse, VariantRef } from "./decoded-response.js";
 import type { XdsFeatures } from "./features.js";
 import type { ScopedLogger } from "./logger.js";
-import { type MetricLabels, type XdsGaugeName, XdsMetricName, type XdsMetricsRecorder } from "./metrics.js";
+import {
+  type MetricLabels,
+  metricResourceType,
+  type XdsGaugeName,
+  XdsMetricName,
+  type XdsMetricsRecorder,
+} from "./metrics.js";
 import { authorityOfName } from "./resource-name.js";
 import { parametersKey, parametersText, ResourceState, type WatcherEntry } from "./resource-state.js";
 import type { XdsError } from "./xds-error.js";
@@ -165,7 +171,7 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
       options.metrics.addCounter(XdsMetricName.resourceVariantsAmbiguous, ambiguous, {
         "grpc.target": options.target,
         "grpc.xds.server": context.server.serverUri,
-        "grpc.xds.resource_type": typeUrl,
+        "grpc.xds.resource_type": metricResourceType(typeUrl),
       });
     }
   }
@@ -263,7 +269,7 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
       const labels = {
         "grpc.target": options.target,
         "grpc.xds.server": server.serverUri,
-        "grpc.xds.resource_type": typeUrl,
+        "grpc.xds.resource_type": metricResourceType(typeUrl),
       };
       if (response.valid > 0) options.metrics.addCounter(XdsMetricName.resourceUpdatesValid, response.valid, labels);
       if (response.invalid > 0) {
@@ -303,9 +309,9 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
             labels: {
               "grpc.target": options.target,
               "grpc.xds.authority": state.authority,
-              "grpc.xds.resource_type": state.typeUrl,
+              "grpc.xds.resource_type": metricResourceType(state.typeUrl),
               "grpc.xds.cache_state": cacheState,
-              "grpc.xds.dynamic_parameters": parameters,
+              ...(parameters === "" ? {} : { "grpc.xds.dynamic_parameters": parameters }),
             },
             n: 1,
           });

@@ -16,6 +16,7 @@ import {
   type TestListener,
   testEndpointsType,
   testListenerType,
+  typeName,
 } from "./support/test-types.js";
 
 const LDS = testListenerType.typeUrl;
@@ -74,7 +75,7 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
       ]);
       expect([...metrics.counters]).toEqual([
         [
-          `grpc.xds_client.resource_updates_valid{grpc.target=#server,grpc.xds.resource_type=${LDS},grpc.xds.server=primary:443}`,
+          `grpc.xds_client.resource_updates_valid{grpc.target=#server,grpc.xds.resource_type=${typeName(LDS)},grpc.xds.server=primary:443}`,
           1,
         ],
       ]);
@@ -82,7 +83,7 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
         new Map([
           ["grpc.xds_client.connected{grpc.target=#server,grpc.xds.server=primary:443}", 1],
           [
-            `grpc.xds_client.resources{grpc.target=#server,grpc.xds.authority=#old,grpc.xds.cache_state=acked,grpc.xds.dynamic_parameters=,grpc.xds.resource_type=${LDS}}`,
+            `grpc.xds_client.resources{grpc.target=#server,grpc.xds.authority=#old,grpc.xds.cache_state=acked,grpc.xds.resource_type=${typeName(LDS)}}`,
             1,
           ],
         ]),
@@ -287,7 +288,9 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
         { name: "A", status: "NACKED", version: "1", hasConfig: true, error: "2|name: starts with bad|time" },
       ]);
       expect(metrics.gauges().get("resources{#old,nacked_but_cached}")).toBe(1);
-      expect(metrics.counter("grpc.xds_client.resource_updates_invalid", { "grpc.xds.resource_type": LDS })).toBe(1);
+      expect(
+        metrics.counter("grpc.xds_client.resource_updates_invalid", { "grpc.xds.resource_type": typeName(LDS) }),
+      ).toBe(1);
     });
 
     it("drops the cached resource on a NACK with fail_on_data_errors", async () => {
@@ -349,7 +352,7 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
         ["badB", "NACKED"],
         ["C", "REQUESTED"],
       ]);
-      const labels = { "grpc.xds.server": "primary:443", "grpc.xds.resource_type": EDS };
+      const labels = { "grpc.xds.server": "primary:443", "grpc.xds.resource_type": typeName(EDS) };
       expect(metrics.counter("grpc.xds_client.resource_updates_valid", labels)).toBe(1);
       expect(metrics.counter("grpc.xds_client.resource_updates_invalid", labels)).toBe(5);
     });

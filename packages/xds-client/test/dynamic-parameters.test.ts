@@ -19,6 +19,7 @@ import {
   type TestListener,
   testEndpointsType,
   testListenerType,
+  typeName,
 } from "./support/test-types.js";
 
 const EDS = testEndpointsType.typeUrl;
@@ -180,7 +181,7 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
       expect(localities(w.take())).toEqual([2]);
       expect([...metrics.counters].filter(([k]) => k.includes("ambiguous"))).toEqual([
         [
-          `grpc.xds_client.resource_variants_ambiguous{grpc.target=#server,grpc.xds.resource_type=${EDS},grpc.xds.server=primary:443}`,
+          `grpc.xds_client.resource_variants_ambiguous{grpc.target=#server,grpc.xds.resource_type=${typeName(EDS)},grpc.xds.server=primary:443}`,
           2,
         ],
       ]);
@@ -266,15 +267,15 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
       const series = [...metrics.gaugeSeries()].filter(([k]) => k.startsWith("grpc.xds_client.resources"));
       expect(series).toEqual([
         [
-          `grpc.xds_client.resources{grpc.target=#server,grpc.xds.authority=#old,grpc.xds.cache_state=acked,grpc.xds.dynamic_parameters=env=prod,grpc.xds.resource_type=${EDS}}`,
+          `grpc.xds_client.resources{grpc.target=#server,grpc.xds.authority=#old,grpc.xds.cache_state=acked,grpc.xds.dynamic_parameters=env=prod,grpc.xds.resource_type=${typeName(EDS)}}`,
           1,
         ],
         [
-          `grpc.xds_client.resources{grpc.target=#server,grpc.xds.authority=#old,grpc.xds.cache_state=requested,grpc.xds.dynamic_parameters=env=test,grpc.xds.resource_type=${EDS}}`,
+          `grpc.xds_client.resources{grpc.target=#server,grpc.xds.authority=#old,grpc.xds.cache_state=requested,grpc.xds.dynamic_parameters=env=test,grpc.xds.resource_type=${typeName(EDS)}}`,
           1,
         ],
         [
-          `grpc.xds_client.resources{grpc.target=#server,grpc.xds.authority=#old,grpc.xds.cache_state=requested,grpc.xds.dynamic_parameters=,grpc.xds.resource_type=${EDS}}`,
+          `grpc.xds_client.resources{grpc.target=#server,grpc.xds.authority=#old,grpc.xds.cache_state=requested,grpc.xds.resource_type=${typeName(EDS)}}`,
           1,
         ],
       ]);

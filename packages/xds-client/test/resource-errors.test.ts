@@ -12,6 +12,7 @@ import {
   type TestListener,
   testEndpointsType,
   testListenerType,
+  typeName,
   wrappedAny as wrapped,
 } from "./support/test-types.js";
 
@@ -76,7 +77,9 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
       expect(csdsRows(t.client)).toEqual([
         { name: "A", status: "RECEIVED_ERROR", version: "", hasConfig: false, error: "1|no such cluster|time" },
       ]);
-      expect(t.metrics.counter("grpc.xds_client.resource_updates_invalid", { "grpc.xds.resource_type": EDS })).toBe(1);
+      expect(
+        t.metrics.counter("grpc.xds_client.resource_updates_invalid", { "grpc.xds.resource_type": typeName(EDS) }),
+      ).toBe(1);
       expect(t.metrics.gauges().get("resources{#old,received_error}")).toBe(1);
     });
 

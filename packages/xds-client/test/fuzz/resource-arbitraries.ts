@@ -32,20 +32,29 @@ const routeArb = (name: string) =>
   fc
     .record({
       cluster: fc.option(nameArb, { nil: undefined }),
-      weights: fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 3 }),
+      weights: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 3 }),
+      // The builder refuses weights gRPC rejects; a zero weight is written into the built message instead, so the
+      // decoders still meet it.
+      zeroWeight: fc.boolean(),
       domains: fc.array(fc.constantFrom("*", "a.example", "*.b", "c.*", ""), { minLength: 0, maxLength: 2 }),
       pathPrefix: fc.constantFrom("", "/", "/svc"),
     })
-    .map(({ cluster, weights, domains, pathPrefix }) =>
-      buildRouteConfiguration({
+    .map(({ cluster, weights, zeroWeight, domains, pathPrefix }) => {
+      const routeConfig = buildRouteConfiguration({
         name,
         domains,
         pathPrefix,
         ...(cluster === undefined
           ? { weightedClusters: weights.map((weight, i) => ({ name: `w${i}`, weight })) }
           : { cluster }),
-      }),
-    );
+      });
+      const action = routeConfig.virtualHosts[0]?.routes[0]?.action;
+      if (zeroWeight && action?.case === "route" && action.value.clusterSpecifier.case === "weightedClusters") {
+        const first = action.value.clusterSpecifier.value.clusters[0];
+        if (first) first.weight = 0;
+      }
+      return routeConfig;
+    });
 
 export const RESOURCE_KINDS: readonly ResourceKind[] = [
   {

@@ -73,3 +73,10 @@ export function endpointsAny(name: string, localities = 1): Any {
 export function wrappedAny(name: string, any: Any): Any {
   return anyPack(ResourceSchema, create(ResourceSchema, { name, resource: any }));
 }
+
+/** A78's `grpc.xds.resource_type` value: the type URL without its `type.googleapis.com/` prefix. */
+export function typeName(typeUrl: string): string {
+  const prefix = "type.googleapis.com/";
+  if (!typeUrl.startsWith(prefix)) throw new Error(`not a type URL: ${typeUrl}`);
+  return typeUrl.slice(prefix.length);
+}
