@@ -18,6 +18,7 @@ export interface PackedPackage {
     readonly exports?: unknown;
     readonly bin?: string | Record<string, string>;
     readonly peerDependencies?: Readonly<Record<string, string>>;
+    readonly peerDependenciesMeta?: Readonly<Record<string, { readonly optional?: boolean }>>;
   };
 }
 
@@ -29,6 +30,7 @@ export const THIRD_PARTY_DEPENDENCIES: Readonly<Record<string, string>> = {
   "@bufbuild/protobuf": "^2.7.0",
   "@connectrpc/connect": "^2.1.2",
   "@connectrpc/connect-node": "^2.1.2",
+  "@grpc/grpc-js": "^1.10.0",
   "@opentelemetry/api": "^1.9.0",
   "@opentelemetry/sdk-metrics": "^2.0.0",
   "@types/node": "^20.19.0",
@@ -89,6 +91,25 @@ export function entryPoints(pkg: PackedPackage): string[] {
   return specifiers;
 }
 
+/**
+ * Whether an entry point exists for an optional peer (its declarations import one, e.g. `@xdskit/orca-lrs-bridge/grpc-js`
+ * and `@grpc/grpc-js`): such an entry point is as Node-bound as the peer, so it is type-checked with Node's types only.
+ */
+export function needsOptionalPeer(pkg: PackedPackage, specifier: string): boolean {
+  const optional = Object.entries(pkg.manifest.peerDependenciesMeta ?? {})
+    .filter(([, meta]) => meta.optional === true)
+    .map(([name]) => name);
+  if (optional.length === 0) return false;
+  const exports = pkg.manifest.exports;
+  if (typeof exports !== "object" || exports === null) return false;
+  const subpath = specifier === pkg.name ? "." : `./${specifier.slice(pkg.name.length + 1)}`;
+  const target = (exports as Record<string, unknown>)[subpath];
+  const types = typeof target === "string" ? target : (target as Record<string, string> | undefined)?.types;
+  if (types === undefined) return false;
+  const declarations = readFileSync(join(pkg.dir, types), "utf8");
+  return optional.some((peer) => declarations.includes(`from "${peer}"`) || declarations.includes(`from '${peer}'`));
+}
+
 /** The README examples of every package, each written as its own module under `src/readme/`. */
 export function writeReadmeExamples(project: string, packages: readonly PackedPackage[]): ReadmeBlock[] {
   mkdirSync(join(project, "src", "readme"), { recursive: true });
@@ -123,11 +144,14 @@ export function createProject(project: string, packages: readonly PackedPackage[
       2,
     )}\n`,
   );
-  const specifiers = packages.flatMap(entryPoints);
+  const entries = packages.flatMap((pkg) => entryPoints(pkg).map((specifier) => ({ pkg, specifier })));
+  const entryModule = (list: readonly { specifier: string }[]) =>
+    `${list.map(({ specifier }, i) => `import type * as entry${i} from "${specifier}";`).join("\n")}\n` +
+    `export type EntryPoints = [${list.map((_, i) => `typeof entry${i}`).join(", ")}];\n`;
+  writeFileSync(join(project, "src", "entry-points.ts"), entryModule(entries));
   writeFileSync(
-    join(project, "src", "entry-points.ts"),
-    `${specifiers.map((s, i) => `import type * as entry${i} from "${s}";`).join("\n")}\n` +
-      `export type EntryPoints = [${specifiers.map((_, i) => `typeof entry${i}`).join(", ")}];\n`,
+    join(project, "src", "entry-points-portable.ts"),
+    entryModule(entries.filter(({ pkg, specifier }) => !needsOptionalPeer(pkg, specifier))),
   );
   for (const file of ["compose.ts", "types-only.ts"]) copyFileSync(join(fixtures, file), join(project, "src", file));
   writeFileSync(
@@ -144,14 +168,14 @@ export function createProject(project: string, packages: readonly PackedPackage[
         outDir: "dist",
       },
       include: ["src"],
-      exclude: ["src/types-only.ts"],
+      exclude: ["src/types-only.ts", "src/entry-points-portable.ts"],
     }),
   );
   writeFileSync(
     join(project, "tsconfig.types-only.json"),
     JSON.stringify({
       compilerOptions: { ...COMPILER_OPTIONS, lib: ["es2022", "dom"], types: [], noEmit: true },
-      files: ["src/entry-points.ts", "src/types-only.ts"],
+      files: ["src/entry-points-portable.ts", "src/types-only.ts"],
     }),
   );
 }
