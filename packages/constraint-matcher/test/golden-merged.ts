@@ -85,8 +85,8 @@ export const MATCH_ROWS: readonly MatchRow[] = [
 ];
 
 const MOST_SPECIFIC =
-  "Part 1 item 5: pick the one whose constraints are most specific (most keys constrained by positive `value`/`exists` terms)";
-const TIES = "Part 1 item 5: break ties by the canonical text of the constraints";
+  "docs/decisions.md#ambiguous-variants: pick the one whose constraints are most specific (most keys constrained by positive `value`/`exists` terms)";
+const TIES = "docs/decisions.md#ambiguous-variants: break ties by the canonical text of the constraints";
 const NO_VARIANT =
   "§2.6: There should be a variant for every key value that will be sent. Otherwise the server acts as if the resource does not exist.";
 const DEFAULT = "§2.4: This is how a server gives a default to clients that have not yet started sending a new key.";
@@ -170,8 +170,8 @@ export const CHECK_ROWS: readonly CheckRow[] = [
 ];
 
 const DERIVE =
-  "Part 1 item 2: a `SingleConstraint{key, value}`, alone or inside a top-level `and_constraints`, becomes `key=value`";
-const NOT_PARAMS = "Part 1 item 2: Any other shape (`exists`, `or`, `not`, nesting) cannot be expressed as parameters";
+  "docs/decisions.md#the-dpds-resource: a `SingleConstraint{key, value}`, alone or inside a top-level `and_constraints`, becomes `key=value`";
+const NOT_PARAMS = "docs/decisions.md#the-dpds-resource: any other shape (`exists`, `or`, `not`, nesting) cannot be expressed as parameters";
 
 export const DERIVE_ROWS: readonly DeriveRow[] = [
   { spec: `${DERIVE} (seed DPDS example)`, constraints: "listener_type=direct", expected: { listener_type: "direct" } },

@@ -25,9 +25,9 @@ const allowed: Record<string, string> = {
   "enum value envoy.service.status.v3.ClientConfigStatus.CLIENT_RECEIVED_ERROR (= 4): not found upstream":
     "added by envoy #37818 (2025-01-02), after the snapshot",
   "file envoy/config/dynamic_parameters/v3/dynamic_parameters.proto: no upstream file at this path":
-    "DPDS exists nowhere upstream (envoy PR #17192 was never merged); see protocol.md Part 1 item 2",
+    "DPDS exists nowhere upstream (envoy PR #17192 was never merged); see docs/decisions.md#the-dpds-resource",
   "message envoy.config.dynamic_parameters.v3.DynamicParameterConstraintsMap: not found upstream":
-    "DPDS exists nowhere upstream (envoy PR #17192 was never merged); see protocol.md Part 1 item 2",
+    "DPDS exists nowhere upstream (envoy PR #17192 was never merged); see docs/decisions.md#the-dpds-resource",
 };
 
 describe("proto/ is wire-compatible with upstream", () => {
