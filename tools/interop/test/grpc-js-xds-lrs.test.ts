@@ -3,7 +3,7 @@
 //     b, one backend each), and asks for a report every 250 ms.
 //  2. grpc-js-xds opens StreamLoadStats to the same server, with its node and envoy.lrs.supports_send_all_clusters.
 //  3. Calls spread over both localities; the sink's reports, added up per locality, match the calls each backend
-//     answered, and the latest loads read back per locality.
+//     answered (successes plus calls the client abandoned), and the latest loads read back per locality.
 import * as grpc from "@grpc/grpc-js";
 import * as grpcJsXds from "@grpc/grpc-js-xds";
 import {
@@ -64,7 +64,9 @@ describe("grpc-js-xds load reports into the control plane's LRS sink", () => {
     expect(zoneA.calls).toBeGreaterThan(0);
     expect(zoneB.calls).toBeGreaterThan(0);
 
-    const succeeded = (zone: string) =>
+    // Every call a backend answered is counted once, as a success or, when the client gave up on it first (a
+    // deadline passed on a loaded machine), as an error.
+    const finished = (zone: string) =>
       controlPlane.lrs
         .reports()
         .filter((r) => r.nodeId === NODE_ID)
@@ -72,12 +74,12 @@ describe("grpc-js-xds load reports into the control plane's LRS sink", () => {
         .filter((c) => c.clusterName === "echo-lrs")
         .flatMap((c) => c.upstreamLocalityStats)
         .filter((l) => l.locality?.zone === zone)
-        .reduce((n, l) => n + Number(l.totalSuccessfulRequests), 0);
+        .reduce((n, l) => n + Number(l.totalSuccessfulRequests) + Number(l.totalErrorRequests), 0);
     const deadline = Date.now() + 10_000;
-    while ((succeeded("a") < zoneA.calls || succeeded("b") < zoneB.calls) && Date.now() < deadline) {
+    while ((finished("a") < zoneA.calls || finished("b") < zoneB.calls) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    expect({ a: succeeded("a"), b: succeeded("b") }).toEqual({ a: zoneA.calls, b: zoneB.calls });
+    expect({ a: finished("a"), b: finished("b") }).toEqual({ a: zoneA.calls, b: zoneB.calls });
 
     const report = controlPlane.lrs.reports().find((r) => r.nodeId === NODE_ID);
     expect(report?.node?.clientFeatures).toContain("envoy.lrs.supports_send_all_clusters");
