@@ -5,6 +5,7 @@ import { type Any, anyUnpack } from "@bufbuild/protobuf/wkt";
 import { canonicalText, fromProto } from "@xdskit/constraint-matcher";
 import { xdsRegistry } from "@xdskit/protos";
 import type { Cluster } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
+import type { DynamicParameterConstraintsMap } from "@xdskit/protos/envoy/config/dynamic_parameters/v3/dynamic_parameters_pb";
 import type { ClusterLoadAssignment } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
 import {
   type DeltaDiscoveryResponse,
@@ -51,7 +52,10 @@ function labelOf(resourceName: ResourceName | undefined, name: string): string {
   return `${resourceName?.name ?? name}${text}`;
 }
 
-/** What tells two versions of a resource apart in the tests: a cluster's EDS service name, an assignment's first port. */
+/**
+ * What tells two versions of a resource apart in the tests: a cluster's EDS service name, an assignment's first
+ * port, a DPDS resource's `type=constraints` list.
+ */
 function markerOf(any: Any | undefined): string {
   const message = any && anyUnpack(any, xdsRegistry);
   if (message?.$typeName === "envoy.config.cluster.v3.Cluster")
@@ -60,6 +64,13 @@ function markerOf(any: Any | undefined): string {
     const address = (message as ClusterLoadAssignment).endpoints[0]?.lbEndpoints[0]?.hostIdentifier;
     const socket = address?.case === "endpoint" ? address.value.address?.address : undefined;
     return socket?.case === "socketAddress" ? String(socket.value.portSpecifier.value) : "?";
+  }
+  if (message?.$typeName === "envoy.config.dynamic_parameters.v3.DynamicParameterConstraintsMap") {
+    const map = (message as DynamicParameterConstraintsMap).resourceTypeConstraints;
+    return Object.keys(map)
+      .sort()
+      .map((type) => `${type}=${canonicalText(fromProto(map[type]))}`)
+      .join(";");
   }
   return message?.$typeName ?? "?";
 }
