@@ -97,7 +97,9 @@ describe.each(["GRPC", "DELTA_GRPC"] as ApiType[])("variant choice over %s", (ap
           );
 
           const index = createVariantIndex<string>();
-          variants.forEach((c, i) => index.add(c, `v${i}`));
+          variants.forEach((c, i) => {
+            index.add(c, `v${i}`);
+          });
           const expected = watches.map((w) => index.select(w.p)?.variant.value);
           const got = await Promise.all(watches.map((w) => w.watcher.take(1)));
           expect(got).toEqual(expected.map((v) => [v ? `resource:${v}` : `ambient:${StatusCode.NOT_FOUND}`]));
