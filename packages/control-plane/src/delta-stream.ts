@@ -115,7 +115,7 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscover
   protected injectedParts(message: DeltaDiscoveryResponse) {
     return {
       versionInfo: message.systemVersionInfo,
-      resourceNames: message.resources.map((r) => r.name),
+      resourceNames: message.resources.map((r) => r.resourceName?.name ?? r.name),
       removedNames: message.removedResources,
     };
   }
