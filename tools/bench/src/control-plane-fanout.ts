@@ -14,12 +14,10 @@
 // for both servers, and a full decode of 1,000 x 10,000 clusters in one client process would measure the clients.
 //
 //   node tools/bench/dist/control-plane-fanout.js [sotw|delta] [streams...]   (default: both protocols, 100 and 1000)
-import { type ChildProcess, execFileSync, fork } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { anyPack } from "@bufbuild/protobuf/wkt";
-import * as grpc from "@grpc/grpc-js";
 import { buildCluster, CDS_TYPE_URL, createManagementServer } from "@xdskit/control-plane";
 import { ClusterSchema } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
 import {
@@ -28,14 +26,20 @@ import {
   DiscoveryRequestSchema,
   DiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import {
+  ClientProcess,
+  printResult,
+  runInOwnProcess,
+  scanResponse,
+  serveServerProcess,
+  withPeakRss,
+} from "./lib/processes.js";
+import { type AdsRequest, openRawAdsCall, type Protocol, type RawServerCall, serveRawAds } from "./lib/raw-ads.js";
 import { int, printTable, ratio } from "./lib/table.js";
 
-const SERVICE = "/envoy.service.discovery.v3.AggregatedDiscoveryService";
-const PATHS = { sotw: `${SERVICE}/StreamAggregatedResources`, delta: `${SERVICE}/DeltaAggregatedResources` };
 const CLUSTERS = 10_000;
 const TIMEOUT_MS = 300_000;
 
-type Protocol = "sotw" | "delta";
 type ServerKind = "control-plane" | "baseline";
 
 interface Scenario {
@@ -59,33 +63,6 @@ type ToParent =
 
 // --- the clients (child process) ---------------------------------------------------------------------------------
 
-/** The top-level fields the clients need: how many `resources` (field 2), and the nonce (field 5). */
-function scanResponse(bytes: Buffer): { resources: number; nonce: string } {
-  let pos = 0;
-  let resources = 0;
-  let nonce = "";
-  const varint = (): number => {
-    let value = 0;
-    for (let shift = 0; ; shift += 7) {
-      const byte = bytes[pos++] as number;
-      value += (byte & 0x7f) * 2 ** shift;
-      if (byte < 0x80) return value;
-    }
-  };
-  while (pos < bytes.length) {
-    const tag = varint();
-    if ((tag & 7) === 0) {
-      varint();
-      continue;
-    }
-    const length = varint();
-    if (tag >>> 3 === 2) resources++;
-    else if (tag >>> 3 === 5) nonce = bytes.toString("utf8", pos, pos + length);
-    pos += length;
-  }
-  return { resources, nonce };
-}
-
 interface ClientStream {
   readonly close: () => void;
   /** Resolves with the next response carrying `count` resources (the full state, or the change). */
@@ -93,10 +70,7 @@ interface ClientStream {
 }
 
 function openStream(address: string, protocol: Protocol, index: number): ClientStream {
-  // A local subchannel pool: each client its own connection, as separate processes would have.
-  const client = new grpc.Client(address, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 });
-  const identity = (bytes: Buffer): Buffer => bytes;
-  const call = client.makeBidiStreamRequest(PATHS[protocol], identity, identity);
+  const { call, close } = openRawAdsCall(address, protocol);
   const request = (nonce: string): Buffer =>
     Buffer.from(
       protocol === "sotw"
@@ -123,51 +97,37 @@ function openStream(address: string, protocol: Protocol, index: number): ClientS
     call.write(request(nonce));
     if (waiting[0]?.count === resources) waiting.shift()?.resolve();
   });
-  call.on("error", () => {
-    // Cancelled at the end.
-  });
   call.write(request(""));
   return {
-    close: () => {
-      call.cancel();
-      client.close();
-    },
+    close,
     next: (count) => new Promise((resolve) => waiting.push({ count, resolve })),
   };
 }
 
-async function runChild(): Promise<void> {
-  const send = (message: ToParent): void => {
-    process.send?.(message);
-  };
+function runChild(): void {
   let streams: ClientStream[] = [];
   let protocol: Protocol = "sotw";
-  process.on("message", async (message: ToChild) => {
-    try {
-      if (message.type === "connect") {
-        protocol = message.scenario.protocol;
-        const start = performance.now();
-        streams = Array.from({ length: message.scenario.streams }, (_, i) => openStream(message.address, protocol, i));
-        const times = await Promise.all(streams.map((s) => s.next(CLUSTERS).then(() => performance.now() - start)));
-        times.sort((a, b) => a - b);
-        send({ type: "connected", slowestMs: times.at(-1) ?? 0, medianMs: times[times.length >> 1] ?? 0 });
-      } else if (message.type === "expect-update") {
-        const start = performance.now();
-        // Every stream holds the full state and ACKed it: its next response is the update.
-        const count = protocol === "sotw" ? CLUSTERS : 1;
-        const pending = Promise.all(streams.map((s) => s.next(count).then(() => performance.now() - start)));
-        send({ type: "armed" });
-        const times = await pending;
-        send({ type: "updated", slowestMs: Math.max(...times) });
-      } else {
-        for (const stream of streams) stream.close();
-        setTimeout(() => process.exit(0), 100);
-      }
-    } catch (error) {
-      send({ type: "failed", error: String(error) });
+  serveServerProcess<ToChild, ToParent>(async (message, send) => {
+    if (message.type === "connect") {
+      protocol = message.scenario.protocol;
+      const start = performance.now();
+      streams = Array.from({ length: message.scenario.streams }, (_, i) => openStream(message.address, protocol, i));
+      const times = await Promise.all(streams.map((s) => s.next(CLUSTERS).then(() => performance.now() - start)));
+      times.sort((a, b) => a - b);
+      send({ type: "connected", slowestMs: times.at(-1) ?? 0, medianMs: times[times.length >> 1] ?? 0 });
+    } else if (message.type === "expect-update") {
+      const start = performance.now();
+      // Every stream holds the full state and ACKed it: its next response is the update.
+      const count = protocol === "sotw" ? CLUSTERS : 1;
+      const pending = Promise.all(streams.map((s) => s.next(count).then(() => performance.now() - start)));
+      send({ type: "armed" });
+      const times = await pending;
+      send({ type: "updated", slowestMs: Math.max(...times) });
+    } else {
+      for (const stream of streams) stream.close();
+      setTimeout(() => process.exit(0), 100);
     }
   });
-  send({ type: "ready" });
 }
 
 // --- the servers (server process) --------------------------------------------------------------------------------
@@ -232,97 +192,21 @@ async function startBaseline(protocol: Protocol): Promise<ServerUnderTest> {
     );
   const first = encoded("1", false);
   const second = encoded("2", true);
-  const calls = new Set<grpc.ServerDuplexStream<Buffer, Buffer>>();
-  const identity = (bytes: Buffer): Buffer => bytes;
-  const decodeRequest = (bytes: Buffer): { responseNonce: string } =>
-    protocol === "sotw" ? fromBinary(DiscoveryRequestSchema, bytes) : fromBinary(DeltaDiscoveryRequestSchema, bytes);
-  const method = protocol === "sotw" ? "StreamAggregatedResources" : "DeltaAggregatedResources";
-  const server = new grpc.Server();
-  server.addService(
-    {
-      [method]: {
-        path: PATHS[protocol],
-        requestStream: true,
-        responseStream: true,
-        requestSerialize: identity,
-        requestDeserialize: decodeRequest,
-        responseSerialize: identity,
-        responseDeserialize: identity,
-      },
-    },
-    {
-      [method]: (call: grpc.ServerDuplexStream<{ responseNonce: string }, Buffer>) => {
-        calls.add(call as unknown as grpc.ServerDuplexStream<Buffer, Buffer>);
-        call.on("data", (request: { responseNonce: string }) => {
-          if (request.responseNonce === "") call.write(first);
-        });
-        call.on("error", () => {});
-        call.on("cancelled", () => calls.delete(call as unknown as grpc.ServerDuplexStream<Buffer, Buffer>));
-      },
-    },
-  );
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
+  const calls = new Set<RawServerCall>();
+  const server = await serveRawAds(protocol, (call) => {
+    calls.add(call);
+    call.on("data", (request: AdsRequest) => {
+      if (request.responseNonce === "") call.write(first);
+    });
+    call.on("cancelled", () => calls.delete(call));
+  });
   return {
-    address: `127.0.0.1:${port}`,
+    address: server.address,
     update: () => {
       for (const call of calls) call.write(second);
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.forceShutdown();
-        resolve();
-      }),
+    close: () => server.close(),
   };
-}
-
-class ChildClients {
-  readonly #child: ChildProcess;
-  readonly #waiting: ((message: ToParent) => void)[] = [];
-
-  constructor() {
-    this.#child = fork(fileURLToPath(import.meta.url), ["--child"], { stdio: "inherit" });
-    this.#child.on("message", (message: ToParent) => {
-      if (message.type === "failed") {
-        process.stderr.write(`client process failed: ${message.error}\n`);
-        process.exit(1);
-      }
-      this.#waiting.shift()?.(message);
-    });
-  }
-
-  next<T extends ToParent["type"]>(type: T): Promise<Extract<ToParent, { type: T }>> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for "${type}"`)), TIMEOUT_MS);
-      this.#waiting.push((message) => {
-        clearTimeout(timer);
-        if (message.type === type) resolve(message as Extract<ToParent, { type: T }>);
-        else reject(new Error(`expected "${type}", got "${message.type}"`));
-      });
-    });
-  }
-
-  send(message: ToChild): void {
-    this.#child.send(message);
-  }
-}
-
-/** Peak RSS of this process while `work` runs, sampled every 10 ms. */
-async function withPeakRss<T>(work: () => Promise<T>): Promise<{ result: T; peakRss: number }> {
-  let peakRss = process.memoryUsage.rss();
-  const timer = setInterval(() => {
-    peakRss = Math.max(peakRss, process.memoryUsage.rss());
-  }, 10);
-  try {
-    const result = await work();
-    peakRss = Math.max(peakRss, process.memoryUsage.rss());
-    return { result, peakRss };
-  } finally {
-    clearInterval(timer);
-  }
 }
 
 interface Measured {
@@ -335,6 +219,8 @@ interface Measured {
   readonly heapUsed: number;
   readonly heapAfterGc: number;
 }
+
+type ChildClients = ClientProcess<ToChild, ToParent>;
 
 async function measure(
   start: () => Promise<ServerUnderTest>,
@@ -379,32 +265,18 @@ async function measure(
 
 /** One server kind, in this process (started by the top level with `--server`): prints its result as JSON. */
 async function runServer(kind: ServerKind, scenario: Scenario): Promise<void> {
-  const clients = new ChildClients();
+  const clients: ChildClients = new ClientProcess(fileURLToPath(import.meta.url), TIMEOUT_MS);
   await clients.next("ready");
   const start = kind === "control-plane" ? startControlPlane : () => startBaseline(scenario.protocol);
   const result = await measure(start, clients, scenario);
   clients.send({ type: "exit" });
-  process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);
+  printResult(result);
   process.exit(0);
 }
 
 function runKind(kind: ServerKind, scenario: Scenario): Measured {
-  const args = [
-    "--expose-gc",
-    fileURLToPath(import.meta.url),
-    "--server",
-    kind,
-    scenario.protocol,
-    String(scenario.streams),
-  ];
-  const output = execFileSync(process.execPath, args, {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-    timeout: TIMEOUT_MS * 3,
-  });
-  const line = output.split("\n").find((l) => l.startsWith(RESULT_PREFIX));
-  if (!line) throw new Error(`no result from the ${kind} run:\n${output}`);
-  return JSON.parse(line.slice(RESULT_PREFIX.length)) as Measured;
+  const args = ["--server", kind, scenario.protocol, String(scenario.streams)];
+  return runInOwnProcess<Measured>(fileURLToPath(import.meta.url), args, TIMEOUT_MS * 3);
 }
 
 function runScenario(scenario: Scenario): void {
@@ -444,10 +316,8 @@ function runTop(): void {
   }
 }
 
-const RESULT_PREFIX = "RESULT ";
-
 const serverArg = process.argv.indexOf("--server");
-if (process.argv.includes("--child")) await runChild();
+if (process.argv.includes("--child")) runChild();
 else if (serverArg > 0) {
   const [kind, protocol, streams] = process.argv.slice(serverArg + 1);
   await runServer(kind === "baseline" ? "baseline" : "control-plane", {
