@@ -1,0 +1,200 @@
+// One user watch of the wrapper: the watcher, and the inner client's subscription(s) that serve it. When its
+// parameters change, it moves make-before-break (docs/decisions.md#dpds-make-before-break):
+// - the watcher holds no resource: the old subscription is cancelled and the new one serves it at once;
+// - it holds one: the new subscription is opened beside the old one and takes over at its first answer that is a
+//   resource or a definite error (see `isDefinite`). Until then the old one keeps serving, except that an error that
+//   would take the resource away is held back: the watcher keeps what it has until the new subscription answers.
+// - A resource from the new subscription equal to the one the watcher holds is not delivered again.
+// Every callback of the inner client is forwarded with its return value, so a watcher's promise still holds the
+// ADS read (flow control).
+import { type ResourceResult, type ResourceWatcher, StatusCode, type XdsError } from "@xdskit/xds-client";
+import type { WrapperLog } from "./log.js";
+import { sameResource } from "./same-resource.js";
+
+export type Parameters = Readonly<Record<string, string>>;
+
+/** Subscribes `watcher` on the inner client with `parameters`; returns the function that cancels it. */
+export type Subscribe<T> = (parameters: Parameters, watcher: ResourceWatcher<T>) => () => void;
+
+/** What a watcher callback returns: a promise holds the inner client's next ADS read (flow control). */
+export type CallbackResult = void | Promise<void>;
+
+export interface MovingWatch {
+  /** Subscribes with `parameters` the first time; afterwards, moves to them if they differ. Returns what a callback it made returned. */
+  moveTo(parameters: Parameters): CallbackResult;
+  cancel(): void;
+}
+
+interface Subscription<T> {
+  readonly key: string;
+  readonly text: string;
+  cancel: () => void;
+  /** A non-definite error it answered with while the old subscription kept serving. */
+  answer?: ResourceResult<T>;
+}
+
+/** A stable key for a parameter map: sorted pairs. */
+export function parametersKey(parameters: Parameters): string {
+  return JSON.stringify(
+    Object.keys(parameters)
+      .sort()
+      .map((k) => [k, parameters[k]]),
+  );
+}
+
+function parametersLabel(parameters: Parameters): string {
+  const text = Object.keys(parameters)
+    .sort()
+    .map((k) => `${k}=${parameters[k]}`)
+    .join(",");
+  return `{${text}}`;
+}
+
+/**
+ * An answer that settles the subscription for good: the resource does not exist, was refused by the server
+ * (NOT_FOUND or PERMISSION_DENIED, the errors that make A88 drop a cached resource), or the name is unusable.
+ * Connectivity problems, a timer set as transient, a NACK and a transient server error leave a cached resource in
+ * place in A88, so they do not take a held resource away here either.
+ */
+export function isDefinite(error: XdsError): boolean {
+  switch (error.kind) {
+    case "connection":
+    case "timeout":
+    case "nacked":
+      return false;
+    case "server_error":
+      return error.code === StatusCode.NOT_FOUND || error.code === StatusCode.PERMISSION_DENIED;
+    default:
+      return true;
+  }
+}
+
+export function createMovingWatch<T>(
+  watcher: ResourceWatcher<T>,
+  subscribe: Subscribe<T>,
+  log: WrapperLog,
+  label: string,
+): MovingWatch {
+  let current: Subscription<T> | undefined;
+  let pending: Subscription<T> | undefined;
+  /** The resource the watcher holds (boxed: a resource may be any value). */
+  let held: { readonly resource: T } | undefined;
+  /** The watcher was told an ambient error that nothing has cleared since. */
+  let ambientPending = false;
+  /** An error of `current` held back while `pending` is being waited for. */
+  let heldBack: ResourceResult<T> | undefined;
+  let active = true;
+
+  const deliver = (result: ResourceResult<T>): CallbackResult => {
+    held = result.ok ? { resource: result.resource } : undefined;
+    ambientPending = false;
+    return watcher.onResourceChanged(result);
+  };
+
+  const promote = (): void => {
+    const old = current;
+    current = pending;
+    pending = undefined;
+    heldBack = undefined;
+    old?.cancel();
+    log.debug(() => `${label}${current?.text}: the new subscription answered; the old one is cancelled`);
+  };
+
+  const fromCurrent = (result: ResourceResult<T>): CallbackResult => {
+    if (!result.ok && pending && held) {
+      if (pending.answer) {
+        const answer = pending.answer;
+        promote();
+        return deliver(answer);
+      }
+      heldBack = result;
+      log.debug(() => `${label}: ${result.error.message}; held back until ${pending?.text} answers`);
+      return undefined;
+    }
+    if (result.ok) heldBack = undefined;
+    return deliver(result);
+  };
+
+  const fromPending = (sub: Subscription<T>, result: ResourceResult<T>): CallbackResult => {
+    if (result.ok) {
+      promote();
+      if (!held || !sameResource(held.resource, result.resource)) return deliver(result);
+      if (!ambientPending) return undefined;
+      // The ambient error was about the old subscription; the new one confirms the resource.
+      ambientPending = false;
+      return watcher.onAmbientErrorCleared ? watcher.onAmbientErrorCleared() : watcher.onResourceChanged(result);
+    }
+    if (!held || heldBack || isDefinite(result.error)) {
+      promote();
+      return deliver(result);
+    }
+    sub.answer = result;
+    log.debug(() => `${label}${sub.text}: ${result.error.message}; the old subscription keeps serving`);
+    return undefined;
+  };
+
+  const open = (parameters: Parameters): Subscription<T> => {
+    const sub: Subscription<T> = {
+      key: parametersKey(parameters),
+      text: parametersLabel(parameters),
+      cancel: () => {},
+    };
+    const inner: ResourceWatcher<T> = {
+      onResourceChanged(result) {
+        if (!active) return undefined;
+        if (sub === current) return fromCurrent(result);
+        return sub === pending ? fromPending(sub, result) : undefined;
+      },
+      onAmbientError(error) {
+        if (!active || sub !== current) return undefined;
+        ambientPending = true;
+        return watcher.onAmbientError(error);
+      },
+    };
+    if (watcher.onAmbientErrorCleared) {
+      const cleared = watcher.onAmbientErrorCleared.bind(watcher);
+      inner.onAmbientErrorCleared = () => {
+        if (!active || sub !== current) return undefined;
+        ambientPending = false;
+        return cleared();
+      };
+    }
+    return Object.assign(sub, { cancel: subscribe(parameters, inner) });
+  };
+
+  return {
+    moveTo(parameters) {
+      if (!active) return undefined;
+      const key = parametersKey(parameters);
+      if (current === undefined) {
+        current = open(parameters);
+        return undefined;
+      }
+      if ((pending ?? current).key === key) return undefined;
+      if (pending) {
+        pending.cancel();
+        pending = undefined;
+        if (current.key === key) {
+          // Back to where it was: what was held back is the current state after all.
+          const back = heldBack;
+          heldBack = undefined;
+          return back ? deliver(back) : undefined;
+        }
+      }
+      log.debug(() => `${label}: moving from ${current?.text} to ${parametersLabel(parameters)}`);
+      if (!held) {
+        const old = current;
+        current = open(parameters);
+        old.cancel();
+        return undefined;
+      }
+      pending = open(parameters);
+      return undefined;
+    },
+    cancel() {
+      active = false;
+      current?.cancel();
+      pending?.cancel();
+    },
+  };
+}
