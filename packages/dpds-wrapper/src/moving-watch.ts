@@ -2,14 +2,15 @@
 // parameters change, it moves make-before-break (docs/decisions.md#dpds-make-before-break):
 // - the watcher holds no resource: the old subscription is cancelled and the new one serves it at once;
 // - it holds one: the new subscription is opened beside the old one and takes over at its first answer that is a
-//   resource or a definite error (see `isDefinite`). Until then the old one keeps serving, except that an error that
+//   resource or a definite error (see `isDefinite`). Until then the old one keeps serving updates, but an error that
 //   would take the resource away is held back: the watcher keeps what it has until the new subscription answers.
-// - A resource from the new subscription equal to the one the watcher holds is not delivered again.
+// - A resource from the new subscription equal to the one the watcher holds is not delivered again. The two
+//   subscriptions decode separately, so equal resources are distinct objects: they are compared by structure.
 // Every callback of the inner client is forwarded with its return value, so a watcher's promise still holds the
 // ADS read (flow control).
+import { isDeepStrictEqual } from "node:util";
 import { type ResourceResult, type ResourceWatcher, StatusCode, type XdsError } from "@xdskit/xds-client";
 import type { WrapperLog } from "./log.js";
-import { sameResource } from "./same-resource.js";
 
 export type Parameters = Readonly<Record<string, string>>;
 
@@ -25,12 +26,10 @@ export interface MovingWatch {
   cancel(): void;
 }
 
-interface Subscription<T> {
+interface Subscription {
   readonly key: string;
   readonly text: string;
   cancel: () => void;
-  /** A non-definite error it answered with while the old subscription kept serving. */
-  answer?: ResourceResult<T>;
 }
 
 /** A stable key for a parameter map: sorted pairs. */
@@ -75,8 +74,8 @@ export function createMovingWatch<T>(
   log: WrapperLog,
   label: string,
 ): MovingWatch {
-  let current: Subscription<T> | undefined;
-  let pending: Subscription<T> | undefined;
+  let current: Subscription | undefined;
+  let pending: Subscription | undefined;
   /** The resource the watcher holds (boxed: a resource may be any value). */
   let held: { readonly resource: T } | undefined;
   /** The watcher was told an ambient error that nothing has cleared since. */
@@ -101,40 +100,34 @@ export function createMovingWatch<T>(
   };
 
   const fromCurrent = (result: ResourceResult<T>): CallbackResult => {
-    if (!result.ok && pending && held) {
-      if (pending.answer) {
-        const answer = pending.answer;
-        promote();
-        return deliver(answer);
-      }
+    if (!result.ok && pending) {
       heldBack = result;
       log.debug(() => `${label}: ${result.error.message}; held back until ${pending?.text} answers`);
       return undefined;
     }
-    if (result.ok) heldBack = undefined;
+    heldBack = undefined;
     return deliver(result);
   };
 
-  const fromPending = (sub: Subscription<T>, result: ResourceResult<T>): CallbackResult => {
+  const fromPending = (sub: Subscription, result: ResourceResult<T>): CallbackResult => {
     if (result.ok) {
       promote();
-      if (!held || !sameResource(held.resource, result.resource)) return deliver(result);
+      if (!held || !isDeepStrictEqual(held.resource, result.resource)) return deliver(result);
       if (!ambientPending) return undefined;
       // The ambient error was about the old subscription; the new one confirms the resource.
       ambientPending = false;
       return watcher.onAmbientErrorCleared ? watcher.onAmbientErrorCleared() : watcher.onResourceChanged(result);
     }
-    if (!held || heldBack || isDefinite(result.error)) {
+    if (!held || isDefinite(result.error)) {
       promote();
       return deliver(result);
     }
-    sub.answer = result;
-    log.debug(() => `${label}${sub.text}: ${result.error.message}; the old subscription keeps serving`);
+    log.debug(() => `${label}${sub.text}: ${result.error.message}; the watcher keeps the resource it has`);
     return undefined;
   };
 
-  const open = (parameters: Parameters): Subscription<T> => {
-    const sub: Subscription<T> = {
+  const open = (parameters: Parameters): Subscription => {
+    const sub: Subscription = {
       key: parametersKey(parameters),
       text: parametersLabel(parameters),
       cancel: () => {},
