@@ -22,10 +22,13 @@ import { createMovingWatch, type Parameters } from "./moving-watch.js";
 /** How long a watch made before the DPDS resource is known waits for it, by default: the xDS does-not-exist timer. */
 export const DEFAULT_DPDS_WAIT_MS = 15_000;
 
+/** The DPDS resource watched unless `resourceName` says otherwise; the server gives each node its own content. */
+export const DEFAULT_DPDS_RESOURCE_NAME = "dynamic-parameters";
+
 export interface DynamicParametersOptions {
   /**
    * The DPDS resource to watch: any name the inner client can watch (an `xdstp://` name picks its authority's
-   * servers). Default: the bootstrap's `node.id`, so each node has its own resource.
+   * servers). Default `dynamic-parameters`; its content is the server's answer for this node.
    */
   readonly resourceName?: string;
   /**
@@ -65,16 +68,14 @@ function merge(base: Parameters, overrides: Parameters): Parameters {
  * Wraps `client` so that every watch is subscribed with the parameters a DPDS resource gives its type, merged over
  * the bootstrap's. The result has the client's interface; closing it closes `client`. With dynamic parameters
  * switched off in `client.features`, watches pass through unchanged and no DPDS resource is watched.
- * Throws an `XdsError` (INVALID_ARGUMENT) for bad options, or when no DPDS name is given and the node has no ID.
+ * Throws an `XdsError` (INVALID_ARGUMENT) naming a bad option.
  */
 export function withDynamicParameters(client: XdsClient, options: DynamicParametersOptions = {}): XdsClient {
   const log = wrapperLog(options.logger);
   const waitMs = options.waitForDpdsMs ?? DEFAULT_DPDS_WAIT_MS;
   if (!(waitMs >= 0)) throw invalidOption("waitForDpdsMs must be a number of milliseconds, 0 or more");
-  const resourceName = options.resourceName ?? client.bootstrap.node.id;
-  if (resourceName === "") {
-    throw invalidOption("resourceName is not set and the bootstrap's node.id is empty: no DPDS resource to watch");
-  }
+  const resourceName = options.resourceName ?? DEFAULT_DPDS_RESOURCE_NAME;
+  if (resourceName === "") throw invalidOption("resourceName is empty");
   const bootstrap = client.bootstrap;
   const enabled = client.features.dynamicParameters;
   if (!enabled) log.info("dynamic parameters are switched off in the client: DPDS is not used");

@@ -75,7 +75,7 @@ async function run(steps: readonly Step[]): Promise<void> {
     // The server's variants: every one exists at first.
     const variants = new Map<Env, string>(ENVS.map((e) => [e, `${e || "default"}-0`]));
     let target: Env = "a";
-    model.answer(DPDS, "node-1", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "a" } }));
+    model.answer(DPDS, "dynamic-parameters", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "a" } }));
     await model.flush();
 
     const envOf = (sub: ModelSubscription): Env => (sub.parameters.env ?? "") as Env;
@@ -94,7 +94,7 @@ async function run(steps: readonly Step[]): Promise<void> {
           target = s.env;
           model.answer(
             DPDS,
-            "node-1",
+            "dynamic-parameters",
             s.env === "" ? notFound() : dpdsUpdate({ [CDS_TYPE_NAME]: { env: s.env } }, String(Math.random())),
           );
           break;

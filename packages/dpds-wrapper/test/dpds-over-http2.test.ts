@@ -5,7 +5,15 @@
 import { createManagementServer, type ManagementServer } from "@xdskit/control-plane";
 import { createXdsClient, type XdsClient } from "@xdskit/xds-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DPDS_TYPE_URL, type DynamicParametersOptions, withDynamicParameters } from "../src/index.js";
+import {
+  DEFAULT_DPDS_RESOURCE_NAME,
+  DPDS_TYPE_URL,
+  type DynamicParametersOptions,
+  withDynamicParameters,
+} from "../src/index.js";
+
+const DPDS = DEFAULT_DPDS_RESOURCE_NAME;
+
 import { serveDpds } from "./support/dpds-server.js";
 import { csdsWithErrors, eventually, locatorsOf, recordingLogger, subscribedOn } from "./support/e2e.js";
 import { recorder } from "./support/recorder.js";
@@ -56,16 +64,19 @@ for (const apiType of ["GRPC", "DELTA_GRPC"] as const) {
       // Steps: the DPDS resource gives listeners env=prod, version=v2 and endpoints tier=gold; a watch of
       // listener L reaches the server as one locator with both maps merged (DPDS wins on env); the DPDS resource
       // itself was subscribed with the bootstrap's parameters; CSDS names both subscriptions with their parameters.
-      serveDpds(server, NODE, { [LDS_TYPE_NAME]: 'env="prod" && version="v2"', [EDS_TYPE_NAME]: 'tier="gold"' });
+      serveDpds(server, DEFAULT_DPDS_RESOURCE_NAME, {
+        [LDS_TYPE_NAME]: 'env="prod" && version="v2"',
+        [EDS_TYPE_NAME]: 'tier="gold"',
+      });
       server.setResource(listener("L", "one"));
       const c = wrapped();
       const w = recorder<TestListener>(describeListener);
       c.watch(testListenerType, "L", w);
       expect(await w.next(1)).toEqual(["resource:L:one"]);
       const dpdsRequest = await server.hooks.waitForRequest((r) => r.typeUrl === DPDS_TYPE_URL);
-      expect(locatorsOf(dpdsRequest)).toEqual([`${NODE}{env=boot,zone=a}`]);
+      expect(locatorsOf(dpdsRequest)).toEqual([`${DPDS}{env=boot,zone=a}`]);
       expect(subscribedOn(server, LDS)).toEqual(["L{env=prod,version=v2,zone=a}"]);
-      expect(csdsWithErrors(c, DPDS_TYPE_URL)).toEqual([`${NODE}{env=boot,zone=a} ACKED`]);
+      expect(csdsWithErrors(c, DPDS_TYPE_URL)).toEqual([`${DPDS}{env=boot,zone=a} ACKED`]);
       expect(csdsWithErrors(c, LDS)).toEqual(["L{env=prod,version=v2,zone=a} ACKED"]);
       // Only one LDS subscription ever reached the server: the watch waited for DPDS.
       const ldsLocators = server.hooks
@@ -76,7 +87,7 @@ for (const apiType of ["GRPC", "DELTA_GRPC"] as const) {
     });
 
     it("NACKs a DPDS resource that cannot become parameters, naming type and constraint, and goes on without it", async () => {
-      serveDpds(server, NODE, { [LDS_TYPE_NAME]: 'env="prod" && exists(canary)' });
+      serveDpds(server, DEFAULT_DPDS_RESOURCE_NAME, { [LDS_TYPE_NAME]: 'env="prod" && exists(canary)' });
       server.setResource(listener("L", "one"));
       const logger = recordingLogger();
       const c = wrapped({ logger });
@@ -89,12 +100,12 @@ for (const apiType of ["GRPC", "DELTA_GRPC"] as const) {
       expect(await w.next(1)).toEqual(["resource:L:one"]);
       expect(subscribedOn(server, LDS)).toEqual(["L{env=boot,zone=a}"]);
       const [dpdsRow] = csdsWithErrors(c, DPDS_TYPE_URL);
-      expect(dpdsRow).toContain(`${NODE}{env=boot,zone=a} NACKED (`);
+      expect(dpdsRow).toContain(`${DPDS}{env=boot,zone=a} NACKED (`);
       expect(dpdsRow).toContain(constraintError);
       expect(logger.lines.filter((l) => l.startsWith("warn [dpds-wrapper]"))).toEqual([
         expect.stringMatching(
           new RegExp(
-            `^warn \\[dpds-wrapper\\] DPDS resource ${NODE}: \\[INVALID_ARGUMENT\\] .*exists\\(canary\\) cannot become a parameter.*; subscribing with no parameters from DPDS$`,
+            `^warn \\[dpds-wrapper\\] DPDS resource ${DPDS}: \\[INVALID_ARGUMENT\\] .*exists\\(canary\\) cannot become a parameter.*; subscribing with no parameters from DPDS$`,
           ),
         ),
       ]);
@@ -113,24 +124,24 @@ for (const apiType of ["GRPC", "DELTA_GRPC"] as const) {
       expect(subscribedOn(server, LDS)).toEqual(["L{env=boot,zone=a}"]);
       if (apiType === "GRPC") {
         expect(csdsWithErrors(c, DPDS_TYPE_URL)).toEqual([
-          `${NODE}{env=boot,zone=a} REQUESTED (no dynamic parameters from this resource: not received within 100 ms)`,
+          `${DPDS}{env=boot,zone=a} REQUESTED (no dynamic parameters from this resource: not received within 100 ms)`,
         ]);
         expect(logger.lines).toContain(
-          `warn [dpds-wrapper] DPDS resource ${NODE}: not received within 100 ms; subscribing with no parameters from DPDS until it comes`,
+          `warn [dpds-wrapper] DPDS resource ${DPDS}: not received within 100 ms; subscribing with no parameters from DPDS until it comes`,
         );
       } else {
         // The client's own CSDS entry says why.
         expect(csdsWithErrors(c, DPDS_TYPE_URL)).toEqual([
-          `${NODE}{env=boot,zone=a} DOES_NOT_EXIST (resource ${NODE} was removed by the xDS server (version 0))`,
+          `${DPDS}{env=boot,zone=a} DOES_NOT_EXIST (resource ${DPDS} was removed by the xDS server (version 0))`,
         ]);
         expect(logger.lines).toContain(
-          `warn [dpds-wrapper] DPDS resource ${NODE}: [NOT_FOUND] resource ${NODE} was removed by the xDS server (version 0) (node ID: ${NODE}); subscribing with no parameters from DPDS`,
+          `warn [dpds-wrapper] DPDS resource ${DPDS}: [NOT_FOUND] resource ${DPDS} was removed by the xDS server (version 0) (node ID: ${NODE}); subscribing with no parameters from DPDS`,
         );
       }
       // The DPDS resource appears: the new subscription is added beside the old one, which keeps serving.
-      serveDpds(server, NODE, { [LDS_TYPE_NAME]: 'env="prod"' });
+      serveDpds(server, DEFAULT_DPDS_RESOURCE_NAME, { [LDS_TYPE_NAME]: 'env="prod"' });
       await eventually(() => expect(subscribedOn(server, LDS)).toEqual(["L{env=boot,zone=a}", "L{env=prod,zone=a}"]));
-      expect(csdsWithErrors(c, DPDS_TYPE_URL)).toEqual([`${NODE}{env=boot,zone=a} ACKED`]);
+      expect(csdsWithErrors(c, DPDS_TYPE_URL)).toEqual([`${DPDS}{env=boot,zone=a} ACKED`]);
       expect(w.take()).toEqual([]);
       // L changes; the control plane serves one unconstrained L to every subscription of the name: the watcher
       // hears it once (from the old subscription), the new subscription takes over with the identical resource,
@@ -175,7 +186,7 @@ for (const apiType of ["GRPC", "DELTA_GRPC"] as const) {
     });
 
     it("has the plain client's interface, and closes the client it wraps", async () => {
-      serveDpds(server, NODE, {});
+      serveDpds(server, DEFAULT_DPDS_RESOURCE_NAME, {});
       const inner = createXdsClient({
         bootstrap: {
           xds_servers: [{ server_uri: server.address, channel_creds: [{ type: "insecure" }], api_type: apiType }],

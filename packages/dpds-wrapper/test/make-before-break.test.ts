@@ -35,11 +35,11 @@ afterEach(async () => {
   await model?.close();
 });
 
-/** A wrapped model client whose DPDS resource (named after the node) gives `env` for clusters. */
+/** A wrapped model client whose DPDS resource (the default name) gives `env` for clusters. */
 async function started(env = "prod", options: Parameters<typeof withDynamicParameters>[1] = {}) {
   model = createModelClient(BOOTSTRAP);
   const client = withDynamicParameters(model, options);
-  model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env } }));
+  model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env } }));
   await model.flush();
   return client;
 }
@@ -48,8 +48,8 @@ describe("subscribing", () => {
   it("waits for the DPDS resource, then subscribes with its parameters over the bootstrap's (DPDS wins per key)", async () => {
     model = createModelClient(BOOTSTRAP);
     const client = withDynamicParameters(model);
-    // The DPDS resource is watched at once, named after the node, with the bootstrap's parameters.
-    expect(model.labels()).toEqual(["node-1{env=boot,zone=a}"]);
+    // The DPDS resource is watched at once, under its default name, with the bootstrap's parameters.
+    expect(model.labels()).toEqual(["dynamic-parameters{env=boot,zone=a}"]);
     const w = recorder<Item>(describeItem);
     client.watch(clusterType, "c", w);
     client.watch(listenerType, "l", recorder(describeItem));
@@ -57,7 +57,7 @@ describe("subscribing", () => {
     expect(model.labels(CDS)).toEqual([]);
     model.answer(
       DPDS,
-      "node-1{env=boot,zone=a}",
+      "dynamic-parameters{env=boot,zone=a}",
       dpdsUpdate({ [CDS_TYPE_NAME]: { env: "prod", version: "v2" }, "other.Type": { x: "1" } }),
     );
     await model.flush();
@@ -115,12 +115,12 @@ describe("subscribing", () => {
     const client = withDynamicParameters(model);
     const w = recorder<Item>(describeItem);
     client.watch(clusterType, "c", w);
-    model.answer(DPDS, "node-1{env=boot,zone=a}", notFound());
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", notFound());
     await model.flush();
     expect(model.labels(CDS)).toEqual(["c{env=boot,zone=a}"]);
     model.answer(CDS, "c{env=boot,zone=a}", item("c-boot"));
     await model.flush();
-    model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "prod" } }));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "prod" } }));
     await model.flush();
     expect(model.labels(CDS)).toEqual(["c{env=boot,zone=a}", "c{env=prod,zone=a}"]);
     model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
@@ -143,7 +143,7 @@ describe("subscribing", () => {
     const client = withDynamicParameters(model);
     const cancel = client.watch(clusterType, "c", recorder(describeItem));
     cancel();
-    model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "prod" } }));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "prod" } }));
     await model.flush();
     expect(model.labels(CDS)).toEqual([]);
   });
@@ -157,10 +157,13 @@ describe("subscribing", () => {
 
   it("refuses bad options, naming them", () => {
     model = createModelClient({ xds_servers: [{ server_uri: "localhost:1", channel_creds: [{ type: "insecure" }] }] });
-    expect(() => withDynamicParameters(model)).toThrow(
-      "[INVALID_ARGUMENT] withDynamicParameters: resourceName is not set and the bootstrap's node.id is empty",
+    expect(() => withDynamicParameters(model, { resourceName: "" })).toThrow(
+      "[INVALID_ARGUMENT] withDynamicParameters: resourceName is empty",
     );
-    expect(() => withDynamicParameters(model, { resourceName: "d", waitForDpdsMs: -1 })).toThrow("waitForDpdsMs");
+    expect(() => withDynamicParameters(model, { waitForDpdsMs: -1 })).toThrow(
+      "[INVALID_ARGUMENT] withDynamicParameters: waitForDpdsMs must be a number of milliseconds, 0 or more",
+    );
+    expect(() => withDynamicParameters(model, { waitForDpdsMs: Number.NaN })).toThrow("waitForDpdsMs");
   });
 });
 
@@ -175,7 +178,7 @@ describe("moving when the DPDS resource changes", () => {
     await model.flush();
     expect(w.take()).toEqual(["resource:c-prod"]);
 
-    model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
     await model.flush();
     expect(model.labels(CDS)).toEqual(["c{env=canary,zone=a}", "c{env=prod,zone=a}"]);
     model.answer(CDS, "c{env=prod,zone=a}", item("c-prod-2"));
@@ -194,7 +197,7 @@ describe("moving when the DPDS resource changes", () => {
     client.watch(clusterType, "c", w);
     model.answer(CDS, "c{env=prod,zone=a}", item("same"));
     await model.flush();
-    model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
     await model.flush();
     model.answer(CDS, "c{env=canary,zone=a}", item("same", "7"));
     await model.flush();
@@ -211,7 +214,7 @@ describe("moving when the DPDS resource changes", () => {
     model.answer(CDS, "c{env=prod,zone=a}", item("same"));
     await model.flush();
     model.ambient(CDS, "c{env=prod,zone=a}", failure(StatusCode.INVALID_ARGUMENT, "nacked").error);
-    model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
     await model.flush();
     model.answer(CDS, "c{env=canary,zone=a}", item("same"));
     await model.flush();
@@ -228,7 +231,7 @@ describe("moving when the DPDS resource changes", () => {
     model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
     await model.flush();
     expect(w.take()).toEqual(["resource:c-prod"]);
-    model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
     await model.flush();
     model.answer(CDS, "c{env=prod,zone=a}", notFound());
     await model.flush();
@@ -245,7 +248,7 @@ describe("moving when the DPDS resource changes", () => {
     model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
     await model.flush();
     expect(w.take()).toEqual(["resource:c-prod"]);
-    model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
     await model.flush();
     for (const answer of [
       failure(StatusCode.UNAVAILABLE, "connection"),
@@ -275,7 +278,11 @@ describe("moving when the DPDS resource changes", () => {
       client.watch(clusterType, "c", w);
       model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
       await model.flush();
-      model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
+      model.answer(
+        DPDS,
+        "dynamic-parameters{env=boot,zone=a}",
+        dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"),
+      );
       await model.flush();
       model.answer(CDS, "c{env=canary,zone=a}", answer);
       await model.flush();
@@ -292,7 +299,7 @@ describe("moving when the DPDS resource changes", () => {
     model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
     await model.flush();
     expect(w.take()).toEqual(["resource:c-prod"]);
-    model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
     await model.flush();
     model.answer(CDS, "c{env=canary,zone=a}", failure(StatusCode.INVALID_ARGUMENT, "nacked"));
     await model.flush();
@@ -313,7 +320,7 @@ describe("moving when the DPDS resource changes", () => {
     model.answer(CDS, "c{env=prod,zone=a}", notFound());
     await model.flush();
     expect(w.take()).toEqual(["error:NOT_FOUND:does_not_exist"]);
-    model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
     await model.flush();
     expect(model.labels(CDS)).toEqual(["c{env=canary,zone=a}"]);
     model.answer(CDS, "c{env=canary,zone=a}", item("c-canary"));
@@ -328,11 +335,11 @@ describe("moving when the DPDS resource changes", () => {
     model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
     await model.flush();
     expect(w.take()).toEqual(["resource:c-prod"]);
-    model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
     await model.flush();
     model.answer(CDS, "c{env=prod,zone=a}", notFound());
     await model.flush();
-    model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "prod" } }, "3"));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "prod" } }, "3"));
     await model.flush();
     // The old subscription is the one to follow again: what it said meanwhile is delivered now.
     expect(w.take()).toEqual(["error:NOT_FOUND:does_not_exist"]);
@@ -346,9 +353,9 @@ describe("moving when the DPDS resource changes", () => {
     model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
     await model.flush();
     expect(w.take()).toEqual(["resource:c-prod"]);
-    model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
     await model.flush();
-    model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "test" } }, "3"));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "test" } }, "3"));
     await model.flush();
     expect(model.labels(CDS)).toEqual(["c{env=prod,zone=a}", "c{env=test,zone=a}"]);
     model.answer(CDS, "c{env=test,zone=a}", item("c-test"));
@@ -363,7 +370,7 @@ describe("moving when the DPDS resource changes", () => {
     client.watch(clusterType, "c", w);
     model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
     await model.flush();
-    model.answer(DPDS, "node-1{env=boot,zone=a}", failure(StatusCode.NOT_FOUND, "does_not_exist"));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", failure(StatusCode.NOT_FOUND, "does_not_exist"));
     await model.flush();
     expect(model.labels(CDS)).toEqual(["c{env=boot,zone=a}", "c{env=prod,zone=a}"]);
   });
@@ -371,7 +378,7 @@ describe("moving when the DPDS resource changes", () => {
   it("keeps the DPDS parameters through an ambient error about the DPDS resource", async () => {
     const client = await started("prod");
     client.watch(clusterType, "c", recorder(describeItem));
-    model.ambient(DPDS, "node-1{env=boot,zone=a}", failure(StatusCode.INVALID_ARGUMENT, "nacked").error);
+    model.ambient(DPDS, "dynamic-parameters{env=boot,zone=a}", failure(StatusCode.INVALID_ARGUMENT, "nacked").error);
     await model.flush();
     expect(model.labels(CDS)).toEqual(["c{env=prod,zone=a}"]);
   });
@@ -379,10 +386,10 @@ describe("moving when the DPDS resource changes", () => {
   it("leaves watches of other types alone", async () => {
     const client = await started("prod");
     client.watch(listenerType, "l", recorder(describeItem));
-    model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
     await model.flush();
     expect(model.labels(LDS)).toEqual(["l{env=boot,zone=a}"]);
-    model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [LDS_TYPE_NAME]: { env: "l" } }, "3"));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [LDS_TYPE_NAME]: { env: "l" } }, "3"));
     await model.flush();
     expect(model.labels(LDS)).toEqual(["l{env=l,zone=a}"]);
   });
@@ -400,7 +407,7 @@ describe("moving when the DPDS resource changes", () => {
     });
     model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
     await model.flush();
-    model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
     await model.flush();
     model.returned.length = 0;
     model.answer(CDS, "c{env=canary,zone=a}", item("c-canary"));
@@ -415,13 +422,13 @@ describe("moving when the DPDS resource changes", () => {
     const cancel = client.watch(clusterType, "c", w);
     model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
     await model.flush();
-    model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
     await model.flush();
     cancel();
     cancel();
     expect(model.labels(CDS)).toEqual([]);
     w.take();
-    model.answer(DPDS, "node-1{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "x" } }, "3"));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "x" } }, "3"));
     await model.flush();
     expect(model.labels(CDS)).toEqual([]);
     expect(w.take()).toEqual([]);

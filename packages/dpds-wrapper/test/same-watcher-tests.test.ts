@@ -3,10 +3,10 @@
 // same server: it gives every type of the suite a parameter, so each of its watches goes through the wrapper's
 // subscriptions (its CSDS names carry `dpds=on`), and the control plane's unconstrained resources match them all.
 import { createXdsClient } from "@xdskit/xds-client";
-import { withDynamicParameters } from "../src/index.js";
+import { DEFAULT_DPDS_RESOURCE_NAME, withDynamicParameters } from "../src/index.js";
 import { serveDpds } from "./support/dpds-server.js";
 import { EDS_TYPE_NAME, LDS_TYPE_NAME } from "./support/test-types.js";
-import { type ApiType, describeWatcherSuite, type Flavor, labelOf, SUITE_NODE } from "./support/watcher-suite.js";
+import { type ApiType, describeWatcherSuite, type Flavor, labelOf } from "./support/watcher-suite.js";
 
 const plain: Flavor = {
   name: "a plain",
@@ -17,7 +17,8 @@ const plain: Flavor = {
 
 const wrapped: Flavor = {
   name: "the wrapped",
-  prepare: (server) => serveDpds(server, SUITE_NODE, { [LDS_TYPE_NAME]: 'dpds="on"', [EDS_TYPE_NAME]: 'dpds="on"' }),
+  prepare: (server) =>
+    serveDpds(server, DEFAULT_DPDS_RESOURCE_NAME, { [LDS_TYPE_NAME]: 'dpds="on"', [EDS_TYPE_NAME]: 'dpds="on"' }),
   create: (bootstrap) => withDynamicParameters(createXdsClient({ bootstrap, env: {} })),
   subscriptionName: (name, parameters = {}) => labelOf(name, { ...parameters, dpds: "on" }),
 };
