@@ -2,8 +2,9 @@
 // parameters change, it moves make-before-break (docs/decisions.md#dpds-make-before-break):
 // - the watcher holds no resource: the old subscription is cancelled and the new one serves it at once;
 // - it holds one: the new subscription is opened beside the old one and takes over at its first answer that is a
-//   resource or a definite error (see `isDefinite`). Until then the old one keeps serving updates, but an error that
-//   would take the resource away is held back: the watcher keeps what it has until the new subscription answers.
+//   resource or a definite error (see `isDefinite`). Until then the old one keeps serving updates, but what it says
+//   against the resource (an error, a deletion, an ambient error other than the servers being unreachable) is held
+//   back: the watcher keeps what it has, untroubled, until the new subscription answers.
 // - A resource from the new subscription equal to the one the watcher holds is not delivered again. The two
 //   subscriptions decode separately, so equal resources are distinct objects: they are compared by structure.
 // Every callback of the inner client is forwarded with its return value, so a watcher's promise still holds the
@@ -25,6 +26,8 @@ export interface MovingWatch {
   moveTo(parameters: Parameters): CallbackResult;
   cancel(): void;
 }
+
+type HeldBack<T> = { readonly result: ResourceResult<T> } | { readonly ambient: XdsError };
 
 interface Subscription {
   readonly key: string;
@@ -80,8 +83,8 @@ export function createMovingWatch<T>(
   let held: { readonly resource: T } | undefined;
   /** The watcher was told an ambient error that nothing has cleared since. */
   let ambientPending = false;
-  /** An error of `current` held back while `pending` is being waited for. */
-  let heldBack: ResourceResult<T> | undefined;
+  /** What `current` said while `pending` was being waited for, that would have cost the watcher its resource or told it of a problem with it. */
+  let heldBack: HeldBack<T>[] = [];
   let active = true;
 
   const deliver = (result: ResourceResult<T>): CallbackResult => {
@@ -94,19 +97,50 @@ export function createMovingWatch<T>(
     const old = current;
     current = pending;
     pending = undefined;
-    heldBack = undefined;
+    heldBack = [];
     old?.cancel();
     log.debug(() => `${label}${current?.text}: the new subscription answered; the old one is cancelled`);
   };
 
+  const tellAmbient = (error: XdsError): CallbackResult => {
+    ambientPending = true;
+    return watcher.onAmbientError(error);
+  };
+
   const fromCurrent = (result: ResourceResult<T>): CallbackResult => {
     if (!result.ok && pending) {
-      heldBack = result;
+      heldBack.push({ result });
       log.debug(() => `${label}: ${result.error.message}; held back until ${pending?.text} answers`);
       return undefined;
     }
-    heldBack = undefined;
+    heldBack = [];
     return deliver(result);
+  };
+
+  /** Ambient errors about the old variant are held back during a move; those about the servers are not. */
+  const fromCurrentAmbient = (error: XdsError): CallbackResult => {
+    if (pending && error.kind !== "connection") {
+      heldBack.push({ ambient: error });
+      log.debug(() => `${label}: ${error.message}; held back until ${pending?.text} answers`);
+      return undefined;
+    }
+    return tellAmbient(error);
+  };
+
+  const fromCurrentCleared = (): CallbackResult => {
+    heldBack = heldBack.filter((h) => !("ambient" in h));
+    if (!ambientPending) return undefined;
+    ambientPending = false;
+    return watcher.onAmbientErrorCleared?.();
+  };
+
+  /** Back to the old subscription: what it said meanwhile is the watcher's news after all. */
+  const replayHeldBack = (): CallbackResult => {
+    const replay = heldBack;
+    heldBack = [];
+    const results = replay.map((h) => ("result" in h ? deliver(h.result) : tellAmbient(h.ambient)));
+    const promises = results.filter((r) => r instanceof Promise);
+    return promises.length === 0 ? undefined : Promise.all(promises).then(() => undefined);
   };
 
   const fromPending = (sub: Subscription, result: ResourceResult<T>): CallbackResult => {
@@ -139,18 +173,12 @@ export function createMovingWatch<T>(
         return sub === pending ? fromPending(sub, result) : undefined;
       },
       onAmbientError(error) {
-        if (!active || sub !== current) return undefined;
-        ambientPending = true;
-        return watcher.onAmbientError(error);
+        return active && sub === current ? fromCurrentAmbient(error) : undefined;
       },
     };
+    // A watcher without the method is given the resource again instead, by the inner client, as by a plain one.
     if (watcher.onAmbientErrorCleared) {
-      const cleared = watcher.onAmbientErrorCleared.bind(watcher);
-      inner.onAmbientErrorCleared = () => {
-        if (!active || sub !== current) return undefined;
-        ambientPending = false;
-        return cleared();
-      };
+      inner.onAmbientErrorCleared = () => (active && sub === current ? fromCurrentCleared() : undefined);
     }
     return Object.assign(sub, { cancel: subscribe(parameters, inner) });
   };
@@ -167,12 +195,7 @@ export function createMovingWatch<T>(
       if (pending) {
         pending.cancel();
         pending = undefined;
-        if (current.key === key) {
-          // Back to where it was: what was held back is the current state after all.
-          const back = heldBack;
-          heldBack = undefined;
-          return back ? deliver(back) : undefined;
-        }
+        if (current.key === key) return replayHeldBack();
       }
       log.debug(() => `${label}: moving from ${current?.text} to ${parametersLabel(parameters)}`);
       if (!held) {

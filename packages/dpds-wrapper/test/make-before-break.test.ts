@@ -328,7 +328,7 @@ describe("moving when the DPDS resource changes", () => {
     expect(w.take()).toEqual(["resource:c-canary"]);
   });
 
-  it("goes back to the old subscription when DPDS changes back before the new one answered", async () => {
+  it("goes back to the old subscription when DPDS changes back before the new one answered, and tells what it held back", async () => {
     const client = await started("prod");
     const w = recorder<Item>(describeItem);
     client.watch(clusterType, "c", w);
@@ -342,7 +342,7 @@ describe("moving when the DPDS resource changes", () => {
     model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "prod" } }, "3"));
     await model.flush();
     // The old subscription is the one to follow again: what it said meanwhile is delivered now.
-    expect(w.take()).toEqual(["error:NOT_FOUND:does_not_exist"]);
+    expect(w.take()).toEqual(["ambient:NOT_FOUND:does_not_exist"]);
     expect(model.labels(CDS)).toEqual(["c{env=prod,zone=a}"]);
   });
 
@@ -364,23 +364,47 @@ describe("moving when the DPDS resource changes", () => {
     expect(model.labels(CDS)).toEqual(["c{env=test,zone=a}"]);
   });
 
-  it("moves back to the bootstrap's parameters when the DPDS resource goes away for good", async () => {
+  it("moves back to the bootstrap's parameters when the DPDS resource gives none any more", async () => {
     const client = await started("prod");
     const w = recorder<Item>(describeItem);
     client.watch(clusterType, "c", w);
     model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
     await model.flush();
-    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", failure(StatusCode.NOT_FOUND, "does_not_exist"));
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({}, "2"));
     await model.flush();
     expect(model.labels(CDS)).toEqual(["c{env=boot,zone=a}", "c{env=prod,zone=a}"]);
   });
 
-  it("keeps the DPDS parameters through an ambient error about the DPDS resource", async () => {
+  it("keeps the DPDS parameters through an ambient error about the DPDS resource (a NACK, a deletion A88 keeps)", async () => {
     const client = await started("prod");
     client.watch(clusterType, "c", recorder(describeItem));
     model.ambient(DPDS, "dynamic-parameters{env=boot,zone=a}", failure(StatusCode.INVALID_ARGUMENT, "nacked").error);
+    model.ambient(DPDS, "dynamic-parameters{env=boot,zone=a}", notFound().error);
     await model.flush();
     expect(model.labels(CDS)).toEqual(["c{env=prod,zone=a}"]);
+  });
+
+  it("holds back the old subscription's ambient errors about its variant during a move, not those about the servers", async () => {
+    // Steps: hold c-prod; DPDS moves to canary; the old subscription is told its variant is gone (ambient, A88)
+    // and a NACK: held back; then the servers are unreachable: told; the canary variant arrives: delivered.
+    const client = await started("prod");
+    const w = recorder<Item>(describeItem);
+    client.watch(clusterType, "c", w);
+    model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
+    await model.flush();
+    expect(w.take()).toEqual(["resource:c-prod"]);
+    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
+    await model.flush();
+    model.ambient(CDS, "c{env=prod,zone=a}", notFound().error);
+    model.ambient(CDS, "c{env=prod,zone=a}", failure(StatusCode.INVALID_ARGUMENT, "nacked").error);
+    await model.flush();
+    expect(w.take()).toEqual([]);
+    model.ambient(CDS, "c{env=prod,zone=a}", failure(StatusCode.UNAVAILABLE, "connection").error);
+    await model.flush();
+    expect(w.take()).toEqual(["ambient:UNAVAILABLE:connection"]);
+    model.answer(CDS, "c{env=canary,zone=a}", item("c-canary"));
+    await model.flush();
+    expect(w.take()).toEqual(["resource:c-canary"]);
   });
 
   it("leaves watches of other types alone", async () => {

@@ -30,7 +30,10 @@ export interface ModelClient extends XdsClient {
   /** Active subscriptions (with a watcher), as labels, sorted. */
   labels(typeUrl?: string): string[];
   subscription(typeUrl: string, label: string): ModelSubscription | undefined;
-  /** Sets a subscription's answer and tells its watchers (later, through the queue). */
+  /**
+   * Sets a subscription's answer and tells its watchers (later, through the queue). As in A88, an error for a
+   * subscription that holds a resource is ambient, and the resource stays.
+   */
   answer(typeUrl: string, label: string, result: ResourceResult<unknown>): void;
   /** Tells a subscription's watchers an ambient error. */
   ambient(typeUrl: string, label: string, error: XdsError): void;
@@ -120,6 +123,10 @@ export function createModelClient(
     answer(typeUrl, label, result) {
       const sub = subs.get(key(typeUrl, label));
       if (!sub) throw new Error(`no subscription ${label} of ${typeUrl}`);
+      if (!result.ok && sub.result?.ok) {
+        for (const w of sub.watchers) push(() => (sub.watchers.has(w) ? w.onAmbientError(result.error) : undefined));
+        return;
+      }
       sub.result = result;
       for (const w of sub.watchers) notify(sub, w, result);
     },
