@@ -15,7 +15,7 @@ import {
 const DPDS = DEFAULT_DPDS_RESOURCE_NAME;
 
 import { serveDpds } from "./support/dpds-server.js";
-import { csdsWithErrors, eventually, locatorsOf, recordingLogger, subscribedOn } from "./support/e2e.js";
+import { csdsWithErrors, eventually, locatorsOf, namesOf, recordingLogger, subscribedOn } from "./support/e2e.js";
 import { recorder } from "./support/recorder.js";
 import {
   describeListener,
@@ -84,6 +84,32 @@ for (const apiType of ["GRPC", "DELTA_GRPC"] as const) {
         .filter((r) => r.typeUrl === LDS)
         .flatMap(locatorsOf);
       expect([...new Set(ldsLocators)]).toEqual(["L{env=prod,version=v2,zone=a}"]);
+    });
+
+    it("puts names with parameters in resource_locators and the others in resource_names, in one request", async () => {
+      // Scenario 65 through the wrapper: listeners get env=prod from DPDS; the authority plain.example has no
+      // parameters and no DPDS resource, so its names go as plain names; both watches made in one tick go out in
+      // one LDS request.
+      serveDpds(server, DEFAULT_DPDS_RESOURCE_NAME, { [LDS_TYPE_NAME]: 'env="prod"' });
+      const plainName = "xdstp://plain.example/envoy.config.listener.v3.Listener/P";
+      server.setResources([listener("L", "one"), listener(plainName, "plain")]);
+      const c = wrapped(
+        { authorityResourceNames: { "plain.example": null } },
+        { dynamic_parameters: {}, authorities: { "plain.example": {} } },
+      );
+      await server.hooks.waitForRequest((r) => r.typeUrl === DPDS_TYPE_URL && r.disposition === "ack");
+      const l = recorder<TestListener>(describeListener);
+      const p = recorder<TestListener>(describeListener);
+      c.watch(testListenerType, "L", l);
+      c.watch(testListenerType, plainName, p);
+      expect(await l.next(1)).toEqual(["resource:L:one"]);
+      expect(await p.next(1)).toEqual([`resource:${plainName}:plain`]);
+      const [request, ...more] = server.hooks
+        .requests()
+        .filter((r) => r.typeUrl === LDS && r.disposition === "subscribe");
+      expect(more).toEqual([]);
+      expect(locatorsOf(request!)).toEqual(["L{env=prod}"]);
+      expect(namesOf(request!)).toEqual([plainName]);
     });
 
     it("NACKs a DPDS resource that cannot become parameters, naming type and constraint, and goes on without it", async () => {
