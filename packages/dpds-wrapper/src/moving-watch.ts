@@ -36,7 +36,7 @@ interface Subscription {
 }
 
 /** A stable key for a parameter map: sorted pairs. */
-export function parametersKey(parameters: Parameters): string {
+function parametersKey(parameters: Parameters): string {
   return JSON.stringify(
     Object.keys(parameters)
       .sort()
@@ -58,7 +58,7 @@ function parametersLabel(parameters: Parameters): string {
  * Connectivity problems, a timer set as transient, a NACK and a transient server error leave a cached resource in
  * place in A88, so they do not take a held resource away here either.
  */
-export function isDefinite(error: XdsError): boolean {
+function isDefinite(error: XdsError): boolean {
   switch (error.kind) {
     case "connection":
     case "timeout":
@@ -83,7 +83,7 @@ export function createMovingWatch<T>(
   let held: { readonly resource: T } | undefined;
   /** The watcher was told an ambient error that nothing has cleared since. */
   let ambientPending = false;
-  /** What `current` said while `pending` was being waited for, that would have cost the watcher its resource or told it of a problem with it. */
+  /** What `current` said against its resource while `pending` was awaited, in order. */
   let heldBack: HeldBack<T>[] = [];
   let active = true;
 
