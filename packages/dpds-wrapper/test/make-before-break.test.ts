@@ -44,6 +44,34 @@ async function started(env = "prod", options: Parameters<typeof withDynamicParam
   return client;
 }
 
+/** A watcher of cluster c on a wrapped client, holding c-prod (its first event, taken); and the watch's cancel. */
+async function holding() {
+  const client = await started("prod");
+  const w = recorder<Item>(describeItem);
+  const cancel = client.watch(clusterType, "c", w);
+  model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
+  await model.flush();
+  expect(w.take()).toEqual(["resource:c-prod"]);
+  return Object.assign(w, { cancel });
+}
+
+/** DPDS moves clusters from env=prod to env=canary while the watcher of c holds c-prod: the move is under way. */
+async function holdingWhileMoving() {
+  const w = await holding();
+  await setDpds({ [CDS_TYPE_NAME]: { env: "canary" } });
+  expect(model.labels(CDS)).toEqual(["c{env=canary,zone=a}", "c{env=prod,zone=a}"]);
+  return w;
+}
+
+let dpdsVersion = 1;
+
+/** The next version of the DPDS resource. */
+async function setDpds(byType: Parameters<typeof dpdsUpdate>[0]) {
+  dpdsVersion += 1;
+  model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate(byType, String(dpdsVersion)));
+  await model.flush();
+}
+
 describe("subscribing", () => {
   it("waits for the DPDS resource, then subscribes with its parameters over the bootstrap's (DPDS wins per key)", async () => {
     model = createModelClient(BOOTSTRAP);
@@ -171,16 +199,7 @@ describe("moving when the DPDS resource changes", () => {
   it("keeps the old subscription serving until the new one has the resource, then cancels it", async () => {
     // Steps: hold c-prod; DPDS moves clusters to env=canary; both subscriptions exist; an update of the old variant
     // still reaches the watcher; the new variant arrives: delivered once, the old subscription is cancelled.
-    const client = await started("prod");
-    const w = recorder<Item>(describeItem);
-    client.watch(clusterType, "c", w);
-    model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
-    await model.flush();
-    expect(w.take()).toEqual(["resource:c-prod"]);
-
-    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
-    await model.flush();
-    expect(model.labels(CDS)).toEqual(["c{env=canary,zone=a}", "c{env=prod,zone=a}"]);
+    const w = await holdingWhileMoving();
     model.answer(CDS, "c{env=prod,zone=a}", item("c-prod-2"));
     await model.flush();
     expect(w.take()).toEqual(["resource:c-prod-2"]);
@@ -197,8 +216,7 @@ describe("moving when the DPDS resource changes", () => {
     client.watch(clusterType, "c", w);
     model.answer(CDS, "c{env=prod,zone=a}", item("same"));
     await model.flush();
-    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
-    await model.flush();
+    await setDpds({ [CDS_TYPE_NAME]: { env: "canary" } });
     model.answer(CDS, "c{env=canary,zone=a}", item("same", "7"));
     await model.flush();
     expect(w.take()).toEqual(["resource:same"]);
@@ -214,8 +232,7 @@ describe("moving when the DPDS resource changes", () => {
     model.answer(CDS, "c{env=prod,zone=a}", item("same"));
     await model.flush();
     model.ambient(CDS, "c{env=prod,zone=a}", failure(StatusCode.INVALID_ARGUMENT, "nacked").error);
-    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
-    await model.flush();
+    await setDpds({ [CDS_TYPE_NAME]: { env: "canary" } });
     model.answer(CDS, "c{env=canary,zone=a}", item("same"));
     await model.flush();
     expect(w.take()).toEqual(["resource:same", "ambient:INVALID_ARGUMENT:nacked", "cleared"]);
@@ -225,14 +242,7 @@ describe("moving when the DPDS resource changes", () => {
 
   it("holds back the old subscription's does-not-exist until the new subscription answers", async () => {
     // The server swaps variants: the old one disappears before the new subscription is answered.
-    const client = await started("prod");
-    const w = recorder<Item>(describeItem);
-    client.watch(clusterType, "c", w);
-    model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
-    await model.flush();
-    expect(w.take()).toEqual(["resource:c-prod"]);
-    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
-    await model.flush();
+    const w = await holdingWhileMoving();
     model.answer(CDS, "c{env=prod,zone=a}", notFound());
     await model.flush();
     expect(w.take()).toEqual([]);
@@ -242,14 +252,7 @@ describe("moving when the DPDS resource changes", () => {
   });
 
   it("keeps the resource through the new subscription's transient errors and NACKs, and moves on its resource", async () => {
-    const client = await started("prod");
-    const w = recorder<Item>(describeItem);
-    client.watch(clusterType, "c", w);
-    model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
-    await model.flush();
-    expect(w.take()).toEqual(["resource:c-prod"]);
-    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
-    await model.flush();
+    const w = await holdingWhileMoving();
     for (const answer of [
       failure(StatusCode.UNAVAILABLE, "connection"),
       failure(StatusCode.INVALID_ARGUMENT, "nacked"),
@@ -273,34 +276,17 @@ describe("moving when the DPDS resource changes", () => {
       [failure(StatusCode.PERMISSION_DENIED, "server_error"), "error:PERMISSION_DENIED:server_error"],
     ] as const;
     for (const [answer, expected] of answers) {
-      const client = await started("prod");
-      const w = recorder<Item>(describeItem);
-      client.watch(clusterType, "c", w);
-      model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
-      await model.flush();
-      model.answer(
-        DPDS,
-        "dynamic-parameters{env=boot,zone=a}",
-        dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"),
-      );
-      await model.flush();
+      const w = await holdingWhileMoving();
       model.answer(CDS, "c{env=canary,zone=a}", answer);
       await model.flush();
-      expect(w.take()).toEqual(["resource:c-prod", expected]);
+      expect(w.take()).toEqual([expected]);
       expect(model.labels(CDS)).toEqual(["c{env=canary,zone=a}"]);
       await model.close();
     }
   });
 
   it("keeps the resource when the old subscription loses it while the new one has only been NACKed", async () => {
-    const client = await started("prod");
-    const w = recorder<Item>(describeItem);
-    client.watch(clusterType, "c", w);
-    model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
-    await model.flush();
-    expect(w.take()).toEqual(["resource:c-prod"]);
-    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
-    await model.flush();
+    const w = await holdingWhileMoving();
     model.answer(CDS, "c{env=canary,zone=a}", failure(StatusCode.INVALID_ARGUMENT, "nacked"));
     await model.flush();
     expect(w.take()).toEqual([]);
@@ -320,8 +306,7 @@ describe("moving when the DPDS resource changes", () => {
     model.answer(CDS, "c{env=prod,zone=a}", notFound());
     await model.flush();
     expect(w.take()).toEqual(["error:NOT_FOUND:does_not_exist"]);
-    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
-    await model.flush();
+    await setDpds({ [CDS_TYPE_NAME]: { env: "canary" } });
     expect(model.labels(CDS)).toEqual(["c{env=canary,zone=a}"]);
     model.answer(CDS, "c{env=canary,zone=a}", item("c-canary"));
     await model.flush();
@@ -329,34 +314,18 @@ describe("moving when the DPDS resource changes", () => {
   });
 
   it("goes back to the old subscription when DPDS changes back before the new one answered, and tells what it held back", async () => {
-    const client = await started("prod");
-    const w = recorder<Item>(describeItem);
-    client.watch(clusterType, "c", w);
-    model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
-    await model.flush();
-    expect(w.take()).toEqual(["resource:c-prod"]);
-    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
-    await model.flush();
+    const w = await holdingWhileMoving();
     model.answer(CDS, "c{env=prod,zone=a}", notFound());
     await model.flush();
-    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "prod" } }, "3"));
-    await model.flush();
+    await setDpds({ [CDS_TYPE_NAME]: { env: "prod" } });
     // The old subscription is the one to follow again: what it said meanwhile is delivered now.
     expect(w.take()).toEqual(["ambient:NOT_FOUND:does_not_exist"]);
     expect(model.labels(CDS)).toEqual(["c{env=prod,zone=a}"]);
   });
 
   it("follows a third change while the second is still waiting", async () => {
-    const client = await started("prod");
-    const w = recorder<Item>(describeItem);
-    client.watch(clusterType, "c", w);
-    model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
-    await model.flush();
-    expect(w.take()).toEqual(["resource:c-prod"]);
-    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
-    await model.flush();
-    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "test" } }, "3"));
-    await model.flush();
+    const w = await holdingWhileMoving();
+    await setDpds({ [CDS_TYPE_NAME]: { env: "test" } });
     expect(model.labels(CDS)).toEqual(["c{env=prod,zone=a}", "c{env=test,zone=a}"]);
     model.answer(CDS, "c{env=test,zone=a}", item("c-test"));
     await model.flush();
@@ -365,13 +334,8 @@ describe("moving when the DPDS resource changes", () => {
   });
 
   it("moves back to the bootstrap's parameters when the DPDS resource gives none any more", async () => {
-    const client = await started("prod");
-    const w = recorder<Item>(describeItem);
-    client.watch(clusterType, "c", w);
-    model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
-    await model.flush();
-    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({}, "2"));
-    await model.flush();
+    await holding();
+    await setDpds({});
     expect(model.labels(CDS)).toEqual(["c{env=boot,zone=a}", "c{env=prod,zone=a}"]);
   });
 
@@ -387,14 +351,7 @@ describe("moving when the DPDS resource changes", () => {
   it("holds back the old subscription's ambient errors about its variant during a move, not those about the servers", async () => {
     // Steps: hold c-prod; DPDS moves to canary; the old subscription is told its variant is gone (ambient, A88)
     // and a NACK: held back; then the servers are unreachable: told; the canary variant arrives: delivered.
-    const client = await started("prod");
-    const w = recorder<Item>(describeItem);
-    client.watch(clusterType, "c", w);
-    model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
-    await model.flush();
-    expect(w.take()).toEqual(["resource:c-prod"]);
-    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
-    await model.flush();
+    const w = await holdingWhileMoving();
     model.ambient(CDS, "c{env=prod,zone=a}", notFound().error);
     model.ambient(CDS, "c{env=prod,zone=a}", failure(StatusCode.INVALID_ARGUMENT, "nacked").error);
     await model.flush();
@@ -410,11 +367,9 @@ describe("moving when the DPDS resource changes", () => {
   it("leaves watches of other types alone", async () => {
     const client = await started("prod");
     client.watch(listenerType, "l", recorder(describeItem));
-    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
-    await model.flush();
+    await setDpds({ [CDS_TYPE_NAME]: { env: "canary" } });
     expect(model.labels(LDS)).toEqual(["l{env=boot,zone=a}"]);
-    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [LDS_TYPE_NAME]: { env: "l" } }, "3"));
-    await model.flush();
+    await setDpds({ [LDS_TYPE_NAME]: { env: "l" } });
     expect(model.labels(LDS)).toEqual(["l{env=l,zone=a}"]);
   });
 
@@ -431,8 +386,7 @@ describe("moving when the DPDS resource changes", () => {
     });
     model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
     await model.flush();
-    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
-    await model.flush();
+    await setDpds({ [CDS_TYPE_NAME]: { env: "canary" } });
     model.returned.length = 0;
     model.answer(CDS, "c{env=canary,zone=a}", item("c-canary"));
     await model.flush();
@@ -441,19 +395,14 @@ describe("moving when the DPDS resource changes", () => {
   });
 
   it("cancels both subscriptions when the watch is cancelled mid-move, and tells the watcher nothing more", async () => {
-    const client = await started("prod");
-    const w = recorder<Item>(describeItem);
-    const cancel = client.watch(clusterType, "c", w);
-    model.answer(CDS, "c{env=prod,zone=a}", item("c-prod"));
-    await model.flush();
-    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "canary" } }, "2"));
-    await model.flush();
+    const w = await holding();
+    const cancel = w.cancel;
+    await setDpds({ [CDS_TYPE_NAME]: { env: "canary" } });
     cancel();
     cancel();
     expect(model.labels(CDS)).toEqual([]);
     w.take();
-    model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "x" } }, "3"));
-    await model.flush();
+    await setDpds({ [CDS_TYPE_NAME]: { env: "x" } });
     expect(model.labels(CDS)).toEqual([]);
     expect(w.take()).toEqual([]);
   });
