@@ -50,7 +50,12 @@ export function createDpdsSource(client: XdsClient, resourceName: string, waitMs
     u.parametersByType.size === 0
       ? "no parameters for any type"
       : [...u.parametersByType]
-          .map(([type, p]) => `${type} {${Object.entries(p).map(([k, v]) => `${k}=${v}`)}}`)
+          .map(
+            ([type, p]) =>
+              `${type} {${Object.entries(p)
+                .map(([k, v]) => `${k}=${v}`)
+                .join(",")}}`,
+          )
           .join(", ");
 
   const cancelWatch = client.watch(dpdsResourceType, resourceName, {
