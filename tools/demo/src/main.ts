@@ -3,6 +3,8 @@
 // the configuration (a new endpoint, an invalid cluster the client NACKs, a TP3 error, a removal), prints what the
 // client saw at each step, and ends with the client's CSDS dump. On the way, the client calls two backends through
 // @xdskit/orca-lrs-bridge: they report ORCA per call, and the control plane's LRS sink prints the load it received.
+// The client is wrapped by @xdskit/dpds-wrapper: at the end, the control plane serves the cluster in two variants
+// and moves the client from one to the other through its DPDS resource.
 
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -16,6 +18,7 @@ import {
   type ManagementServer,
 } from "@xdskit/control-plane";
 import { formatClientConfig } from "@xdskit/csds";
+import { withDynamicParameters } from "@xdskit/dpds-wrapper";
 import { createLrsClient, loadReportingInterceptor } from "@xdskit/orca-lrs-bridge";
 import { ClientStatusDiscoveryService } from "@xdskit/protos/envoy/service/status/v3/csds_pb";
 import {
@@ -32,6 +35,7 @@ import {
   type XdsClient,
   type XdsError,
 } from "@xdskit/xds-client";
+import { clusterVariants, dpdsLogger, publishVariants, switchToCanary, until } from "./dpds-switch.js";
 import { startOrcaBackend } from "./orca-backends.js";
 
 const EDS_TYPE = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
@@ -205,20 +209,27 @@ async function main(): Promise<void> {
       ],
     }),
   ]);
+  // DPDS: demo-client's own resource, with no parameters for now.
+  server.setDynamicParameters("demo-client", {});
   out("xdskit demo: @xdskit/control-plane and @xdskit/xds-client over HTTP/2 on 127.0.0.1");
   out(`  [control plane] serving ADS on ${server.address}`);
 
-  const client = createXdsClient({
-    bootstrap: {
-      xds_servers: [{ server_uri: server.address, channel_creds: [{ type: "insecure" }] }],
-      node: { id: "demo-client", locality: { region: "eu-west", zone: "a" } },
-    },
-    env: {},
-  });
+  const client = withDynamicParameters(
+    createXdsClient({
+      bootstrap: {
+        xds_servers: [{ server_uri: server.address, channel_creds: [{ type: "insecure" }] }],
+        node: { id: "demo-client", locality: { region: "eu-west", zone: "a" } },
+      },
+      env: {},
+    }),
+    { logger: dpdsLogger(out) },
+  );
   const counter = { n: 0, waiters: [] as (() => void)[] };
   const resolved: Resolved = {};
+  const chainLines: string[] = [];
   followChain(client, "demo.example", resolved, (line) => {
     out(line);
+    chainLines.push(line);
     counter.n += 1;
     for (const waiter of counter.waiters.splice(0)) waiter();
   });
@@ -259,6 +270,26 @@ async function main(): Promise<void> {
   out("\n6. the listener is removed: A88 keeps it and reports does-not-exist as ambient");
   server.removeResource(LDS_TYPE, "demo.example");
   await eventsAfter(counter, 1);
+
+  out("\n7. DPDS: the control plane now serves demo-cluster in two variants, track=stable and track=canary, and");
+  out("   tells demo-client to use stable: the client moves its cluster watch to the stable variant");
+  publishVariants(server, demoCluster);
+  const held = (variant: string) => () =>
+    clusterVariants(client, "demo-cluster").join() ===
+    `demo-cluster{track=${variant}} (ACKED) holds the variant track=${variant}`;
+  await until(held("stable"));
+  for (const line of clusterVariants(client, "demo-cluster")) out(`  [client] CSDS: ${line}`);
+
+  out("\n8. DPDS switches demo-client to track=canary: the new subscription is made before the old one is broken");
+  const before = chainLines.length;
+  switchToCanary(server);
+  await Promise.all([eventsAfter(counter, 2), until(held("canary"))]);
+  for (const line of clusterVariants(client, "demo-cluster")) out(`  [client] CSDS: ${line}`);
+  const during = chainLines.slice(before).filter((line) => line.includes("CDS demo-cluster"));
+  const errors = during.filter((line) => / (error|ambient) /.test(line)).length;
+  out(
+    `  [client] the cluster watcher was told ${during.length - errors} update(s) and ${errors} error(s) during the switch`,
+  );
 
   out("\nthe client's CSDS dump (envoy.service.status.v3.ClientConfig):");
   for (const line of formatClientConfig(client.dumpResources()).split("\n")) out(`  ${line}`);

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 const main = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 
 describe("the demo", () => {
-  it("follows the chain, sees each change, prints the load the control plane received, and the CSDS dump", () => {
+  it("follows the chain, sees each change, prints the load the control plane received, moves between variants through DPDS, and the CSDS dump", () => {
     const run = spawnSync(process.execPath, [main], { encoding: "utf8", timeout: 60_000 });
     expect(run.status).toBe(0);
     const text = run.stdout;
@@ -24,8 +24,28 @@ describe("the demo", () => {
     expect(text).toContain("ambient [INVALID_ARGUMENT] invalid resource demo-cluster: lb_policy");
     expect(text).toContain("ambient [PERMISSION_DENIED]");
     expect(text).toContain("ambient [NOT_FOUND] resource demo.example was removed");
+    // DPDS: the parameters, the variant each subscription holds, and the switch with no gap.
+    expect(text).toMatch(
+      /\[dpds-wrapper\] DPDS resource dynamic-parameters \(version \d+\): no parameters for any type/,
+    );
+    expect(text).toMatch(
+      /\[dpds-wrapper\] DPDS resource dynamic-parameters \(version \d+\): envoy\.config\.cluster\.v3\.Cluster \{track=stable\}/,
+    );
+    expect(text).toContain("[client] CSDS: demo-cluster{track=stable} (ACKED) holds the variant track=stable");
+    const switchStep = text.slice(text.indexOf("\n8. "), text.indexOf("the client's CSDS dump"));
+    expect(switchStep).toMatch(
+      /\[dpds-wrapper\] DPDS resource dynamic-parameters \(version \d+\): envoy\.config\.cluster\.v3\.Cluster \{track=canary\}/,
+    );
+    expect(switchStep).toContain("demo-cluster: moving from {track=stable} to {track=canary}");
+    expect(switchStep).toMatch(/CDS demo-cluster +v\S+ +EDS service demo-eds-canary/);
+    expect(switchStep).toMatch(/EDS demo-eds-canary +v\S+ +1 localities, 1 endpoints: 10\.0\.9\.1:8080/);
+    expect(switchStep).not.toMatch(/CDS demo-cluster +(error|ambient) /);
+    expect(switchStep).toContain("[client] CSDS: demo-cluster{track=canary} (ACKED) holds the variant track=canary");
+    expect(switchStep).toContain("the cluster watcher was told 1 update(s) and 0 error(s) during the switch");
     expect(text).toMatch(/Listener +demo\.example +DOES_NOT_EXIST/);
-    expect(text).toMatch(/Cluster +demo-cluster +NACKED/);
-    expect(text).toMatch(/ClusterLoadAssignment +demo-eds +RECEIVED_ERROR/);
+    expect(text).toMatch(/DynamicParameterConstraintsMap +dynamic-parameters +ACKED/);
+    expect(text).toMatch(/Cluster +demo-cluster\{track=canary\} +ACKED/);
+    expect(text).not.toMatch(/Cluster +demo-cluster(\{track=stable\})? +/);
+    expect(text).toMatch(/ClusterLoadAssignment +demo-eds-canary +ACKED/);
   });
 });
