@@ -3,6 +3,9 @@
 
 export { createManagementServer } from "./management-server.js";
 export type { ManagementServer, ManagementServerOptions } from "./management-server.js";
+export type { ServerTlsOptions } from "./tls-credentials.js";
+export type { AuthorizeResult, AuthorizeStream, IdentityOptions } from "./authorization.js";
+export type { PeerCertificate, PeerIdentity } from "./identity.js";
 export type { ResourceInput, ResourceMessage, ResourceOptions, ResourceSet } from "./resource-set.js";
 export type { NodeScope, NodeSelector } from "./resource-store.js";
 export type { ServerLimits } from "./limits.js";

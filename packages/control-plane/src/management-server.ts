@@ -1,17 +1,31 @@
 import * as http2 from "node:http2";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { create, createRegistry, type Registry } from "@bufbuild/protobuf";
-import { Code, type ConnectRouter, createContextKey, createContextValues } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  type ConnectRouter,
+  createContextKey,
+  createContextValues,
+  type Interceptor,
+} from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { xdsRegistry } from "@xdskit/protos";
-import { type ControlPlane, ControlPlaneSchema } from "@xdskit/protos/envoy/config/core/v3/base_pb";
+import { type ControlPlane, ControlPlaneSchema, type Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
-import { LoadReportingService } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
+import { LoadReportingService, type LoadStatsRequest } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
+import {
+  type AuthorizeStream,
+  createStreamAdmission,
+  type IdentityOptions,
+  StreamRefusedError,
+} from "./authorization.js";
 import { DeltaStream } from "./delta-stream.js";
 import { openGrpcCall, refuseCall } from "./grpc-call.js";
 import type { StreamKind } from "./hook-events.js";
 import { type BreakOptions, HooksImpl, type ManagementServerHooks } from "./hooks.js";
+import { type PeerIdentity, peerIdentityOf } from "./identity.js";
 import { resolveLimits, type ServerLimits } from "./limits.js";
 import { type Logger, noopLogger, prefixLogger, type ScopedLogger } from "./logger.js";
 import { type LrsPolicy, type LrsSink, LrsSinkImpl } from "./lrs-sink.js";
@@ -22,6 +36,7 @@ import { SotwStream } from "./sotw-stream.js";
 import type { StatusInit } from "./status.js";
 import type { AdsStream, StreamHost } from "./stream-base.js";
 import type { StreamInfo } from "./stream-info.js";
+import { createTlsCredentials, isLoopbackHost, type ServerTlsOptions, type TlsCredentials } from "./tls-credentials.js";
 import { CDS_TYPE_URL, DEFAULT_FULL_STATE_TYPE_URLS } from "./type-urls.js";
 
 export interface ManagementServerOptions extends Partial<ServerLimits> {
@@ -49,6 +64,23 @@ export interface ManagementServerOptions extends Partial<ServerLimits> {
   readonly shutdownGraceMs?: number;
   /** What the LRS sink asks of nodes without a policy of their own. Default every cluster, every 10 s. */
   readonly lrsPolicy?: LrsPolicy;
+  /**
+   * Serve over TLS, and with a CA, mutual TLS (docs/security.md). Without it the server speaks cleartext HTTP/2,
+   * meant for loopback: listening in cleartext on another address logs a warning.
+   */
+  readonly tls?: ServerTlsOptions;
+  /** Bind node ids to client certificates: a stream whose node is not its certificate's is refused (PERMISSION_DENIED). */
+  readonly identity?: IdentityOptions;
+  /**
+   * Decides, at the first request of each ADS and LRS stream, whether its peer (address, verified client
+   * certificate) may be served as the node it claims; runs after the `identity` check. Synchronous.
+   */
+  readonly authorize?: AuthorizeStream;
+  /**
+   * More services on the same port, through connect-node (e.g. `clientStatusRoutes(registry)` of `@xdskit/csds`):
+   * they get the server's TLS, and a client certificate that did not verify is refused (UNAUTHENTICATED).
+   */
+  readonly routes?: (router: ConnectRouter) => void;
 }
 
 /**
@@ -59,7 +91,7 @@ export interface ManagementServer extends ResourceSet {
   readonly host: string;
   /** The port it listens on (the ephemeral one when created with port 0), also while stopped. */
   readonly port: number;
-  /** `http://host:port`, for connect clients. */
+  /** `http://host:port` (`https://` with TLS), for connect clients. */
   readonly url: string;
   /** `host:port`, for gRPC clients and bootstrap `server_uri`. */
   readonly address: string;
@@ -79,6 +111,12 @@ export interface ManagementServer extends ResourceSet {
   restart(): Promise<void>;
   /** Stops for good. */
   close(): Promise<void>;
+  /**
+   * Reads the TLS files again now (they are also watched); resolves true when new material went into use for new
+   * connections, false when nothing changed or the new files do not make a valid TLS context (logged, the previous
+   * certificate stays). False without TLS.
+   */
+  reloadTls(): Promise<boolean>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -90,7 +128,7 @@ declare global {
   }
 }
 
-const peerKey = createContextKey<string | undefined>(undefined, { description: "peer address" });
+const peerKey = createContextKey<PeerIdentity | undefined>(undefined, { description: "peer identity" });
 
 const SOTW_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.streamAggregatedResources.name}`;
 const DELTA_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.deltaAggregatedResources.name}`;
@@ -116,9 +154,14 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   readonly #options: ManagementServerOptions;
   readonly #streams = new Set<AdsStream>();
   readonly #sessions = new Set<http2.ServerHttp2Session>();
+  /** Who is at the other end of each connection, worked out on its first stream. */
+  readonly #peers = new WeakMap<http2.Http2Session, PeerIdentity>();
+  readonly #tls: TlsCredentials | undefined;
+  readonly #admit: (peer: PeerIdentity, node: Node | undefined) => void;
+  #warnedCleartext = false;
   /** Services other than ADS (served by connect-node). */
   readonly #connectHandler: ReturnType<typeof connectNodeAdapter>;
-  #server: http2.Http2Server | undefined;
+  #server: http2.Http2Server | http2.Http2SecureServer | undefined;
   #port: number;
   #closed = false;
   #nextStreamId = 0;
@@ -133,6 +176,11 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     }
     this.limits = resolveLimits(options);
     this.logger = prefixLogger(options.logger ?? noopLogger, "[control-plane]");
+    this.#tls = options.tls ? createTlsCredentials(options.tls, this.logger) : undefined;
+    if (options.identity && !this.#tls?.mutual) {
+      throw new TypeError("identity binds nodes to client certificates: it needs tls with a CA (ca or caFile)");
+    }
+    this.#admit = createStreamAdmission({ identity: options.identity, authorize: options.authorize });
     const historyLimit = options.historyLimit ?? 1000;
     if (!(historyLimit >= 0)) throw new RangeError("historyLimit must be >= 0");
     this.hooks = new HooksImpl(this.logger, historyLimit);
@@ -175,13 +223,12 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
       connect: false,
       grpcWeb: false,
       readMaxBytes: this.limits.maxRequestBytes,
-      contextValues: (req) => {
-        const socket = req.socket;
-        return createContextValues().set(
+      interceptors: [refuseUnverifiedPeers],
+      contextValues: (req) =>
+        createContextValues().set(
           peerKey,
-          socket?.remoteAddress !== undefined ? `${socket.remoteAddress}:${String(socket.remotePort)}` : undefined,
-        );
-      },
+          "stream" in req ? this.#peerOf(req.stream.session, req.socket) : peerIdentityOf(req.socket),
+        ),
     });
   }
 
@@ -190,7 +237,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   }
 
   get url(): string {
-    return `http://${this.address}`;
+    return `${this.#tls ? "https" : "http"}://${this.address}`;
   }
 
   get address(): string {
@@ -252,6 +299,10 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     this.#streams.delete(stream);
   }
 
+  admit(peer: PeerIdentity, node: Node | undefined): void {
+    this.#admit(peer, node);
+  }
+
   // --- lifecycle -----------------------------------------------------------------------------------------------
 
   start(): Promise<void> {
@@ -282,6 +333,10 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     return this.close();
   }
 
+  reloadTls(): Promise<boolean> {
+    return this.#serialize(async () => {}).then(() => this.#tls?.reload() ?? false);
+  }
+
   #serialize(step: () => Promise<void>): Promise<void> {
     const next = this.#transition.then(step);
     this.#transition = next.catch(() => {});
@@ -291,12 +346,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   async #start(): Promise<void> {
     if (this.#closed) throw new Error("the management server is closed");
     if (this.#server) return;
-    // Node counts the writes waiting on a connection against maxSessionMemory (10 MB by default) and, past it,
-    // refuses new streams or drops the connection: one large snapshot to a slow client would take its LRS stream
-    // with it. What a stream may queue is bounded here instead (maxQueuedBytesPerStream), as grpc-js does.
-    const server = http2.createServer({ maxSessionMemory: Number.MAX_SAFE_INTEGER }, (req, res) =>
-      this.#serve(req, res),
-    );
+    const server = this.#createServer();
     server.on("session", (session) => {
       this.#sessions.add(session);
       session.on("error", (error) => this.logger.debug("HTTP/2 session error", error));
@@ -313,13 +363,51 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     });
     this.#port = (server.address() as AddressInfo).port;
     this.#server = server;
-    this.logger.info(`listening on ${this.address}`);
+    const tls = this.#tls;
+    if (tls) {
+      const secure = server as http2.Http2SecureServer;
+      tls.watch((context) => secure.setSecureContext(context));
+    } else if (!this.#warnedCleartext && !isLoopbackHost(this.host)) {
+      this.#warnedCleartext = true;
+      this.logger.warn(
+        `listening in cleartext on ${this.address}, which is not a loopback address: any client that reaches it can claim any node; give the tls option`,
+      );
+    }
+    this.logger.info(`listening on ${this.address}${tls ? (tls.mutual ? " (mTLS)" : " (TLS)") : ""}`);
+  }
+
+  #createServer(): http2.Http2Server | http2.Http2SecureServer {
+    // Node counts the writes waiting on a connection against maxSessionMemory (10 MB by default) and, past it,
+    // refuses new streams or drops the connection: one large snapshot to a slow client would take its LRS stream
+    // with it. What a stream may queue is bounded here instead (maxQueuedBytesPerStream), as grpc-js does.
+    const options = { maxSessionMemory: Number.MAX_SAFE_INTEGER };
+    const serve = (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): void => this.#serve(req, res);
+    const tls = this.#tls;
+    if (!tls) return http2.createServer(options, serve);
+    // Files changed while the server was stopped.
+    tls.reload();
+    const server = http2.createSecureServer(
+      {
+        ...options,
+        ...tls.contextOptions(),
+        ALPNProtocols: ["h2"],
+        requestCert: tls.mutual,
+        // Without requireClientCert, a client may present no certificate; one it presents is checked per stream.
+        rejectUnauthorized: tls.requireClientCert,
+      },
+      serve,
+    );
+    server.on("tlsClientError", (error, socket) =>
+      this.logger.debug(`TLS handshake with ${socket.remoteAddress ?? "a client"} failed: ${error.message}`),
+    );
+    return server;
   }
 
   async #stop(): Promise<void> {
     const server = this.#server;
     if (!server) return;
     this.#server = undefined;
+    this.#tls?.unwatch();
     for (const stream of [...this.#streams]) {
       stream.end(Code.Unavailable, "server-stopped", "the management server is stopping");
     }
@@ -390,21 +478,64 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     if (!call) return;
     const id = ++this.#nextStreamId;
     const logger = this.#streamLogger(id);
+    const peer = this.#peerOf(req.stream.session, req.socket);
     const stream =
       path === SOTW_PATH
-        ? new SotwStream(this, id, "sotw", call, logger)
-        : new DeltaStream(this, id, "delta", call, logger);
+        ? new SotwStream(this, id, "sotw", call, logger, peer)
+        : new DeltaStream(this, id, "delta", call, logger, peer);
     stream.serve();
+  }
+
+  /** The identity of a connection's peer: its TLS handshake is done before its first stream, and does not change. */
+  #peerOf(session: http2.Http2Session | undefined, socket: Socket): PeerIdentity {
+    if (!session) return peerIdentityOf(socket);
+    let peer = this.#peers.get(session);
+    if (!peer) {
+      peer = peerIdentityOf(socket);
+      this.#peers.set(session, peer);
+    }
+    return peer;
   }
 
   /** Connect-node routes: services hosted beside ADS. */
   #routes(router: ConnectRouter): void {
     router.service(LoadReportingService, {
-      streamLoadStats: (requests, context) => this.lrs.serve(requests, context.signal, context.values.get(peerKey)),
+      streamLoadStats: (requests, context) => {
+        const peer = context.values.get(peerKey);
+        return this.lrs.serve(peer ? this.#admitted(requests, peer) : requests, context.signal, peer?.address);
+      },
     });
+    this.#options.routes?.(router);
+  }
+
+  /** LRS requests, the first admitted as an ADS stream's is: an LRS stream reports the loads of the node it claims. */
+  async *#admitted(requests: AsyncIterable<LoadStatsRequest>, peer: PeerIdentity): AsyncIterable<LoadStatsRequest> {
+    let first = true;
+    for await (const request of requests) {
+      if (first) {
+        first = false;
+        try {
+          this.#admit(peer, request.node);
+        } catch (error) {
+          if (!(error instanceof StreamRefusedError)) throw error;
+          this.logger.warn(`refused LRS stream of ${peer.address ?? "a client"}: ${error.message}`);
+          throw new ConnectError(error.message, error.code);
+        }
+      }
+      yield request;
+    }
   }
 
   #streamLogger(id: number): ScopedLogger {
     return this.logger.child(`[ads #${id}]`);
   }
 }
+
+/** Services beside ADS refuse a client whose certificate did not verify (possible with `requireClientCert: false`). */
+const refuseUnverifiedPeers: Interceptor = (next) => (req) => {
+  const error = req.contextValues.get(peerKey)?.certificateError;
+  if (error !== undefined) {
+    throw new ConnectError(`the client certificate did not verify: ${error}`, Code.Unauthenticated);
+  }
+  return next(req);
+};
