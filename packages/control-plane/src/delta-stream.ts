@@ -5,7 +5,8 @@ import {
   type DeltaDiscoveryResponse,
   DeltaDiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { diffHeld } from "./held-diff.js";
+import { entryLabel } from "./entry.js";
+import { diffHeld, distinctEntries } from "./held-diff.js";
 import {
   type HeldState,
   heldAfter,
@@ -15,13 +16,13 @@ import {
   UNKNOWN_VERSION,
 } from "./held-state.js";
 import type { RequestDisposition } from "./hook-events.js";
-import { checkNames, checkTypeUrl } from "./limits.js";
+import { checkLocators, checkNames, checkTypeUrl } from "./limits.js";
 import { type PreparedResponse, prepareResponse, resourceFor, toResourceErrors } from "./prepared-response.js";
-import type { Entry } from "./resource-set.js";
 import type { PlanInit } from "./response-plan.js";
 import { emptyTypeState, StreamBase, type TypeState } from "./stream-base.js";
 import type { StreamTypeInfo } from "./stream-info.js";
-import type { TypeSubscription } from "./subscription.js";
+import type { SlotInit, TypeSubscription } from "./subscription.js";
+import type { VariantGroup } from "./variant-group.js";
 
 interface DeltaTypeState extends TypeState {
   ackedNonce: string;
@@ -31,7 +32,10 @@ interface DeltaTypeState extends TypeState {
  * Incremental ADS (DeltaAggregatedResources). Requests change the subscription incrementally, so none is ignored;
  * nonces only say which response a request ACKs or NACKs. Responses carry the resources that changed (wrapped in
  * `Resource` with name and version), `removed_resources` for resources the client holds that are gone and for
- * names subscribed by name that do not exist, and TP3 `resource_errors`.
+ * names subscribed by name that do not exist, and TP3 `resource_errors`. A `resource_locators_subscribe` entry is a
+ * subscription of its own, getting the variant its parameters match (TP2), wrapped with `resource_name`; a variant
+ * the client no longer gets goes in `removed_resource_names` with its constraints, in the same response as the
+ * variant that replaces it.
  */
 export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscoveryResponse, DeltaTypeState> {
   protected newState(typeUrl: string): DeltaTypeState {
@@ -56,6 +60,14 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscover
     ];
     const initialNames = Object.keys(request.initialResourceVersions);
     checkNames(this.host.limits, what, [...subscribe, ...unsubscribe, ...initialNames]);
+    checkLocators(this.host.limits, what, [
+      ...request.resourceLocatorsSubscribe,
+      ...request.resourceLocatorsUnsubscribe,
+    ]);
+    const toSlots = (names: readonly string[], locators: typeof request.resourceLocatorsSubscribe): SlotInit[] => [
+      ...names.map((name) => ({ name })),
+      ...locators.map((l) => ({ name: l.name, params: l.dynamicParameters })),
+    ];
 
     const firstRequest = !this.types.has(typeUrl);
     const state = this.stateOf(typeUrl, what);
@@ -73,11 +85,13 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscover
     const sub = state.sub;
     if (firstRequest) {
       state.holds = heldFromInitialVersions(request.initialResourceVersions);
-      if (subscribe.length === 0 && this.host.fullStateTypeUrls.has(typeUrl)) sub.subscribe(["*"]);
+      if (subscribe.length === 0 && this.host.fullStateTypeUrls.has(typeUrl)) sub.subscribe([{ name: "*" }]);
     }
-    sub.subscribe(subscribe);
-    const unsubscribed = sub.unsubscribe(unsubscribe);
-    checkNames(this.host.limits, what, [], sub.names.size);
+    sub.subscribe(toSlots(request.resourceNamesSubscribe, request.resourceLocatorsSubscribe));
+    const unsubscribed = sub.unsubscribe(
+      toSlots(request.resourceNamesUnsubscribe, request.resourceLocatorsUnsubscribe),
+    );
+    checkNames(this.host.limits, what, [], sub.slots.size);
     if (unsubscribed || firstRequest) state.holds = heldPruned(state.holds, sub);
 
     this.host.hooks.emit({
@@ -109,38 +123,47 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscover
   protected planResponse(
     holds: HeldState,
     sub: TypeSubscription,
-    entries: ReadonlyMap<string, Entry> | undefined,
+    entries: ReadonlyMap<string, VariantGroup> | undefined,
     versionInfo: string,
     changedNames: readonly string[] | undefined,
   ): PlanInit<PreparedResponse> {
     const typeUrl = sub.typeUrl;
-    const { changed, errors, removed } = diffHeld(holds, sub, entries, changedNames);
-    const notFound = removed.filter((name) => sub.names.has(name));
-    const forgotten = removed.filter((name) => !sub.names.has(name));
+    const diff = diffHeld(holds, sub, entries, changedNames);
+    const resources = distinctEntries(diff.changed);
+    const errors = distinctEntries(diff.errors);
+    const removed = diff.removed;
     const controlPlane = this.host.controlPlane;
     const content = prepareResponse(
       DeltaDiscoveryResponseSchema,
       {
         typeUrl,
         versionInfo,
-        resourceNames: changed.map((e) => e.name),
-        errorNames: errors.map((e) => e.name),
-        removedNames: removed,
+        resourceNames: resources.map(entryLabel),
+        errorNames: errors.map(entryLabel),
+        removedNames: removed.map(entryLabel),
       },
       () =>
         create(DeltaDiscoveryResponseSchema, {
           systemVersionInfo: versionInfo,
           typeUrl,
-          resources: changed.map(resourceFor),
-          removedResources: [...removed],
+          resources: resources.map(resourceFor),
+          removedResources: removed.filter((r) => r.variant === undefined).map((r) => r.name),
+          removedResourceNames: removed.flatMap((r) => (r.variant ? [r.variant.resourceName] : [])),
           resourceErrors: toResourceErrors(errors),
           ...(controlPlane ? { controlPlane } : {}),
         }),
     );
     return {
-      send: changed.length > 0 || errors.length > 0 || removed.length > 0,
+      send: resources.length > 0 || errors.length > 0 || removed.length > 0,
       content,
-      next: () => heldAfter(holds, { replace: false, resources: changed, errors, notFound, forgotten }),
+      next: () =>
+        heldAfter(holds, {
+          replace: false,
+          resources: diff.changed,
+          errors: diff.errors,
+          notFound: diff.notFound,
+          forgotten: diff.forgotten,
+        }),
     };
   }
 }

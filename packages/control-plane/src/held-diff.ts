@@ -1,63 +1,198 @@
-import { type HeldState, NOT_FOUND_SENT } from "./held-state.js";
-import type { Entry, ErrorEntry, ResourceEntry } from "./resource-set.js";
-import type { TypeSubscription } from "./subscription.js";
+import type { Entry, ErrorEntry, ResourceEntry, VariantRef } from "./entry.js";
+import { type HeldState, type HeldValue, heldValueOf, NOT_FOUND_SENT } from "./held-state.js";
+import { isPlainKey, nameOfPlainKey, plainKey, type TypeSubscription } from "./subscription.js";
+import type { VariantGroup } from "./variant-group.js";
 
-/** How what a client holds of a type differs from the type's resources, for what it subscribes to. */
+/** A variant a delta client is told is gone: by name when unconstrained (`removed_resources`), else with its constraints. */
+export interface Removal {
+  readonly name: string;
+  readonly variant: VariantRef | undefined;
+}
+
+/** How what a client holds of a type differs from the type's resources, subscription by subscription. */
 export interface HeldDiff {
-  /** Subscribed resources it does not hold at their version. */
-  readonly changed: readonly ResourceEntry[];
-  /** Resource errors it does not hold, for names subscribed by name (TP3 does not cover wildcards). */
-  readonly errors: readonly ErrorEntry[];
-  /** Names it holds, or subscribes to by name, that exist no more (and that it was not told so). */
-  readonly removed: readonly string[];
+  /** Subscriptions (slot keys) and the resource each gets: one it does not hold at that version. */
+  readonly changed: readonly (readonly [string, ResourceEntry])[];
+  /** Explicit subscriptions and the error each gets instead (TP3 does not cover wildcards). */
+  readonly errors: readonly (readonly [string, ErrorEntry])[];
+  /**
+   * For delta: variants the client holds that none of its subscriptions gets any more (replaced by another variant,
+   * gone, or matching none), and names that do not exist for an explicit subscription that was never told so.
+   */
+  readonly removed: readonly Removal[];
+  /** Explicit subscriptions left without a resource: remembered as told it does not exist. */
+  readonly notFound: readonly string[];
+  /** Wildcard subscriptions whose resource is gone: forgotten. */
+  readonly forgotten: readonly string[];
+}
+
+type Grouped = ReadonlyMap<string, VariantGroup> | undefined;
+
+/** Identity of a variant in the removal bookkeeping: the unconstrained one has none of its own. */
+const PLAIN = Symbol("unconstrained");
+type Identity = VariantRef | typeof PLAIN;
+
+function identityOf(value: HeldValue | undefined): Identity | undefined {
+  if (value === undefined || value === NOT_FOUND_SENT) return undefined;
+  return typeof value === "number" ? PLAIN : value.variant;
 }
 
 /**
- * The difference between `holds` and `entries`. With `changedNames` (every name changed since a version `holds` was
- * settled at: it then held exactly what that version had for this subscription), only those names are looked at;
- * without, every subscribed and held name is. Both give the same sets (held-diff.test.ts checks it); the lists
- * follow the set's order, or the subscription's for names subscribed by name when everything is compared.
+ * The difference between `holds` and `entries`, name by name. With `changedNames` (every name changed since a
+ * version `holds` was settled at: it then held exactly what that version had for this subscription), only those
+ * names are looked at; without, every subscribed and held name is. A name that did not change contributes nothing,
+ * so both give the same sets (held-diff.test.ts checks it). A name's subscriptions are taken together: which
+ * variants the client keeps depends on all of them.
  */
 export function diffHeld(
   holds: HeldState,
   sub: TypeSubscription,
-  entries: ReadonlyMap<string, Entry> | undefined,
+  entries: Grouped,
   changedNames?: readonly string[],
 ): HeldDiff {
-  if (changedNames) return diffNames(holds, sub, entries, changedNames);
-  const changed = sub.subscribedResources(entries).filter((e) => holds.resources.get(e.name) !== e.version);
-  const errors = sub.pendingErrors(entries, holds.errors);
-  const removed: string[] = [];
-  for (const [name, version] of holds.resources) {
-    if (version !== NOT_FOUND_SENT && entries?.get(name) === undefined) removed.push(name);
-  }
-  for (const name of sub.names) {
-    if (!holds.resources.has(name) && entries?.get(name) === undefined) removed.push(name);
-  }
-  return { changed, errors, removed };
+  const diff = {
+    changed: [] as (readonly [string, ResourceEntry])[],
+    errors: [] as (readonly [string, ErrorEntry])[],
+    removed: [] as Removal[],
+    notFound: [] as string[],
+    forgotten: [] as string[],
+  };
+  for (const name of changedNames ?? candidateNames(holds, sub, entries)) diffName(diff, holds, sub, name, entries);
+  return diff;
 }
 
-function diffNames(
+/** Every name a full comparison looks at: the type's names if wildcard, the names subscribed, the names held. */
+function* candidateNames(holds: HeldState, sub: TypeSubscription, entries: Grouped): Iterable<string> {
+  if (!sub.wildcard) {
+    yield* sub.names();
+    return;
+  }
+  const seen = new Set<string>();
+  for (const name of entries?.keys() ?? []) {
+    seen.add(name);
+    yield name;
+  }
+  for (const name of sub.names()) {
+    if (seen.has(name)) continue;
+    seen.add(name);
+    yield name;
+  }
+  for (const key of holds.resources.keys()) {
+    if (!isPlainKey(key)) continue;
+    const name = nameOfPlainKey(key);
+    if (seen.has(name)) continue;
+    seen.add(name);
+    yield name;
+  }
+}
+
+function diffName(
+  diff: {
+    changed: (readonly [string, ResourceEntry])[];
+    errors: (readonly [string, ErrorEntry])[];
+    removed: Removal[];
+    notFound: string[];
+    forgotten: string[];
+  },
   holds: HeldState,
   sub: TypeSubscription,
-  entries: ReadonlyMap<string, Entry> | undefined,
-  names: readonly string[],
-): HeldDiff {
-  const changed: ResourceEntry[] = [];
-  const errors: ErrorEntry[] = [];
-  const removed: string[] = [];
-  for (const name of names) {
-    const entry = entries?.get(name);
-    const held = holds.resources.get(name);
-    if (entry === undefined) {
-      if (held === undefined ? sub.names.has(name) : held !== NOT_FOUND_SENT) removed.push(name);
-    } else if (!sub.isSubscribed(name)) {
-      // Not subscribed: nothing is due.
-    } else if (entry.kind === "resource") {
-      if (held !== entry.version) changed.push(entry);
-    } else if (sub.names.has(name) && holds.errors.get(name) !== entry.version) {
-      errors.push(entry);
+  name: string,
+  entries: Grouped,
+): void {
+  const slots = sub.slotsOf(name);
+  if (slots.length === 0) return;
+  const group = entries?.get(name);
+  const choices = slots.map((slot) => group?.choose(slot.params));
+  // What the subscriptions hold afterwards: a variant one of them keeps is never removed.
+  const kept = new Set<Identity>();
+  slots.forEach((slot, i) => {
+    const choice = choices[i];
+    const after =
+      choice?.kind === "error" && !slot.explicit
+        ? identityOf(holds.resources.get(slot.key))
+        : choice && (choice.variant ?? PLAIN);
+    if (after !== undefined) kept.add(after);
+  });
+  const lost: Identity[] = [];
+  const changedFrom = diff.changed.length;
+  slots.forEach((slot, i) => {
+    const choice = choices[i];
+    const heldResource = holds.resources.get(slot.key);
+    const heldError = holds.errors.get(slot.key);
+    if (choice?.kind === "resource") {
+      if (heldResource === heldValueOf(choice)) return;
+      diff.changed.push([slot.key, choice]);
+      lose(lost, identityOf(heldResource ?? heldError));
+    } else if (choice?.kind === "error") {
+      if (!slot.explicit || heldError === heldValueOf(choice)) return;
+      diff.errors.push([slot.key, choice]);
+      lose(lost, identityOf(heldResource));
+    } else {
+      const held = identityOf(heldResource) ?? identityOf(heldError);
+      if (held !== undefined) lose(lost, held);
+      else if (heldResource === undefined && slot.explicit) lose(lost, PLAIN);
+      else return;
+      (slot.explicit ? diff.notFound : diff.forgotten).push(slot.key);
+    }
+  });
+  for (const identity of lost) {
+    if (kept.has(identity)) continue;
+    kept.add(identity);
+    diff.removed.push(identity === PLAIN ? { name, variant: undefined } : { name, variant: identity });
+  }
+  // Overlapping variants: a client picks among what a response carries, so it must carry what every subscription
+  // of the name holds (variant-group.ts).
+  if (group?.overlapping && diff.changed.length > changedFrom) {
+    const sent = new Set(diff.changed.slice(changedFrom).map(([key]) => key));
+    slots.forEach((slot, i) => {
+      const choice = choices[i];
+      if (choice?.kind === "resource" && !sent.has(slot.key)) diff.changed.push([slot.key, choice]);
+    });
+  }
+}
+
+function lose(lost: Identity[], identity: Identity | undefined): void {
+  if (identity !== undefined && !lost.includes(identity)) lost.push(identity);
+}
+
+/** What a SotW full-state response lists: every subscription's resource, and the errors the client does not hold. */
+export interface FullState {
+  readonly resources: readonly (readonly [string, ResourceEntry])[];
+  readonly errors: readonly (readonly [string, ErrorEntry])[];
+  /** Whether the client holds anything else than `resources`, or lacks an error. */
+  readonly differs: boolean;
+}
+
+export function fullState(holds: HeldState, sub: TypeSubscription, entries: Grouped): FullState {
+  const resources: (readonly [string, ResourceEntry])[] = [];
+  const errors: (readonly [string, ErrorEntry])[] = [];
+  let differs = false;
+  const add = (key: string, explicit: boolean, choice: Entry | undefined): void => {
+    if (choice?.kind === "resource") {
+      resources.push([key, choice]);
+      if (!differs && holds.resources.get(key) !== heldValueOf(choice)) differs = true;
+    } else if (choice?.kind === "error" && explicit && holds.errors.get(key) !== heldValueOf(choice)) {
+      errors.push([key, choice]);
+    }
+  };
+  const visit = (name: string, group: VariantGroup): void => {
+    // The common case, a name the wildcard covers and the client did not name, without allocating its slot.
+    if (!sub.hasName(name)) add(plainKey(name), false, group.choose(undefined));
+    else for (const slot of sub.slotsOf(name)) add(slot.key, slot.explicit, group.choose(slot.params));
+  };
+  if (sub.wildcard) {
+    for (const [name, group] of entries ?? []) visit(name, group);
+  } else {
+    for (const name of sub.names()) {
+      const group = entries?.get(name);
+      if (group) visit(name, group);
     }
   }
-  return { changed, errors, removed };
+  return { resources, errors, differs: differs || errors.length > 0 || resources.length !== holds.resources.size };
+}
+
+/** The distinct entries of a per-subscription list, in order: what goes on the wire. */
+export function distinctEntries<E extends Entry>(bySlot: readonly (readonly [string, E])[]): E[] {
+  if (bySlot.length < 2) return bySlot.map(([, entry]) => entry);
+  return [...new Set(bySlot.map(([, entry]) => entry))];
 }

@@ -1,11 +1,41 @@
+import type { Entry, ErrorEntry, ResourceEntry, VariantRef } from "./entry.js";
 import { LayeredMap } from "./layered-map.js";
-import type { ErrorEntry, ResourceEntry } from "./resource-set.js";
-import type { TypeSubscription } from "./subscription.js";
+import { plainKey, type TypeSubscription } from "./subscription.js";
 
-/** Marks a name the server told a delta client does not exist (in `removed_resources`). */
+/** Marks a subscription the server told a delta client does not exist (in `removed_resources`). */
 export const NOT_FOUND_SENT = -1;
 /** A version a delta client claims to hold that this server never issued. */
 export const UNKNOWN_VERSION = -2;
+
+/** A constrained variant a client holds: the variant and the version it was sent at. */
+export interface HeldVariant {
+  readonly variant: VariantRef;
+  readonly version: number;
+}
+
+/**
+ * What a client holds for one subscription: the version of an unconstrained resource (or error), NOT_FOUND_SENT,
+ * UNKNOWN_VERSION, or a constrained variant. Equal values are identical (`===`), so comparing is cheap.
+ */
+export type HeldValue = number | HeldVariant;
+
+const heldVariants = new WeakMap<Entry, HeldVariant>();
+
+/** What a client holds once sent `entry`: its version, or for a variant one shared object per entry. */
+export function heldValueOf(entry: Entry): HeldValue {
+  if (entry.variant === undefined) return entry.version;
+  let held = heldVariants.get(entry);
+  if (!held) {
+    held = Object.freeze({ variant: entry.variant, version: entry.version });
+    heldVariants.set(entry, held);
+  }
+  return held;
+}
+
+/** The version of a held value (NOT_FOUND_SENT and UNKNOWN_VERSION included). */
+export function heldVersion(value: HeldValue): number {
+  return typeof value === "number" ? value : value.version;
+}
 
 /** A version string from a client, as this server's numeric versions (which are decimal counters). */
 export function parseVersion(version: string): number {
@@ -13,76 +43,78 @@ export function parseVersion(version: string): number {
 }
 
 /**
- * What the server believes one client holds of one type. Immutable: a response makes a new state, and streams that
- * got the same responses share one state (response-plan.ts memoizes the step), so a server fanning one snapshot out
- * to many streams keeps one copy of it, not one per stream.
+ * What the server believes one client holds of one type, per subscription (subscription.ts's slot keys: a name, or a
+ * name with parameters). Immutable: a response makes a new state, and streams that got the same responses share
+ * one state (response-plan.ts memoizes the step), so a server fanning one snapshot out to many streams keeps one
+ * copy of it, not one per stream.
  */
 export interface HeldState {
-  /** name -> version of the resource the client holds (delta also: NOT_FOUND_SENT, UNKNOWN_VERSION). */
-  readonly resources: LayeredMap<number>;
-  /** name -> version of the resource error the client holds instead of the resource. */
-  readonly errors: LayeredMap<number>;
+  /** slot key -> the resource the client holds for that subscription (delta also: NOT_FOUND_SENT, UNKNOWN_VERSION). */
+  readonly resources: LayeredMap<HeldValue>;
+  /** slot key -> the resource error the client holds instead of the resource. */
+  readonly errors: LayeredMap<HeldValue>;
 }
 
 export const EMPTY_HELD: HeldState = Object.freeze({
-  resources: LayeredMap.empty<number>(),
-  errors: LayeredMap.empty<number>(),
+  resources: LayeredMap.empty<HeldValue>(),
+  errors: LayeredMap.empty<HeldValue>(),
 });
 
-/** A delta client's `initial_resource_versions`: what it says it holds after a reconnect. */
+/**
+ * A delta client's `initial_resource_versions`: what it says it holds after a reconnect, by name. They stand for
+ * subscriptions by name; a subscription with parameters is sent its variant again.
+ */
 export function heldFromInitialVersions(versions: Readonly<Record<string, string>>): HeldState {
   const entries = Object.entries(versions);
   if (entries.length === 0) return EMPTY_HELD;
   return {
-    resources: LayeredMap.of(entries.map(([name, version]) => [name, parseVersion(version)])),
+    resources: LayeredMap.of(entries.map(([name, version]) => [plainKey(name), parseVersion(version)])),
     errors: EMPTY_HELD.errors,
   };
 }
 
-/**
- * What the client holds after a response: `replace` drops what it held (a SotW full-state response lists everything),
- * `resources` and `errors` are what the response carried (a resource replaces its error and the other way round);
- * of the names it told the client are gone, `notFound` stay known as not existing (subscribed by name) and
- * `forgotten` are dropped.
- */
-export function heldAfter(
-  held: HeldState,
-  sent: {
-    readonly replace: boolean;
-    readonly resources: readonly ResourceEntry[];
-    readonly errors: readonly ErrorEntry[];
-    readonly notFound?: readonly string[];
-    readonly forgotten?: readonly string[];
-  },
-): HeldState {
-  const resources = (sent.replace ? LayeredMap.empty<number>() : held.resources).with(
+/** What a response carried, per subscription. */
+export interface SentBySlot {
+  /** `replace`: the client holds nothing else (a SotW full-state response lists everything). */
+  readonly replace: boolean;
+  readonly resources: readonly (readonly [string, ResourceEntry])[];
+  readonly errors: readonly (readonly [string, ErrorEntry])[];
+  /** Subscriptions told their resource does not exist: remembered as such. */
+  readonly notFound?: readonly string[];
+  /** Subscriptions whose resource is gone, and that are forgotten (a wildcard's). */
+  readonly forgotten?: readonly string[];
+}
+
+/** What the client holds after a response: a resource replaces the subscription's error and the other way round. */
+export function heldAfter(held: HeldState, sent: SentBySlot): HeldState {
+  const notFound = sent.notFound ?? [];
+  const gone = [...notFound, ...(sent.forgotten ?? [])];
+  const resources = (sent.replace ? LayeredMap.empty<HeldValue>() : held.resources).with(
     [
-      ...sent.resources.map((entry) => [entry.name, entry.version] as const),
-      ...(sent.notFound ?? []).map((name) => [name, NOT_FOUND_SENT] as const),
+      ...sent.resources.map(([key, entry]) => [key, heldValueOf(entry)] as const),
+      ...notFound.map((key) => [key, NOT_FOUND_SENT] as const),
     ],
-    [...sent.errors.map((error) => error.name), ...(sent.forgotten ?? [])],
+    [...sent.errors.map(([key]) => key), ...(sent.forgotten ?? [])],
   );
   const errors = held.errors.with(
-    sent.errors.map((error) => [error.name, error.version] as const),
-    sent.resources.map((entry) => entry.name),
+    sent.errors.map(([key, entry]) => [key, heldValueOf(entry)] as const),
+    [...sent.resources.map(([key]) => key), ...gone],
   );
   return resources === held.resources && errors === held.errors ? held : { resources, errors };
 }
 
 /**
- * Forgets what the client held of names it no longer subscribes to (so subscribing again sends them again). The same
- * state when nothing is dropped, so shared states stay shared.
+ * Forgets what the client held for subscriptions it no longer has (so subscribing again sends them again). The same
+ * state when nothing is dropped, so shared states stay shared. Errors are held only for explicit subscriptions.
  */
 export function heldPruned(held: HeldState, sub: TypeSubscription): HeldState {
-  // A wildcard subscribes to every resource; errors are held only for names subscribed by name.
-  if (sub.wildcard && held.errors.size === 0) return held;
   const resources = held.resources.with(
     [],
-    [...held.resources.keys()].filter((name) => !sub.isSubscribed(name)),
+    [...held.resources.keys()].filter((key) => !sub.hasSlot(key)),
   );
   const errors = held.errors.with(
     [],
-    [...held.errors.keys()].filter((name) => !sub.names.has(name)),
+    [...held.errors.keys()].filter((key) => !sub.slots.has(key)),
   );
   return resources === held.resources && errors === held.errors ? held : { resources, errors };
 }

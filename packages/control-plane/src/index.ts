@@ -2,11 +2,16 @@
 // Grouped by audience (import sorting is off for this file): the server first, then the hooks tests use.
 
 export { createManagementServer } from "./management-server.js";
-export type { ManagementServer, ManagementServerOptions } from "./management-server.js";
+export type { DynamicParametersOptions, ManagementServer, ManagementServerOptions } from "./management-server.js";
 export type { ServerTlsOptions } from "./tls-credentials.js";
 export type { AuthorizeResult, AuthorizeStream, IdentityOptions } from "./authorization.js";
 export type { PeerCertificate, PeerIdentity } from "./identity.js";
-export type { ResourceInput, ResourceMessage, ResourceOptions, ResourceSet } from "./resource-set.js";
+export type { ResourceInput, ResourceMessage, ResourceOptions } from "./resource-input.js";
+export type { ResourceErrorOptions, ResourceSet } from "./resource-set.js";
+export type { ConstraintsInput } from "./variant-group.js";
+export { OverlappingVariantsError } from "./overlapping-variants-error.js";
+export { buildDynamicParameterConstraintsMap, DEFAULT_DYNAMIC_PARAMETERS_NAME } from "./dynamic-parameters.js";
+export type { DynamicParametersInit } from "./dynamic-parameters.js";
 export type { NodeScope, NodeSelector } from "./resource-store.js";
 export type { ServerLimits } from "./limits.js";
 export { DEFAULT_LIMITS } from "./limits.js";
@@ -15,6 +20,7 @@ export type { StreamInfo, StreamTypeInfo } from "./stream-info.js";
 export {
   CDS_TYPE_URL,
   DEFAULT_FULL_STATE_TYPE_URLS,
+  DPDS_TYPE_URL,
   EDS_TYPE_URL,
   LDS_TYPE_URL,
   RDS_TYPE_URL,

@@ -20,7 +20,7 @@ export interface ServerLimits {
   readonly maxTypesPerStream: number;
   /** Names one stream may subscribe to in one type (one SotW request, or a delta subscription in all). RESOURCE_EXHAUSTED. */
   readonly maxResourceNamesPerType: number;
-  /** UTF-8 bytes of one resource name or type URL. RESOURCE_EXHAUSTED. */
+  /** UTF-8 bytes of one resource name or type URL (and of one locator's dynamic parameters). RESOURCE_EXHAUSTED. */
   readonly maxResourceNameBytes: number;
   /** How deeply the Struct values of a node's metadata may nest (`{}` is 1). RESOURCE_EXHAUSTED. */
   readonly maxNodeMetadataDepth: number;
@@ -89,6 +89,28 @@ export function checkNames(limits: ServerLimits, what: string, names: readonly s
     if (tooLong(name, limits.maxResourceNameBytes)) {
       throw exhausted(
         `${what} names a resource longer than maxResourceNameBytes (${limits.maxResourceNameBytes} bytes)`,
+      );
+    }
+  }
+}
+
+/**
+ * The dynamic parameters of `resource_locators`: the keys and values of one locator count, in UTF-8 bytes, against
+ * maxResourceNameBytes, as its name does.
+ */
+export function checkLocators(
+  limits: ServerLimits,
+  what: string,
+  locators: readonly { readonly dynamicParameters: Readonly<Record<string, string>> }[],
+): void {
+  for (const locator of locators) {
+    let bytes = 0;
+    for (const [key, value] of Object.entries(locator.dynamicParameters)) {
+      bytes += Buffer.byteLength(key, "utf8") + Buffer.byteLength(value, "utf8");
+    }
+    if (bytes > limits.maxResourceNameBytes) {
+      throw exhausted(
+        `${what} has a resource locator whose dynamic parameters are longer than maxResourceNameBytes (${limits.maxResourceNameBytes} bytes)`,
       );
     }
   }

@@ -12,6 +12,7 @@ import {
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { xdsRegistry } from "@xdskit/protos";
 import { type ControlPlane, ControlPlaneSchema, type Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
+import type { DynamicParameterConstraintsMap } from "@xdskit/protos/envoy/config/dynamic_parameters/v3/dynamic_parameters_pb";
 import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
 import { LoadReportingService, type LoadStatsRequest } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
@@ -22,6 +23,11 @@ import {
   StreamRefusedError,
 } from "./authorization.js";
 import { DeltaStream } from "./delta-stream.js";
+import {
+  buildDynamicParameterConstraintsMap,
+  DEFAULT_DYNAMIC_PARAMETERS_NAME,
+  type DynamicParametersInit,
+} from "./dynamic-parameters.js";
 import { openGrpcCall, refuseCall } from "./grpc-call.js";
 import type { StreamKind } from "./hook-events.js";
 import { type BreakOptions, HooksImpl, type ManagementServerHooks } from "./hooks.js";
@@ -29,7 +35,8 @@ import { type PeerIdentity, peerIdentityOf } from "./identity.js";
 import { resolveLimits, type ServerLimits } from "./limits.js";
 import { type Logger, noopLogger, prefixLogger, type ScopedLogger } from "./logger.js";
 import { type LrsPolicy, type LrsSink, LrsSinkImpl } from "./lrs-sink.js";
-import type { ResourceInput, ResourceMessage, ResourceOptions, ResourceSet, ResourceSetImpl } from "./resource-set.js";
+import type { ResourceInput, ResourceMessage, ResourceOptions } from "./resource-input.js";
+import type { ResourceErrorOptions, ResourceSet, ResourceSetImpl } from "./resource-set.js";
 import { type NodeScope, type NodeSelector, ResourceStore } from "./resource-store.js";
 import { createPlanCache, type PlanCache } from "./response-plan.js";
 import { SotwStream } from "./sotw-stream.js";
@@ -38,6 +45,7 @@ import type { AdsStream, StreamHost } from "./stream-base.js";
 import type { StreamInfo } from "./stream-info.js";
 import { createTlsCredentials, isLoopbackHost, type ServerTlsOptions, type TlsCredentials } from "./tls-credentials.js";
 import { CDS_TYPE_URL, DEFAULT_FULL_STATE_TYPE_URLS } from "./type-urls.js";
+import type { ConstraintsInput } from "./variant-group.js";
 
 export interface ManagementServerOptions extends Partial<ServerLimits> {
   /** Default `127.0.0.1`. */
@@ -65,6 +73,11 @@ export interface ManagementServerOptions extends Partial<ServerLimits> {
   /** What the LRS sink asks of nodes without a policy of their own. Default every cluster, every 10 s. */
   readonly lrsPolicy?: LrsPolicy;
   /**
+   * Variants of one name may overlap (a parameter map matching two of them gets the most specific). Default false:
+   * an overlapping variant is refused with OverlappingVariantsError unless published with `allowOverlap`.
+   */
+  readonly allowOverlappingVariants?: boolean;
+  /**
    * Serve over TLS, and with a CA, mutual TLS (docs/security.md). Without it the server speaks cleartext HTTP/2,
    * meant for loopback: listening in cleartext on another address logs a warning.
    */
@@ -81,6 +94,12 @@ export interface ManagementServerOptions extends Partial<ServerLimits> {
    * they get the server's TLS, and a client certificate that did not verify is refused (UNAUTHENTICATED).
    */
   readonly routes?: (router: ConnectRouter) => void;
+}
+
+/** Options of `setDynamicParameters`. */
+export interface DynamicParametersOptions {
+  /** The resource name clients are configured to watch. Default `DEFAULT_DYNAMIC_PARAMETERS_NAME`. */
+  readonly name?: string;
 }
 
 /**
@@ -101,6 +120,23 @@ export interface ManagementServer extends ResourceSet {
   readonly lrs: LrsSink;
   /** A resource set served to the nodes `selector` picks (the first matching scope wins), instead of the default. */
   forNode(selector: NodeSelector): NodeScope;
+  /**
+   * DPDS: serves the nodes `selector` picks a `DynamicParameterConstraintsMap` (built from `parameters` per resource
+   * type, or given whole), marked `do_not_cache`, while they keep every other resource of their set. Setting it
+   * again for the same selector (the same node id, or the same predicate) replaces it and pushes it to those nodes'
+   * streams; the first selector set that matches a node wins over any DPDS resource in its set.
+   */
+  setDynamicParameters(
+    selector: NodeSelector,
+    parameters: DynamicParametersInit | DynamicParameterConstraintsMap,
+    options?: DynamicParametersOptions,
+  ): void;
+  /**
+   * Stops serving what `setDynamicParameters` set for `selector`: delta clients are told it is removed; a SotW client
+   * keeps it (as it keeps any resource of a type other than LDS and CDS), so set `{}` to take every parameter back
+   * in both protocols. Returns false if there was none.
+   */
+  clearDynamicParameters(selector: NodeSelector): boolean;
   /** The open streams. */
   streams(): StreamInfo[];
   /** Stops listening and ends every stream with UNAVAILABLE. The resources are kept. */
@@ -206,6 +242,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     this.store = new ResourceStore({
       registry,
       logger: this.logger,
+      allowOverlappingVariants: options.allowOverlappingVariants ?? false,
       onChange: (set, typeUrls) => this.#onSetChanged(set, typeUrls),
       onScopesChanged: () => {
         for (const stream of [...this.#streams]) stream.rebind();
@@ -256,26 +293,29 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   setResources(resources: Iterable<ResourceMessage | ResourceInput>): void {
     this.store.defaultSet.setResources(resources);
   }
-  removeResource(typeUrl: string, name: string): boolean {
-    return this.store.defaultSet.removeResource(typeUrl, name);
+  removeResource(typeUrl: string, name: string, constraints?: ConstraintsInput): boolean {
+    return this.store.defaultSet.removeResource(typeUrl, name, constraints);
   }
   setSnapshot(resources: Iterable<ResourceMessage | ResourceInput>): void {
     this.store.defaultSet.setSnapshot(resources);
   }
-  getResource(typeUrl: string, name: string): ResourceMessage | undefined {
-    return this.store.defaultSet.getResource(typeUrl, name);
+  getResource(typeUrl: string, name: string, constraints?: ConstraintsInput): ResourceMessage | undefined {
+    return this.store.defaultSet.getResource(typeUrl, name, constraints);
   }
   resourceNames(typeUrl: string): string[] {
     return this.store.defaultSet.resourceNames(typeUrl);
   }
+  resourceVariants(typeUrl: string, name: string): string[] {
+    return this.store.defaultSet.resourceVariants(typeUrl, name);
+  }
   typeVersion(typeUrl: string): string {
     return this.store.defaultSet.typeVersion(typeUrl);
   }
-  setResourceError(typeUrl: string, name: string, status: StatusInit | Status): void {
-    this.store.defaultSet.setResourceError(typeUrl, name, status);
+  setResourceError(typeUrl: string, name: string, status: StatusInit | Status, options?: ResourceErrorOptions): void {
+    this.store.defaultSet.setResourceError(typeUrl, name, status, options);
   }
-  clearResourceError(typeUrl: string, name: string): boolean {
-    return this.store.defaultSet.clearResourceError(typeUrl, name);
+  clearResourceError(typeUrl: string, name: string, constraints?: ConstraintsInput): boolean {
+    return this.store.defaultSet.clearResourceError(typeUrl, name, constraints);
   }
   clear(): void {
     this.store.defaultSet.clear();
@@ -283,6 +323,24 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
 
   forNode(selector: NodeSelector): NodeScope {
     return this.store.addScope(selector);
+  }
+
+  setDynamicParameters(
+    selector: NodeSelector,
+    parameters: DynamicParametersInit | DynamicParameterConstraintsMap,
+    options: DynamicParametersOptions = {},
+  ): void {
+    const resource =
+      "$typeName" in parameters
+        ? (parameters as DynamicParameterConstraintsMap)
+        : buildDynamicParameterConstraintsMap(parameters);
+    const name = options.name ?? DEFAULT_DYNAMIC_PARAMETERS_NAME;
+    // Built before the set, so bad parameters leave everything as it was.
+    this.store.dynamicParametersSet(selector).setSnapshot([{ resource, name }]);
+  }
+
+  clearDynamicParameters(selector: NodeSelector): boolean {
+    return this.store.removeDynamicParametersSet(selector);
   }
 
   streams(): StreamInfo[] {
@@ -457,7 +515,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   // --- serving -------------------------------------------------------------------------------------------------
 
   #onSetChanged(set: ResourceSetImpl, typeUrls: ReadonlySet<string>): void {
-    for (const stream of this.#streams) if (stream.set === set) stream.markDirty(typeUrls);
+    for (const stream of this.#streams) if (stream.uses(set)) stream.markDirty(typeUrls);
   }
 
   /**

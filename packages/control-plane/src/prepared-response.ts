@@ -11,7 +11,7 @@ import {
   ResourceSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { type EncodedBody, encodeBody } from "./encoded-response.js";
-import type { ErrorEntry, ResourceEntry } from "./resource-set.js";
+import type { ErrorEntry, ResourceEntry } from "./entry.js";
 
 /** What a response says, short of the nonce: the message and the names its hook event lists. */
 export interface ResponseParts {
@@ -62,17 +62,22 @@ export function prepareResponse<S extends ResponseSchema>(
   };
 }
 
-/** TP3 errors as both responses carry them. */
+/** TP3 errors as both responses carry them: a variant's with its constraints. */
 export function toResourceErrors(errors: readonly ErrorEntry[]): ResourceError[] {
-  return errors.map((e) => create(ResourceErrorSchema, { resourceName: { name: e.name }, errorDetail: e.status }));
+  return errors.map((e) =>
+    create(ResourceErrorSchema, { resourceName: e.variant?.resourceName ?? { name: e.name }, errorDetail: e.status }),
+  );
 }
 
 const wrappedAnys = new WeakMap<ResourceEntry, Any>();
 const deltaResources = new WeakMap<ResourceEntry, Resource>();
 
-/** The Any to put in a SotW response: the packed message, or it wrapped in `Resource`. One per entry. */
+/**
+ * The Any to put in a SotW response: the packed message, or it wrapped in `Resource`, as a variant (which must name
+ * its constraints) and a resource marked do-not-cache always are. One per entry.
+ */
 export function anyFor(entry: ResourceEntry, wrapResources: boolean): Any {
-  if (!(entry.wrap ?? wrapResources)) return entry.any;
+  if (!(entry.variant !== undefined || entry.doNotCache || (entry.wrap ?? wrapResources))) return entry.any;
   let wrapped = wrappedAnys.get(entry);
   if (!wrapped) {
     wrapped = anyPack(ResourceSchema, resourceFor(entry));
@@ -81,11 +86,20 @@ export function anyFor(entry: ResourceEntry, wrapResources: boolean): Any {
   return wrapped;
 }
 
-/** The entry wrapped in `Resource` with its name and version (delta, and wrapped SotW resources). One per entry. */
+/**
+ * The entry wrapped in `Resource` (delta, and wrapped SotW resources): with its name, or for a variant its
+ * `resource_name` (only one of the two may be set), its version, and `cache_control` when not to be cached. One per
+ * entry.
+ */
 export function resourceFor(entry: ResourceEntry): Resource {
   let resource = deltaResources.get(entry);
   if (!resource) {
-    resource = create(ResourceSchema, { name: entry.name, version: String(entry.version), resource: entry.any });
+    resource = create(ResourceSchema, {
+      ...(entry.variant ? { resourceName: entry.variant.resourceName } : { name: entry.name }),
+      version: String(entry.version),
+      resource: entry.any,
+      ...(entry.doNotCache ? { cacheControl: { doNotCache: true } } : {}),
+    });
     deltaResources.set(entry, resource);
   }
   return resource;

@@ -24,14 +24,21 @@ interface ScopeRecord {
 export interface ResourceStoreDeps {
   readonly registry: Registry;
   readonly logger: Logger;
+  readonly allowOverlappingVariants: boolean;
   readonly onChange: (set: ResourceSetImpl, typeUrls: ReadonlySet<string>) => void;
   readonly onScopesChanged: () => void;
 }
 
-/** The default set plus the node scopes, in the order they were added: the first scope that matches wins. */
+/**
+ * The default set plus the node scopes, in the order they were added: the first scope that matches wins. Beside
+ * them, the DPDS resources `setDynamicParameters` serves per node, each in a set of its own that wins over the
+ * node's set for the DPDS type only, so a node told its parameters still shares every other resource.
+ */
 export class ResourceStore {
   readonly defaultSet: ResourceSetImpl;
   readonly #scopes: ScopeRecord[] = [];
+  /** By selector identity (`id:<node id>`, or the predicate itself), in the order first set. */
+  readonly #dynamicParameters = new Map<unknown, ScopeRecord>();
   readonly #deps: ResourceStoreDeps;
   #version = 0;
 
@@ -41,8 +48,38 @@ export class ResourceStore {
   }
 
   resolve(node: Node | undefined): ResourceSetImpl {
-    if (node === undefined) return this.defaultSet;
-    for (const scope of this.#scopes) {
+    return this.#first(this.#scopes, node) ?? this.defaultSet;
+  }
+
+  /** The DPDS set `setDynamicParameters` gave the node, if any. */
+  resolveDynamicParameters(node: Node | undefined): ResourceSetImpl | undefined {
+    return this.#first(this.#dynamicParameters.values(), node);
+  }
+
+  /**
+   * The DPDS set of the nodes `selector` picks, created empty on first use (the same selector, by node id or by
+   * predicate identity, finds the same set).
+   */
+  dynamicParametersSet(selector: NodeSelector): ResourceSetImpl {
+    const identity = selectorIdentity(selector);
+    const existing = this.#dynamicParameters.get(identity);
+    if (existing) return existing.set;
+    const record = { matches: toMatcher(selector), set: this.#newSet() };
+    this.#dynamicParameters.set(identity, record);
+    this.#deps.onScopesChanged();
+    return record.set;
+  }
+
+  /** Stops serving the DPDS set of `selector`; false if it had none. */
+  removeDynamicParametersSet(selector: NodeSelector): boolean {
+    if (!this.#dynamicParameters.delete(selectorIdentity(selector))) return false;
+    this.#deps.onScopesChanged();
+    return true;
+  }
+
+  #first(records: Iterable<ScopeRecord>, node: Node | undefined): ResourceSetImpl | undefined {
+    if (node === undefined) return undefined;
+    for (const scope of records) {
       let matched = false;
       try {
         matched = scope.matches(node);
@@ -51,7 +88,7 @@ export class ResourceStore {
       }
       if (matched) return scope.set;
     }
-    return this.defaultSet;
+    return undefined;
   }
 
   addScope(selector: NodeSelector): NodeScope {
@@ -76,14 +113,24 @@ export class ResourceStore {
       registry: this.#deps.registry,
       nextVersion: () => ++this.#version,
       onChange: this.#deps.onChange,
+      allowOverlappingVariants: this.#deps.allowOverlappingVariants,
     });
   }
 }
 
-function toMatcher(selector: NodeSelector): (node: Node) => boolean {
-  if (typeof selector === "function") return selector;
+function nodeIdOf(selector: string | { readonly nodeId: string }): string {
   const nodeId = typeof selector === "string" ? selector : selector.nodeId;
   if (typeof nodeId !== "string" || nodeId === "")
     throw new TypeError("node selector: nodeId must be a non-empty string");
+  return nodeId;
+}
+
+function toMatcher(selector: NodeSelector): (node: Node) => boolean {
+  if (typeof selector === "function") return selector;
+  const nodeId = nodeIdOf(selector);
   return (node) => node.id === nodeId;
+}
+
+function selectorIdentity(selector: NodeSelector): unknown {
+  return typeof selector === "function" ? selector : `id:${nodeIdOf(selector)}`;
 }

@@ -5,16 +5,17 @@ import {
   type DiscoveryResponse,
   DiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { diffHeld } from "./held-diff.js";
-import { type HeldState, heldAfter, heldPruned } from "./held-state.js";
+import { entryLabel } from "./entry.js";
+import { diffHeld, distinctEntries, fullState } from "./held-diff.js";
+import { type HeldState, heldAfter, heldPruned, type SentBySlot } from "./held-state.js";
 import type { RequestDisposition } from "./hook-events.js";
-import { checkNames, checkTypeUrl } from "./limits.js";
+import { checkLocators, checkNames, checkTypeUrl } from "./limits.js";
 import { anyFor, type PreparedResponse, prepareResponse, toResourceErrors } from "./prepared-response.js";
-import type { Entry, ErrorEntry, ResourceEntry } from "./resource-set.js";
 import type { PlanInit } from "./response-plan.js";
 import { emptyTypeState, StreamBase, type TypeState } from "./stream-base.js";
 import type { StreamTypeInfo } from "./stream-info.js";
-import type { TypeSubscription } from "./subscription.js";
+import type { SlotInit, TypeSubscription } from "./subscription.js";
+import type { VariantGroup } from "./variant-group.js";
 
 interface SotwTypeState extends TypeState {
   /** The client asked for this type (a type only injected into is not pushed to). */
@@ -31,7 +32,9 @@ interface SotwTypeState extends TypeState {
  * - the server remembers what it sent, so a NACK never brings the same version again;
  * - full-state types (LDS, CDS) carry every subscribed resource that exists whenever anything about them changes;
  *   other types carry only the resources that changed or were newly subscribed;
- * - an LDS/CDS first request naming nothing, or any request naming `*`, subscribes to every resource of the type.
+ * - an LDS/CDS first request naming nothing, or any request naming `*`, subscribes to every resource of the type;
+ * - each `resource_locators` entry is a subscription of its own, getting the variant its parameters match (TP2);
+ *   one response lists the variant of every subscription, so two subscriptions of one name may get two variants.
  */
 export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, SotwTypeState> {
   protected newState(typeUrl: string): SotwTypeState {
@@ -46,9 +49,11 @@ export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, 
     const typeUrl = request.typeUrl;
     checkTypeUrl(this.host.limits, typeUrl, "DiscoveryRequest");
     this.adoptNode(request.node);
+    const what = `DiscoveryRequest for ${typeUrl}`;
     const names = [...request.resourceNames];
     for (const locator of request.resourceLocators) names.push(locator.name);
-    checkNames(this.host.limits, `DiscoveryRequest for ${typeUrl}`, names);
+    checkNames(this.host.limits, what, names);
+    checkLocators(this.host.limits, what, request.resourceLocators);
 
     const existing = this.types.get(typeUrl);
     let disposition: RequestDisposition;
@@ -84,7 +89,10 @@ export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, 
       wildcard = false;
       state.legacyWildcard = false;
     }
-    if (state.sub.replaceNames(names, wildcard)) state.holds = heldPruned(state.holds, state.sub);
+    const slots: SlotInit[] = request.resourceNames.map((name) => ({ name }));
+    for (const locator of request.resourceLocators)
+      slots.push({ name: locator.name, params: locator.dynamicParameters });
+    if (state.sub.replace(slots, wildcard)) state.holds = heldPruned(state.holds, state.sub);
     this.#report(request, names, disposition);
     this.flushType(state);
   }
@@ -104,36 +112,34 @@ export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, 
   protected planResponse(
     holds: HeldState,
     sub: TypeSubscription,
-    entries: ReadonlyMap<string, Entry> | undefined,
+    entries: ReadonlyMap<string, VariantGroup> | undefined,
     versionInfo: string,
     changedNames: readonly string[] | undefined,
   ): PlanInit<PreparedResponse> {
     const typeUrl = sub.typeUrl;
-    const fullState = this.host.fullStateTypeUrls.has(typeUrl);
-    let resources: readonly ResourceEntry[];
-    let errors: readonly ErrorEntry[];
+    let sent: SentBySlot;
     let send: boolean;
-    if (fullState) {
-      // Every subscribed resource that exists, whenever anything about them changed.
-      resources = sub.subscribedResources(entries);
-      errors = sub.pendingErrors(entries, holds.errors);
-      send =
-        errors.length > 0 ||
-        resources.length !== holds.resources.size ||
-        resources.some((e) => holds.resources.get(e.name) !== e.version);
+    if (this.host.fullStateTypeUrls.has(typeUrl)) {
+      // Every subscription's resource, whenever anything about them changed.
+      const state = fullState(holds, sub, entries);
+      sent = { replace: true, resources: state.resources, errors: state.errors };
+      send = state.differs;
     } else {
       // What changed or is newly subscribed; a resource that is gone stays with the client until it unsubscribes.
-      ({ changed: resources, errors } = diffHeld(holds, sub, entries, changedNames));
-      send = resources.length > 0 || errors.length > 0;
+      const { changed, errors } = diffHeld(holds, sub, entries, changedNames);
+      sent = { replace: false, resources: changed, errors };
+      send = changed.length > 0 || errors.length > 0;
     }
+    const resources = distinctEntries(sent.resources);
+    const errors = distinctEntries(sent.errors);
     const { controlPlane, wrapResources } = this.host;
     const content = prepareResponse(
       DiscoveryResponseSchema,
       {
         typeUrl,
         versionInfo,
-        resourceNames: resources.map((e) => e.name),
-        errorNames: errors.map((e) => e.name),
+        resourceNames: resources.map(entryLabel),
+        errorNames: errors.map(entryLabel),
         removedNames: [],
       },
       () =>
@@ -145,7 +151,7 @@ export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, 
           ...(controlPlane ? { controlPlane } : {}),
         }),
     );
-    return { send, content, next: () => heldAfter(holds, { replace: fullState, resources, errors }) };
+    return { send, content, next: () => heldAfter(holds, sent) };
   }
 
   #report(request: DiscoveryRequest, names: string[], disposition: RequestDisposition): void {

@@ -13,19 +13,20 @@ import type { Status } from "@xdskit/protos/google/rpc/status_pb";
 import { StreamRefusedError } from "./authorization.js";
 import { type WireMessage, wholeMessage, withNonce } from "./encoded-response.js";
 import type { GrpcServerCall } from "./grpc-call.js";
-import { EMPTY_HELD, type HeldState } from "./held-state.js";
+import { EMPTY_HELD, type HeldState, heldVersion } from "./held-state.js";
 import type { HookEventInit, ResponseEventInit, StreamCloseReason, StreamKind } from "./hook-events.js";
 import type { HooksImpl, InjectedResponse } from "./hooks.js";
 import type { PeerIdentity } from "./identity.js";
 import { checkNode, InvalidRequestError, type ServerLimits, undecodable } from "./limits.js";
 import type { ScopedLogger } from "./logger.js";
 import type { PreparedResponse, ResponseParts } from "./prepared-response.js";
-import type { Entry, ResourceSetImpl } from "./resource-set.js";
+import type { ResourceSetImpl } from "./resource-set.js";
 import type { ResourceStore } from "./resource-store.js";
 import type { PlanCache, PlanInit } from "./response-plan.js";
 import type { StreamInfo, StreamTypeInfo } from "./stream-info.js";
-import { TypeSubscription } from "./subscription.js";
-import { PUSH_ORDER } from "./type-urls.js";
+import { nameOfPlainKey, type Slot, subscriptionLabel, TypeSubscription } from "./subscription.js";
+import { DPDS_TYPE_URL, PUSH_ORDER } from "./type-urls.js";
+import type { VariantGroup } from "./variant-group.js";
 
 /** What the server gives each stream. */
 export interface StreamHost {
@@ -47,7 +48,8 @@ export interface StreamHost {
 /** What the server and its hooks see of a stream, whichever its protocol. */
 export interface AdsStream {
   readonly id: number;
-  readonly set: ResourceSetImpl;
+  /** Whether the stream serves any type from this set. */
+  uses(set: ResourceSetImpl): boolean;
   info(): StreamInfo;
   inject(response: InjectedResponse): string;
   markDirty(typeUrls: Iterable<string>): void;
@@ -115,7 +117,10 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
   readonly id: number;
   readonly kind: StreamKind;
   node: Node | undefined;
+  /** The set the stream's node resolves to. */
   set: ResourceSetImpl;
+  /** The DPDS resource set for the node by `setDynamicParameters`, which wins over `set` for that type. */
+  dynamicParameters: ResourceSetImpl | undefined;
   readonly peer: PeerIdentity;
   protected readonly host: StreamHost;
   protected readonly logger: ScopedLogger;
@@ -144,6 +149,15 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     this.set = host.store.defaultSet;
   }
 
+  uses(set: ResourceSetImpl): boolean {
+    return this.set === set || this.dynamicParameters === set;
+  }
+
+  /** The set a type is served from. */
+  protected setOf(typeUrl: string): ResourceSetImpl {
+    return typeUrl === DPDS_TYPE_URL ? (this.dynamicParameters ?? this.set) : this.set;
+  }
+
   /** The protocol's request and response messages. */
   protected abstract readonly schemas: {
     readonly request: typeof DiscoveryRequestSchema | typeof DeltaDiscoveryRequestSchema;
@@ -159,7 +173,7 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
   protected abstract planResponse(
     holds: HeldState,
     sub: TypeSubscription,
-    entries: ReadonlyMap<string, Entry> | undefined,
+    entries: ReadonlyMap<string, VariantGroup> | undefined,
     versionInfo: string,
     changedNames: readonly string[] | undefined,
   ): PlanInit<PreparedResponse>;
@@ -235,11 +249,13 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     if (any) this.#scheduleFlush();
   }
 
-  /** Re-resolves the stream's resource set from its node (the node scopes changed, or the node became known). */
+  /** Re-resolves the stream's resource sets from its node (the node scopes changed, or the node became known). */
   rebind(): void {
     const set = this.host.store.resolve(this.node);
-    if (set === this.set) return;
+    const dynamicParameters = this.host.store.resolveDynamicParameters(this.node);
+    if (set === this.set && dynamicParameters === this.dynamicParameters) return;
     this.set = set;
+    this.dynamicParameters = dynamicParameters;
     this.markDirty(this.types.keys());
   }
 
@@ -299,10 +315,11 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     }
     state.pending = false;
     const typeUrl = state.sub.typeUrl;
-    const version = this.set.typeVersion(typeUrl);
-    const entries = this.set.entries(typeUrl);
+    const set = this.setOf(typeUrl);
+    const version = set.typeVersion(typeUrl);
+    const entries = set.entries(typeUrl);
     const plan = this.host.plans[this.kind].plan(state.holds, state.sub.key, version, (settledAt) => {
-      const changedNames = settledAt ? this.set.changedSince(typeUrl, Number(settledAt)) : undefined;
+      const changedNames = settledAt ? set.changedSince(typeUrl, Number(settledAt)) : undefined;
       return this.planResponse(state.holds, state.sub, entries, version || "0", changedNames);
     });
     if (!this.isDue(state, plan.send)) return;
@@ -338,17 +355,25 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
   protected commonInfo(
     state: State,
     ackedVersion: string,
-    heldVersion: (version: number) => string | undefined,
+    showVersion: (version: number) => string | undefined,
   ): Omit<StreamTypeInfo, "waitingFor" | "pending"> {
     const sentVersions = new Map<string, string>();
-    for (const [name, version] of state.holds.resources) {
-      const shown = heldVersion(version);
-      if (shown !== undefined) sentVersions.set(name, shown);
+    const sub = state.sub;
+    const slots = [...sub.slots.values()];
+    const hasParams = (slot: Slot): boolean => Object.keys(slot.params).length > 0;
+    const label = (key: string): string => {
+      const slot = sub.slots.get(key);
+      return slot ? subscriptionLabel(slot) : nameOfPlainKey(key);
+    };
+    for (const [key, held] of state.holds.resources) {
+      const shown = showVersion(heldVersion(held));
+      if (shown !== undefined) sentVersions.set(label(key), shown);
     }
     return {
-      typeUrl: state.sub.typeUrl,
-      wildcard: state.sub.wildcard,
-      resourceNames: [...state.sub.names],
+      typeUrl: sub.typeUrl,
+      wildcard: sub.wildcard,
+      resourceNames: slots.filter((slot) => !hasParams(slot)).map((slot) => slot.name),
+      resourceLocators: slots.filter(hasParams).map((slot) => ({ name: slot.name, dynamicParameters: slot.params })),
       lastNonce: state.lastNonce,
       lastVersion: state.lastVersion,
       ackedVersion,
@@ -380,6 +405,7 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     if (node === undefined) return;
     this.node = node;
     this.set = this.host.store.resolve(node);
+    this.dynamicParameters = this.host.store.resolveDynamicParameters(node);
   }
 
   #decode(bytes: Uint8Array): Req {

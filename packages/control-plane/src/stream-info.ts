@@ -8,8 +8,13 @@ import type { StreamKind } from "./hook-events.js";
 export interface StreamTypeInfo {
   readonly typeUrl: string;
   readonly wildcard: boolean;
-  /** Names subscribed by name (a wildcard stream may list some too). */
+  /** Names subscribed by name, without parameters (a wildcard stream may list some too). */
   readonly resourceNames: readonly string[];
+  /** Subscriptions with dynamic parameters (`resource_locators`), each getting the variant its parameters match. */
+  readonly resourceLocators: readonly {
+    readonly name: string;
+    readonly dynamicParameters: Readonly<Record<string, string>>;
+  }[];
   /** Nonce of the latest response of this type ("" if none). */
   readonly lastNonce: string;
   /** Version of the latest response ("" if none). */
@@ -18,7 +23,10 @@ export interface StreamTypeInfo {
   readonly ackedVersion: string;
   /** The `error_detail` of the latest NACK, until the next ACK. */
   readonly nack: Status | undefined;
-  /** name -> version the server believes the client holds. */
+  /**
+   * Subscription -> version of what the server believes the client holds for it; a subscription with parameters
+   * reads `name{key=value,...}`.
+   */
   readonly sentVersions: ReadonlyMap<string, string>;
   /**
    * What the latest response of this type waits for before the next one may follow: the client's ACK or NACK, the

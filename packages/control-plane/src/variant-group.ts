@@ -1,0 +1,196 @@
+import { create } from "@bufbuild/protobuf";
+import {
+  canonicalize,
+  canonicalText,
+  createVariantIndex,
+  type Expr,
+  findOverlaps,
+  fromProto,
+  fromText,
+  type Params,
+  TRUE,
+  toProto,
+  type VariantIndex,
+} from "@xdskit/constraint-matcher";
+import {
+  type DynamicParameterConstraints,
+  ResourceNameSchema,
+} from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import type { Entry, VariantRef } from "./entry.js";
+import { OverlappingVariantsError } from "./overlapping-variants-error.js";
+
+/**
+ * TP2 constraints as users give them: a `@xdskit/constraint-matcher` expression, the wire message
+ * (`envoy.service.discovery.v3.DynamicParameterConstraints`) or the matcher's text syntax (`env=prod && exists(v)`).
+ */
+export type ConstraintsInput = Expr | DynamicParameterConstraints | string;
+
+const NO_PARAMETERS: Params = Object.freeze({});
+
+/**
+ * The canonical form of `input` (`TRUE` when undefined). Constraints that have no wire form (the TP2 draft's integer
+ * ranges, a variant that can match nothing such as `!true`) or that do not parse are a TypeError naming `what`.
+ */
+export function readConstraints(input: ConstraintsInput | undefined, what: string): Expr {
+  if (input === undefined) return TRUE;
+  try {
+    let expr: Expr;
+    if (typeof input === "string") expr = fromText(input);
+    else if ("$typeName" in input) expr = fromProto(input);
+    else expr = input;
+    const canonical = canonicalize(expr);
+    toProto(canonical);
+    return canonical;
+  } catch (error) {
+    throw new TypeError(`${what}: bad constraints: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
+  }
+}
+
+/** The identity of the variant of `name` with `constraints` (canonical); undefined for `TRUE`. */
+export function variantRef(name: string, constraints: Expr): VariantRef | undefined {
+  if (constraints.kind === "true") return undefined;
+  return Object.freeze({
+    name,
+    text: canonicalText(constraints),
+    constraints,
+    resourceName: create(ResourceNameSchema, { name, dynamicParameterConstraints: toProto(constraints) }),
+  });
+}
+
+/** A variant about to be published, for the overlap check. */
+export interface VariantCandidate {
+  readonly variant: VariantRef | undefined;
+  readonly allowOverlap: boolean;
+}
+
+/**
+ * The variants (resources and errors) of one name in one type, and which one a subscription gets: the most specific
+ * variant its parameters match, ties broken by canonical text (docs/decisions.md#ambiguous-variants), through the
+ * matcher's own index, so the server and `@xdskit/xds-client` cannot choose differently. A subscription by name has
+ * no parameters: it gets a variant the empty map matches. A name without constrained variants skips the index.
+ */
+export class VariantGroup {
+  readonly name: string;
+  /** Canonical text -> entry, "" for the unconstrained variant; in the order the entries were last set. */
+  readonly #byText = new Map<string, Entry>();
+  /** Built while the name has a constrained variant; without, the unconstrained entry is every subscription's. */
+  #index: VariantIndex<Entry> | undefined;
+  #overlapping = false;
+
+  constructor(name: string) {
+    this.name = name;
+  }
+
+  get size(): number {
+    return this.#byText.size;
+  }
+
+  /**
+   * Some parameter map matches two variants (they were published with overlaps allowed). A response carrying one
+   * variant of such a name then carries every variant the stream's subscriptions of the name hold, so that a client
+   * choosing among what it receives chooses what the server chose.
+   */
+  get overlapping(): boolean {
+    return this.#overlapping;
+  }
+
+  /** The entry of the variant with this canonical text ("" for the unconstrained one). */
+  get(text: string): Entry | undefined {
+    return this.#byText.get(text);
+  }
+
+  values(): IterableIterator<Entry> {
+    return this.#byText.values();
+  }
+
+  /** Whether a resource (not only errors) is published under the name. */
+  hasResource(): boolean {
+    for (const entry of this.#byText.values()) if (entry.kind === "resource") return true;
+    return false;
+  }
+
+  /** The variant a subscription with these parameters gets (none: a subscription by name), if any. */
+  choose(params: Params | undefined): Entry | undefined {
+    if (this.#index === undefined) return this.#byText.get("");
+    return this.#index.select(params ?? NO_PARAMETERS)?.variant.value;
+  }
+
+  /** Adds or replaces the entry of its variant (the caller checked overlaps). */
+  set(entry: Entry): void {
+    const text = entry.variant?.text ?? "";
+    this.#byText.delete(text);
+    this.#byText.set(text, entry);
+    if (this.#index !== undefined) this.#index.add(entry.variant?.constraints ?? TRUE, entry);
+    else if (entry.variant !== undefined) {
+      const index = createVariantIndex<Entry>();
+      for (const e of this.#byText.values()) index.add(e.variant?.constraints ?? TRUE, e);
+      this.#index = index;
+    }
+  }
+
+  /**
+   * Removes a variant; returns it, if there was one. `recheck`: work out again whether the remaining variants overlap
+   * (false when `settleOverlaps` follows).
+   */
+  delete(text: string, recheck = true): Entry | undefined {
+    const entry = this.#byText.get(text);
+    if (entry === undefined) return undefined;
+    this.#byText.delete(text);
+    if (this.#byText.size === 0 || (this.#byText.size === 1 && this.#byText.has(""))) this.#index = undefined;
+    else this.#index?.remove(entry.variant?.constraints ?? TRUE);
+    if (recheck && this.#overlapping) this.#overlapping = findOverlaps(this.#candidates()).length > 0;
+    return entry;
+  }
+
+  /**
+   * Checks `incoming` (new variants, or new versions of existing ones) against the variants they would sit beside
+   * (`replaceAll`: they are the name's whole new set), and throws OverlappingVariantsError for the first pair that
+   * overlaps where neither side allows it. Returns whether the name would have overlapping variants; nothing
+   * changes until `set` (and `settleOverlaps`) are called.
+   */
+  checkOverlaps(
+    typeUrl: string,
+    incoming: readonly VariantCandidate[],
+    replaceAll: boolean,
+    allowAll: boolean,
+  ): boolean | undefined {
+    const texts = new Set(incoming.map((c) => c.variant?.text ?? ""));
+    const kept = replaceAll ? [] : [...this.#byText.values()].filter((e) => !texts.has(e.variant?.text ?? ""));
+    // A new version of a variant keeps its constraints: only new constraints, or a variant taking back its
+    // permission, can make a new overlap.
+    const changesShape = incoming.some((c) => {
+      const existing = this.#byText.get(c.variant?.text ?? "");
+      return replaceAll || existing === undefined || (existing.allowOverlap && !c.allowOverlap);
+    });
+    if (!changesShape || kept.length + incoming.length < 2) return changesShape ? false : undefined;
+    const items = [
+      ...incoming.map((c) => ({ ...toItem(c), incoming: true })),
+      ...kept.map((e) => ({ ...toItem(e), incoming: false })),
+    ];
+    const overlaps = findOverlaps(items);
+    for (const { first, second, witness } of overlaps) {
+      if (!(first.incoming || second.incoming) || allowAll || first.allowOverlap || second.allowOverlap) continue;
+      throw new OverlappingVariantsError(typeUrl, this.name, [first.text, second.text], witness);
+    }
+    return overlaps.length > 0;
+  }
+
+  /** Records the outcome of `checkOverlaps` once its variants are set (undefined: unchanged). */
+  settleOverlaps(overlapping: boolean | undefined): void {
+    if (overlapping !== undefined) this.#overlapping = overlapping;
+  }
+
+  #candidates(): { constraints: Expr }[] {
+    return [...this.#byText.values()].map((e) => ({ constraints: e.variant?.constraints ?? TRUE }));
+  }
+}
+
+function toItem(c: VariantCandidate) {
+  return {
+    constraints: c.variant?.constraints ?? TRUE,
+    text: c.variant?.text ?? "true",
+    allowOverlap: c.allowOverlap,
+  };
+}
