@@ -1,27 +1,28 @@
-import * as http2 from "node:http2";
-import type { AddressInfo, Socket } from "node:net";
+import type * as http2 from "node:http2";
+import type { AddressInfo } from "node:net";
 import { create, createRegistry, type Registry } from "@bufbuild/protobuf";
-import {
-  Code,
-  ConnectError,
-  type ConnectRouter,
-  createContextKey,
-  createContextValues,
-  type Interceptor,
-} from "@connectrpc/connect";
+import { Code, type ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { xdsRegistry } from "@xdskit/protos";
 import { type ControlPlane, ControlPlaneSchema, type Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import type { DynamicParameterConstraintsMap } from "@xdskit/protos/envoy/config/dynamic_parameters/v3/dynamic_parameters_pb";
 import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
-import { LoadReportingService, type LoadStatsRequest } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
+import { LoadReportingService } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
 import {
   type AuthorizeStream,
+  admittedRequests,
   createStreamAdmission,
   type IdentityOptions,
-  StreamRefusedError,
 } from "./authorization.js";
+import {
+  type AuthorizationClass,
+  type CanRead,
+  createReadPolicy,
+  type ReadAccess,
+  type ReadPolicy,
+  type StreamIdentity,
+} from "./authorization-read.js";
 import { DeltaStream } from "./delta-stream.js";
 import {
   buildDynamicParameterConstraintsMap,
@@ -31,7 +32,8 @@ import {
 import { openGrpcCall, refuseCall } from "./grpc-call.js";
 import type { StreamKind } from "./hook-events.js";
 import { type BreakOptions, HooksImpl, type ManagementServerHooks } from "./hooks.js";
-import { type PeerIdentity, peerIdentityOf } from "./identity.js";
+import type { PeerIdentity } from "./identity.js";
+import { createPeerLookup, type PeerLookup, peerKey, refuseUnverifiedPeers } from "./identity-peers.js";
 import { resolveLimits, type ServerLimits } from "./limits.js";
 import { type Logger, noopLogger, prefixLogger, type ScopedLogger } from "./logger.js";
 import { type LrsPolicy, type LrsSink, LrsSinkImpl } from "./lrs-sink.js";
@@ -43,7 +45,8 @@ import { SotwStream } from "./sotw-stream.js";
 import type { StatusInit } from "./status.js";
 import type { AdsStream, StreamHost } from "./stream-base.js";
 import type { StreamInfo } from "./stream-info.js";
-import { createTlsCredentials, isLoopbackHost, type ServerTlsOptions, type TlsCredentials } from "./tls-credentials.js";
+import { createTlsCredentials, type ServerTlsOptions, type TlsCredentials } from "./tls-credentials.js";
+import { createHttp2Listener, onListening } from "./tls-server.js";
 import { CDS_TYPE_URL, DEFAULT_FULL_STATE_TYPE_URLS } from "./type-urls.js";
 import type { ConstraintsInput } from "./variant-group.js";
 
@@ -89,6 +92,17 @@ export interface ManagementServerOptions extends Partial<ServerLimits> {
    * certificate) may be served as the node it claims; runs after the `identity` check. Synchronous.
    */
   readonly authorize?: AuthorizeStream;
+  /**
+   * Which resources each stream may read (docs/security.md#per-resource-authorization). A subscription naming a
+   * resource its identity may not read gets a TP3 resource error with PERMISSION_DENIED instead, whether or not the
+   * resource exists; a wildcard subscription does not see it. Asked again after `authorizationChanged()`.
+   */
+  readonly canRead?: CanRead;
+  /**
+   * Identities that `canRead` treats alike share one class, and streams of a class share the responses worked out
+   * for them. Default: every client certificate and node is its own class.
+   */
+  readonly authorizationClass?: AuthorizationClass;
   /**
    * More services on the same port, through connect-node (e.g. `clientStatusRoutes(registry)` of `@xdskit/csds`):
    * they get the server's TLS, and a client certificate that did not verify is refused (UNAUTHENTICATED).
@@ -153,6 +167,8 @@ export interface ManagementServer extends ResourceSet {
    * certificate stays). False without TLS.
    */
   reloadTls(): Promise<boolean>;
+  /** `canRead` may answer differently now: every open stream's subscriptions are checked again. */
+  authorizationChanged(): void;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -163,8 +179,6 @@ declare global {
     readonly asyncDispose: unique symbol;
   }
 }
-
-const peerKey = createContextKey<PeerIdentity | undefined>(undefined, { description: "peer identity" });
 
 const SOTW_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.streamAggregatedResources.name}`;
 const DELTA_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.deltaAggregatedResources.name}`;
@@ -190,10 +204,10 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   readonly #options: ManagementServerOptions;
   readonly #streams = new Set<AdsStream>();
   readonly #sessions = new Set<http2.ServerHttp2Session>();
-  /** Who is at the other end of each connection, worked out on its first stream. */
-  readonly #peers = new WeakMap<http2.Http2Session, PeerIdentity>();
+  readonly #peers: PeerLookup = createPeerLookup();
   readonly #tls: TlsCredentials | undefined;
   readonly #admit: (peer: PeerIdentity, node: Node | undefined) => void;
+  readonly #readPolicy: ReadPolicy | undefined;
   #warnedCleartext = false;
   /** Services other than ADS (served by connect-node). */
   readonly #connectHandler: ReturnType<typeof connectNodeAdapter>;
@@ -217,6 +231,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
       throw new TypeError("identity binds nodes to client certificates: it needs tls with a CA (ca or caFile)");
     }
     this.#admit = createStreamAdmission({ identity: options.identity, authorize: options.authorize });
+    this.#readPolicy = options.canRead ? createReadPolicy(options.canRead, options.authorizationClass) : undefined;
     const historyLimit = options.historyLimit ?? 1000;
     if (!(historyLimit >= 0)) throw new RangeError("historyLimit must be >= 0");
     this.hooks = new HooksImpl(this.logger, historyLimit);
@@ -261,11 +276,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
       grpcWeb: false,
       readMaxBytes: this.limits.maxRequestBytes,
       interceptors: [refuseUnverifiedPeers],
-      contextValues: (req) =>
-        createContextValues().set(
-          peerKey,
-          "stream" in req ? this.#peerOf(req.stream.session, req.socket) : peerIdentityOf(req.socket),
-        ),
+      contextValues: (req) => this.#peers.contextValues(req),
     });
   }
 
@@ -361,6 +372,16 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     this.#admit(peer, node);
   }
 
+  readAccess(identity: StreamIdentity): ReadAccess | undefined {
+    return this.#readPolicy?.accessFor(identity);
+  }
+
+  authorizationChanged(): void {
+    if (!this.#readPolicy) return;
+    this.#readPolicy.changed();
+    for (const stream of [...this.#streams]) stream.markAllDirty();
+  }
+
   // --- lifecycle -----------------------------------------------------------------------------------------------
 
   start(): Promise<void> {
@@ -404,7 +425,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   async #start(): Promise<void> {
     if (this.#closed) throw new Error("the management server is closed");
     if (this.#server) return;
-    const server = this.#createServer();
+    const server = createHttp2Listener(this.#tls, (req, res) => this.#serve(req, res), this.logger);
     server.on("session", (session) => {
       this.#sessions.add(session);
       session.on("error", (error) => this.logger.debug("HTTP/2 session error", error));
@@ -421,44 +442,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     });
     this.#port = (server.address() as AddressInfo).port;
     this.#server = server;
-    const tls = this.#tls;
-    if (tls) {
-      const secure = server as http2.Http2SecureServer;
-      tls.watch((context) => secure.setSecureContext(context));
-    } else if (!this.#warnedCleartext && !isLoopbackHost(this.host)) {
-      this.#warnedCleartext = true;
-      this.logger.warn(
-        `listening in cleartext on ${this.address}, which is not a loopback address: any client that reaches it can claim any node; give the tls option`,
-      );
-    }
-    this.logger.info(`listening on ${this.address}${tls ? (tls.mutual ? " (mTLS)" : " (TLS)") : ""}`);
-  }
-
-  #createServer(): http2.Http2Server | http2.Http2SecureServer {
-    // Node counts the writes waiting on a connection against maxSessionMemory (10 MB by default) and, past it,
-    // refuses new streams or drops the connection: one large snapshot to a slow client would take its LRS stream
-    // with it. What a stream may queue is bounded here instead (maxQueuedBytesPerStream), as grpc-js does.
-    const options = { maxSessionMemory: Number.MAX_SAFE_INTEGER };
-    const serve = (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): void => this.#serve(req, res);
-    const tls = this.#tls;
-    if (!tls) return http2.createServer(options, serve);
-    // Files changed while the server was stopped.
-    tls.reload();
-    const server = http2.createSecureServer(
-      {
-        ...options,
-        ...tls.contextOptions(),
-        ALPNProtocols: ["h2"],
-        requestCert: tls.mutual,
-        // Without requireClientCert, a client may present no certificate; one it presents is checked per stream.
-        rejectUnauthorized: tls.requireClientCert,
-      },
-      serve,
-    );
-    server.on("tlsClientError", (error, socket) =>
-      this.logger.debug(`TLS handshake with ${socket.remoteAddress ?? "a client"} failed: ${error.message}`),
-    );
-    return server;
+    this.#warnedCleartext = onListening(server, this.#tls, this, this.logger, this.#warnedCleartext);
   }
 
   async #stop(): Promise<void> {
@@ -536,7 +520,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     if (!call) return;
     const id = ++this.#nextStreamId;
     const logger = this.#streamLogger(id);
-    const peer = this.#peerOf(req.stream.session, req.socket);
+    const peer = this.#peers.peerOf(req);
     const stream =
       path === SOTW_PATH
         ? new SotwStream(this, id, "sotw", call, logger, peer)
@@ -544,56 +528,25 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     stream.serve();
   }
 
-  /** The identity of a connection's peer: its TLS handshake is done before its first stream, and does not change. */
-  #peerOf(session: http2.Http2Session | undefined, socket: Socket): PeerIdentity {
-    if (!session) return peerIdentityOf(socket);
-    let peer = this.#peers.get(session);
-    if (!peer) {
-      peer = peerIdentityOf(socket);
-      this.#peers.set(session, peer);
-    }
-    return peer;
-  }
-
   /** Connect-node routes: services hosted beside ADS. */
   #routes(router: ConnectRouter): void {
     router.service(LoadReportingService, {
       streamLoadStats: (requests, context) => {
         const peer = context.values.get(peerKey);
-        return this.lrs.serve(peer ? this.#admitted(requests, peer) : requests, context.signal, peer?.address);
+        const admitted = peer
+          ? admittedRequests(
+              requests,
+              (node) => this.#admit(peer, node),
+              (error) => this.logger.warn(`refused LRS stream of ${peer.address ?? "a client"}: ${error.message}`),
+            )
+          : requests;
+        return this.lrs.serve(admitted, context.signal, peer?.address);
       },
     });
     this.#options.routes?.(router);
-  }
-
-  /** LRS requests, the first admitted as an ADS stream's is: an LRS stream reports the loads of the node it claims. */
-  async *#admitted(requests: AsyncIterable<LoadStatsRequest>, peer: PeerIdentity): AsyncIterable<LoadStatsRequest> {
-    let first = true;
-    for await (const request of requests) {
-      if (first) {
-        first = false;
-        try {
-          this.#admit(peer, request.node);
-        } catch (error) {
-          if (!(error instanceof StreamRefusedError)) throw error;
-          this.logger.warn(`refused LRS stream of ${peer.address ?? "a client"}: ${error.message}`);
-          throw new ConnectError(error.message, error.code);
-        }
-      }
-      yield request;
-    }
   }
 
   #streamLogger(id: number): ScopedLogger {
     return this.logger.child(`[ads #${id}]`);
   }
 }
-
-/** Services beside ADS refuse a client whose certificate did not verify (possible with `requireClientCert: false`). */
-const refuseUnverifiedPeers: Interceptor = (next) => (req) => {
-  const error = req.contextValues.get(peerKey)?.certificateError;
-  if (error !== undefined) {
-    throw new ConnectError(`the client certificate did not verify: ${error}`, Code.Unauthenticated);
-  }
-  return next(req);
-};

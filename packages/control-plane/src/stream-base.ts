@@ -11,6 +11,7 @@ import type {
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
 import { StreamRefusedError } from "./authorization.js";
+import { authorizedEntries, type ReadAccess, type StreamIdentity } from "./authorization-read.js";
 import { type WireMessage, wholeMessage, withNonce } from "./encoded-response.js";
 import type { GrpcServerCall } from "./grpc-call.js";
 import { EMPTY_HELD, type HeldState, heldVersion } from "./held-state.js";
@@ -43,6 +44,8 @@ export interface StreamHost {
   unregister(stream: AdsStream): void;
   /** Refuses (throws StreamRefusedError) a peer that may not be served as `node`; runs once, at the first request. */
   admit(peer: PeerIdentity, node: Node | undefined): void;
+  /** What an admitted stream may read; undefined: everything (no read policy). */
+  readAccess(identity: StreamIdentity): ReadAccess | undefined;
 }
 
 /** What the server and its hooks see of a stream, whichever its protocol. */
@@ -53,6 +56,8 @@ export interface AdsStream {
   info(): StreamInfo;
   inject(response: InjectedResponse): string;
   markDirty(typeUrls: Iterable<string>): void;
+  /** Every type the stream uses: what it is served may have changed (the read policy did). */
+  markAllDirty(): void;
   rebind(): void;
   releaseHeld(): void;
   end(code: number | undefined, reason: StreamCloseReason, message: string): void;
@@ -131,6 +136,8 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
   #nonce = 0;
   /** The first request was admitted: the node is fixed. */
   #admitted = false;
+  /** What the stream may read, once admitted, under a read policy. */
+  #access: ReadAccess | undefined;
 
   constructor(
     host: StreamHost,
@@ -236,6 +243,10 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     });
   }
 
+  markAllDirty(): void {
+    this.markDirty(this.types.keys());
+  }
+
   /** Marks types changed in the stream's set; they are flushed together in a microtask. */
   markDirty(typeUrls: Iterable<string>): void {
     if (this.#closed) return;
@@ -318,9 +329,14 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     const set = this.setOf(typeUrl);
     const version = set.typeVersion(typeUrl);
     const entries = set.entries(typeUrl);
-    const plan = this.host.plans[this.kind].plan(state.holds, state.sub.key, version, (settledAt) => {
+    // Under a read policy, what a stream sees depends on its identity's grants too: plans are shared within an
+    // authorization class only.
+    const access = this.#access;
+    const slot = access ? state.sub.key + access.key : state.sub.key;
+    const plan = this.host.plans[this.kind].plan(state.holds, slot, version, (settledAt) => {
       const changedNames = settledAt ? set.changedSince(typeUrl, Number(settledAt)) : undefined;
-      return this.planResponse(state.holds, state.sub, entries, version || "0", changedNames);
+      const visible = access ? authorizedEntries(entries, state.sub, access) : entries;
+      return this.planResponse(state.holds, state.sub, visible, version || "0", changedNames);
     });
     if (!this.isDue(state, plan.send)) return;
     state.holds = plan.next();
@@ -402,6 +418,7 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     if (node !== undefined) checkNode(this.host.limits, node);
     this.host.admit(this.peer, node);
     this.#admitted = true;
+    this.#access = this.host.readAccess({ peer: this.peer, node });
     if (node === undefined) return;
     this.node = node;
     this.set = this.host.store.resolve(node);

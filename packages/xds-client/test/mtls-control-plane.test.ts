@@ -2,7 +2,7 @@
 // the run. The control plane binds node ids to SPIFFE IDs: a client with its own node's certificate gets its
 // configuration; one claiming another node's id is refused; one with no certificate, or a certificate of another
 // CA, gets a connection error that names TLS and the cause; a rotated client certificate is presented on the next
-// connection.
+// connection; a cluster the node may not read is a PERMISSION_DENIED watch error while the others are served.
 import {
   buildCluster,
   CDS_TYPE_URL,
@@ -39,8 +39,10 @@ beforeAll(async () => {
       admitted.push(peer.certificate?.commonName ?? "");
       return true;
     },
+    // Clusters named after a node are that node's only.
+    canRead: (identity, _typeUrl, name) => !name.startsWith("node-") || name === `${identity.node?.id}-cluster`,
   });
-  server.setResources([buildCluster({ name: "c1" })]);
+  server.setResources([buildCluster({ name: "c1" }), buildCluster({ name: "node-b-cluster" })]);
 });
 
 afterEach(async () => {
@@ -115,6 +117,18 @@ describe("mTLS with node identity", () => {
     expect(messageOf(events[0])).toContain(
       `status: UNAVAILABLE: TLS handshake with xDS server localhost:${server.port} failed: the server closed the connection right after the handshake: it did not accept the client certificate`,
     );
+  });
+
+  it("gets PERMISSION_DENIED for a resource its identity may not read, and the rest", async () => {
+    const files = dir.writeCertificate("node-a", ca.issue({ commonName: "node-a", uris: [spiffeId("node-a")] }));
+    const client = clientAs("node-a", files);
+    const denied = recordingWatcher<ClusterUpdate>();
+    client.watch(clusterResourceType, "node-b-cluster", denied);
+    const events = await watchC1(client);
+    await until(denied.events, 1);
+    expect(summarize(events)).toEqual([`resource:${server.typeVersion(CDS_TYPE_URL)}:c1`]);
+    expect(summarize(denied.events)).toEqual(["error:PERMISSION_DENIED:server_error"]);
+    expect(messageOf(denied.events[0])).toContain("permission denied");
   });
 
   // Steps: (1) the client presents certificate "node-a" (files) and gets c1; (2) its files rotate to certificate
