@@ -9,20 +9,9 @@ import type { DynamicParameterConstraintsMap } from "@xdskit/protos/envoy/config
 import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
 import { LoadReportingService } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
-import {
-  type AuthorizeStream,
-  admittedRequests,
-  createStreamAdmission,
-  type IdentityOptions,
-} from "./authorization.js";
-import {
-  type AuthorizationClass,
-  type CanRead,
-  createReadPolicy,
-  type ReadAccess,
-  type ReadPolicy,
-  type StreamIdentity,
-} from "./authorization-read.js";
+import { admittedRequests, createStreamAdmission } from "./authorization.js";
+import type { SecurityOptions } from "./authorization-options.js";
+import { createReadPolicy, type ReadAccess, type ReadPolicy, type StreamIdentity } from "./authorization-read.js";
 import { DeltaStream } from "./delta-stream.js";
 import {
   buildDynamicParameterConstraintsMap,
@@ -45,12 +34,12 @@ import { SotwStream } from "./sotw-stream.js";
 import type { StatusInit } from "./status.js";
 import type { AdsStream, StreamHost } from "./stream-base.js";
 import type { StreamInfo } from "./stream-info.js";
-import { createTlsCredentials, type ServerTlsOptions, type TlsCredentials } from "./tls-credentials.js";
+import { createTlsCredentials, type TlsCredentials } from "./tls-credentials.js";
 import { createHttp2Listener, onListening } from "./tls-server.js";
 import { CDS_TYPE_URL, DEFAULT_FULL_STATE_TYPE_URLS } from "./type-urls.js";
 import type { ConstraintsInput } from "./variant-group.js";
 
-export interface ManagementServerOptions extends Partial<ServerLimits> {
+export interface ManagementServerOptions extends Partial<ServerLimits>, SecurityOptions {
   /** Default `127.0.0.1`. */
   readonly host?: string;
   /** Default 0: an ephemeral port, kept across `restart()`. */
@@ -80,29 +69,6 @@ export interface ManagementServerOptions extends Partial<ServerLimits> {
    * an overlapping variant is refused with OverlappingVariantsError unless published with `allowOverlap`.
    */
   readonly allowOverlappingVariants?: boolean;
-  /**
-   * Serve over TLS, and with a CA, mutual TLS (docs/security.md). Without it the server speaks cleartext HTTP/2,
-   * meant for loopback: listening in cleartext on another address logs a warning.
-   */
-  readonly tls?: ServerTlsOptions;
-  /** Bind node ids to client certificates: a stream whose node is not its certificate's is refused (PERMISSION_DENIED). */
-  readonly identity?: IdentityOptions;
-  /**
-   * Decides, at the first request of each ADS and LRS stream, whether its peer (address, verified client
-   * certificate) may be served as the node it claims; runs after the `identity` check. Synchronous.
-   */
-  readonly authorize?: AuthorizeStream;
-  /**
-   * Which resources each stream may read (docs/security.md#per-resource-authorization). A subscription naming a
-   * resource its identity may not read gets a TP3 resource error with PERMISSION_DENIED instead, whether or not the
-   * resource exists; a wildcard subscription does not see it. Asked again after `authorizationChanged()`.
-   */
-  readonly canRead?: CanRead;
-  /**
-   * Identities that `canRead` treats alike share one class, and streams of a class share the responses worked out
-   * for them. Default: every client certificate and node is its own class.
-   */
-  readonly authorizationClass?: AuthorizationClass;
   /**
    * More services on the same port, through connect-node (e.g. `clientStatusRoutes(registry)` of `@xdskit/csds`):
    * they get the server's TLS, and a client certificate that did not verify is refused (UNAUTHENTICATED).
