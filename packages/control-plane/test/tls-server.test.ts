@@ -236,6 +236,20 @@ describe("mTLS", () => {
   });
 });
 
+describe("limits over TLS", () => {
+  it("end a stream past a limit with the limit's status, as in cleartext", async () => {
+    const server = await serve({ tls: issueLocalhost(ca), maxResourceNamesPerType: 2 });
+    const stream = openSotw(tlsAdsClient(server, clientTls(ca)));
+    aborts.push(() => stream.abort());
+    await stream.send({ node: { id: "n1" }, typeUrl: CDS_TYPE_URL, resourceNames: ["a", "b", "c"] }).catch(() => {});
+    const error = await stream.ended();
+    expect([error?.code, error?.rawMessage]).toEqual([
+      Code.ResourceExhausted,
+      `DiscoveryRequest for ${CDS_TYPE_URL} names 3 resources, more than maxResourceNamesPerType (2)`,
+    ]);
+  });
+});
+
 describe("cleartext", () => {
   it("on loopback, logs no warning", async () => {
     const log = recordingLogger();
