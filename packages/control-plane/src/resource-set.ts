@@ -289,24 +289,28 @@ export class ResourceSetImpl implements ResourceSet {
    * returns what records, once they are set, whether each name they touch has overlapping variants.
    */
   #checkOverlaps(incoming: readonly Incoming[], replaceAll: boolean): () => void {
-    const byName = new Map<string, Incoming[]>();
+    const byType = new Map<string, Map<string, Incoming[]>>();
     for (const item of incoming) {
-      const key = JSON.stringify([item.typeUrl, item.name]);
-      const list = byName.get(key);
+      const names = byType.get(item.typeUrl) ?? new Map<string, Incoming[]>();
+      byType.set(item.typeUrl, names);
+      const list = names.get(item.name);
       if (list) list.push(item);
-      else byName.set(key, [item]);
+      else names.set(item.name, [item]);
     }
-    const outcomes: { typeUrl: string; name: string; overlapping: boolean | undefined }[] = [];
-    for (const items of byName.values()) {
-      const { typeUrl, name } = items[0] as Incoming;
-      const group = this.#types.get(typeUrl)?.get(name) ?? new VariantGroup(name);
-      const allowAll = this.#deps.allowOverlappingVariants ?? false;
-      outcomes.push({ typeUrl, name, overlapping: group.checkOverlaps(typeUrl, items, replaceAll, allowAll) });
+    const allowAll = this.#deps.allowOverlappingVariants ?? false;
+    const outcomes: { group: () => VariantGroup | undefined; overlapping: boolean | undefined }[] = [];
+    for (const [typeUrl, names] of byType) {
+      const map = this.#types.get(typeUrl);
+      for (const [name, items] of names) {
+        const group = map?.get(name);
+        // One variant of a new name overlaps nothing: the usual resource without variants costs no check.
+        if (group === undefined && items.length === 1) continue;
+        const overlapping = (group ?? new VariantGroup(name)).checkOverlaps(typeUrl, items, replaceAll, allowAll);
+        outcomes.push({ group: () => this.#types.get(typeUrl)?.get(name), overlapping });
+      }
     }
     return () => {
-      for (const { typeUrl, name, overlapping } of outcomes) {
-        this.#types.get(typeUrl)?.get(name)?.settleOverlaps(overlapping);
-      }
+      for (const { group, overlapping } of outcomes) group()?.settleOverlaps(overlapping);
     };
   }
 

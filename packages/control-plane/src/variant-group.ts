@@ -156,15 +156,16 @@ export class VariantGroup {
     replaceAll: boolean,
     allowAll: boolean,
   ): boolean | undefined {
-    const texts = new Set(incoming.map((c) => c.variant?.text ?? ""));
-    const kept = replaceAll ? [] : [...this.#byText.values()].filter((e) => !texts.has(e.variant?.text ?? ""));
     // A new version of a variant keeps its constraints: only new constraints, or a variant taking back its
     // permission, can make a new overlap.
     const changesShape = incoming.some((c) => {
       const existing = this.#byText.get(c.variant?.text ?? "");
       return replaceAll || existing === undefined || (existing.allowOverlap && !c.allowOverlap);
     });
-    if (!changesShape || kept.length + incoming.length < 2) return changesShape ? false : undefined;
+    if (!changesShape) return undefined;
+    const texts = new Set(incoming.map((c) => c.variant?.text ?? ""));
+    const kept = replaceAll ? [] : [...this.#byText.values()].filter((e) => !texts.has(e.variant?.text ?? ""));
+    if (kept.length + incoming.length < 2) return false;
     const items = [
       ...incoming.map((c) => ({ ...toItem(c), incoming: true })),
       ...kept.map((e) => ({ ...toItem(e), incoming: false })),

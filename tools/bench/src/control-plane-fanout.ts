@@ -14,7 +14,6 @@
 // for both servers, and a full decode of 1,000 x 10,000 clusters in one client process would measure the clients.
 //
 //   node tools/bench/dist/control-plane-fanout.js [sotw|delta] [streams...]   (default: both protocols, 100 and 1000)
-import { type ChildProcess, execFileSync, fork } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
@@ -28,6 +27,7 @@ import {
   DiscoveryRequestSchema,
   DiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { ClientProcess, printResult, runInOwnProcess, scanResponse, withPeakRss } from "./lib/processes.js";
 import { int, printTable, ratio } from "./lib/table.js";
 
 const SERVICE = "/envoy.service.discovery.v3.AggregatedDiscoveryService";
@@ -58,33 +58,6 @@ type ToParent =
   | { readonly type: "failed"; readonly error: string };
 
 // --- the clients (child process) ---------------------------------------------------------------------------------
-
-/** The top-level fields the clients need: how many `resources` (field 2), and the nonce (field 5). */
-function scanResponse(bytes: Buffer): { resources: number; nonce: string } {
-  let pos = 0;
-  let resources = 0;
-  let nonce = "";
-  const varint = (): number => {
-    let value = 0;
-    for (let shift = 0; ; shift += 7) {
-      const byte = bytes[pos++] as number;
-      value += (byte & 0x7f) * 2 ** shift;
-      if (byte < 0x80) return value;
-    }
-  };
-  while (pos < bytes.length) {
-    const tag = varint();
-    if ((tag & 7) === 0) {
-      varint();
-      continue;
-    }
-    const length = varint();
-    if (tag >>> 3 === 2) resources++;
-    else if (tag >>> 3 === 5) nonce = bytes.toString("utf8", pos, pos + length);
-    pos += length;
-  }
-  return { resources, nonce };
-}
 
 interface ClientStream {
   readonly close: () => void;
@@ -279,52 +252,6 @@ async function startBaseline(protocol: Protocol): Promise<ServerUnderTest> {
   };
 }
 
-class ChildClients {
-  readonly #child: ChildProcess;
-  readonly #waiting: ((message: ToParent) => void)[] = [];
-
-  constructor() {
-    this.#child = fork(fileURLToPath(import.meta.url), ["--child"], { stdio: "inherit" });
-    this.#child.on("message", (message: ToParent) => {
-      if (message.type === "failed") {
-        process.stderr.write(`client process failed: ${message.error}\n`);
-        process.exit(1);
-      }
-      this.#waiting.shift()?.(message);
-    });
-  }
-
-  next<T extends ToParent["type"]>(type: T): Promise<Extract<ToParent, { type: T }>> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for "${type}"`)), TIMEOUT_MS);
-      this.#waiting.push((message) => {
-        clearTimeout(timer);
-        if (message.type === type) resolve(message as Extract<ToParent, { type: T }>);
-        else reject(new Error(`expected "${type}", got "${message.type}"`));
-      });
-    });
-  }
-
-  send(message: ToChild): void {
-    this.#child.send(message);
-  }
-}
-
-/** Peak RSS of this process while `work` runs, sampled every 10 ms. */
-async function withPeakRss<T>(work: () => Promise<T>): Promise<{ result: T; peakRss: number }> {
-  let peakRss = process.memoryUsage.rss();
-  const timer = setInterval(() => {
-    peakRss = Math.max(peakRss, process.memoryUsage.rss());
-  }, 10);
-  try {
-    const result = await work();
-    peakRss = Math.max(peakRss, process.memoryUsage.rss());
-    return { result, peakRss };
-  } finally {
-    clearInterval(timer);
-  }
-}
-
 interface Measured {
   readonly setupMs: number;
   readonly initialMs: number;
@@ -335,6 +262,8 @@ interface Measured {
   readonly heapUsed: number;
   readonly heapAfterGc: number;
 }
+
+type ChildClients = ClientProcess<ToChild, ToParent>;
 
 async function measure(
   start: () => Promise<ServerUnderTest>,
@@ -379,32 +308,18 @@ async function measure(
 
 /** One server kind, in this process (started by the top level with `--server`): prints its result as JSON. */
 async function runServer(kind: ServerKind, scenario: Scenario): Promise<void> {
-  const clients = new ChildClients();
+  const clients: ChildClients = new ClientProcess(fileURLToPath(import.meta.url), TIMEOUT_MS);
   await clients.next("ready");
   const start = kind === "control-plane" ? startControlPlane : () => startBaseline(scenario.protocol);
   const result = await measure(start, clients, scenario);
   clients.send({ type: "exit" });
-  process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);
+  printResult(result);
   process.exit(0);
 }
 
 function runKind(kind: ServerKind, scenario: Scenario): Measured {
-  const args = [
-    "--expose-gc",
-    fileURLToPath(import.meta.url),
-    "--server",
-    kind,
-    scenario.protocol,
-    String(scenario.streams),
-  ];
-  const output = execFileSync(process.execPath, args, {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-    timeout: TIMEOUT_MS * 3,
-  });
-  const line = output.split("\n").find((l) => l.startsWith(RESULT_PREFIX));
-  if (!line) throw new Error(`no result from the ${kind} run:\n${output}`);
-  return JSON.parse(line.slice(RESULT_PREFIX.length)) as Measured;
+  const args = ["--server", kind, scenario.protocol, String(scenario.streams)];
+  return runInOwnProcess<Measured>(fileURLToPath(import.meta.url), args, TIMEOUT_MS * 3);
 }
 
 function runScenario(scenario: Scenario): void {
@@ -443,8 +358,6 @@ function runTop(): void {
     for (const streams of counts.length > 0 ? counts : [100, 1000]) runScenario({ protocol, streams });
   }
 }
-
-const RESULT_PREFIX = "RESULT ";
 
 const serverArg = process.argv.indexOf("--server");
 if (process.argv.includes("--child")) await runChild();

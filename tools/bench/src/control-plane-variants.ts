@@ -1,0 +1,359 @@
+// @xdskit/control-plane TP2 variants: one cluster name in 10,000 exact-value variants (`shard=0` .. `shard=9999`)
+// served to 1,000 ADS streams, each subscribing to it with its own parameters (`shard=0`, `shard=10`, ...), SotW and
+// delta.
+//
+// Steps, for each protocol: (1) each server kind runs in a process of its own (this file with `--server <kind>
+// <protocol>`), which forks the clients (this file with `--child`); (2) the server publishes the 10,000 variants
+// (the control plane checks them for overlaps and indexes them); (3) the clients open 1,000 streams (one HTTP/2
+// connection each), each a CDS subscription by `resource_locators`, and report when every stream holds its variant
+// (each then ACKs it); (4) the variant one stream holds changes: the clients report when that stream has it, and
+// how many other streams got any response in the 300 ms that follow (none should); (5) the same against a baseline
+// measured in the same run: a grpc-js server holding the 10,000 responses pre-encoded and a map from parameters to
+// response, with no xDS logic (the floor: what serving a variant costs without choosing it). Ratios are control
+// plane / baseline. Not a test: nothing asserts on time.
+//
+//   node tools/bench/dist/control-plane-variants.js [sotw|delta]   (default: both)
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { anyPack } from "@bufbuild/protobuf/wkt";
+import * as grpc from "@grpc/grpc-js";
+import { toProto, value } from "@xdskit/constraint-matcher";
+import { buildCluster, CDS_TYPE_URL, createManagementServer } from "@xdskit/control-plane";
+import { ClusterSchema } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
+import {
+  type DeltaDiscoveryRequest,
+  DeltaDiscoveryRequestSchema,
+  DeltaDiscoveryResponseSchema,
+  type DiscoveryRequest,
+  DiscoveryRequestSchema,
+  DiscoveryResponseSchema,
+  type Resource,
+  ResourceSchema,
+} from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { ClientProcess, printResult, runInOwnProcess, scanResponse, withPeakRss } from "./lib/processes.js";
+import { int, printTable, ratio } from "./lib/table.js";
+
+const SERVICE = "/envoy.service.discovery.v3.AggregatedDiscoveryService";
+const PATHS = { sotw: `${SERVICE}/StreamAggregatedResources`, delta: `${SERVICE}/DeltaAggregatedResources` };
+const NAME = "c";
+const VARIANTS = 10_000;
+const STREAMS = 1_000;
+/** Stream `i` subscribes with `shard = i * SPREAD`. */
+const SPREAD = VARIANTS / STREAMS;
+/** The stream whose variant changes. */
+const CHANGED_STREAM = 7;
+const QUIET_MS = 300;
+const TIMEOUT_MS = 300_000;
+
+type Protocol = "sotw" | "delta";
+type ServerKind = "control-plane" | "baseline";
+
+type ToChild =
+  | { readonly type: "connect"; readonly address: string; readonly protocol: Protocol }
+  | { readonly type: "expect-update" }
+  | { readonly type: "exit" };
+
+type ToParent =
+  | { readonly type: "ready" }
+  | { readonly type: "connected"; readonly slowestMs: number; readonly medianMs: number }
+  | { readonly type: "armed" }
+  | { readonly type: "updated"; readonly ms: number; readonly others: number }
+  | { readonly type: "failed"; readonly error: string };
+
+const shardOf = (stream: number): string => String(stream * SPREAD);
+
+// --- the clients (child process) ---------------------------------------------------------------------------------
+
+interface ClientStream {
+  /** Responses seen so far. */
+  responses: number;
+  /** Resolves with the next response. */
+  next(): Promise<void>;
+  close(): void;
+}
+
+function openStream(address: string, protocol: Protocol, index: number): ClientStream {
+  const client = new grpc.Client(address, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 });
+  const identity = (bytes: Buffer): Buffer => bytes;
+  const call = client.makeBidiStreamRequest(PATHS[protocol], identity, identity);
+  const locator = { name: NAME, dynamicParameters: { shard: shardOf(index) } };
+  const node = { node: { id: `bench-client-${index}` } };
+  // SotW: every request repeats the subscription; delta: the first one makes it.
+  const request = (nonce: string): Buffer =>
+    Buffer.from(
+      protocol === "sotw"
+        ? toBinary(
+            DiscoveryRequestSchema,
+            create(DiscoveryRequestSchema, {
+              ...(nonce ? {} : node),
+              typeUrl: CDS_TYPE_URL,
+              responseNonce: nonce,
+              resourceLocators: [locator],
+            }),
+          )
+        : toBinary(
+            DeltaDiscoveryRequestSchema,
+            create(DeltaDiscoveryRequestSchema, {
+              ...(nonce ? {} : { ...node, resourceLocatorsSubscribe: [locator] }),
+              typeUrl: CDS_TYPE_URL,
+              responseNonce: nonce,
+            }),
+          ),
+    );
+  const waiting: (() => void)[] = [];
+  const stream: ClientStream = {
+    responses: 0,
+    next: () => new Promise((resolve) => waiting.push(resolve)),
+    close: () => {
+      call.cancel();
+      client.close();
+    },
+  };
+  call.on("data", (bytes: Buffer) => {
+    stream.responses++;
+    call.write(request(scanResponse(bytes).nonce));
+    waiting.shift()?.();
+  });
+  call.on("error", () => {
+    // Cancelled at the end.
+  });
+  call.write(request(""));
+  return stream;
+}
+
+async function runChild(): Promise<void> {
+  const send = (message: ToParent): void => {
+    process.send?.(message);
+  };
+  let streams: ClientStream[] = [];
+  process.on("message", async (message: ToChild) => {
+    try {
+      if (message.type === "connect") {
+        const start = performance.now();
+        streams = Array.from({ length: STREAMS }, (_, i) => openStream(message.address, message.protocol, i));
+        const times = await Promise.all(streams.map((s) => s.next().then(() => performance.now() - start)));
+        times.sort((a, b) => a - b);
+        send({ type: "connected", slowestMs: times.at(-1) ?? 0, medianMs: times[times.length >> 1] ?? 0 });
+      } else if (message.type === "expect-update") {
+        const before = streams.map((s) => s.responses);
+        const changed = streams[CHANGED_STREAM] as ClientStream;
+        const start = performance.now();
+        const pending = changed.next().then(() => performance.now() - start);
+        send({ type: "armed" });
+        const ms = await pending;
+        await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+        const others = streams.filter((s, i) => i !== CHANGED_STREAM && s.responses > (before[i] as number)).length;
+        send({ type: "updated", ms, others });
+      } else {
+        for (const stream of streams) stream.close();
+        setTimeout(() => process.exit(0), 100);
+      }
+    } catch (error) {
+      send({ type: "failed", error: String(error) });
+    }
+  });
+  send({ type: "ready" });
+}
+
+// --- the servers (server process) --------------------------------------------------------------------------------
+
+interface ServerUnderTest {
+  readonly address: string;
+  /** Changes the variant CHANGED_STREAM holds. */
+  update(): void;
+  close(): Promise<void>;
+}
+
+const variant = (shard: number, marker = "") => buildCluster({ name: NAME, edsServiceName: `${shard}${marker}` });
+
+async function startControlPlane(): Promise<ServerUnderTest> {
+  const server = await createManagementServer({ historyLimit: 0 });
+  server.setResources(
+    Array.from({ length: VARIANTS }, (_, shard) => ({ resource: variant(shard), constraints: `shard=${shard}` })),
+  );
+  return {
+    address: server.address,
+    update: () => {
+      const shard = Number(shardOf(CHANGED_STREAM));
+      server.setResource(variant(shard, "-v2"), { constraints: `shard=${shard}` });
+    },
+    close: () => server.close(),
+  };
+}
+
+/** The floor: every variant's response pre-encoded, and a map from a stream's `shard` parameter to it. */
+async function startBaseline(protocol: Protocol): Promise<ServerUnderTest> {
+  const wrapped = (shard: number, version: string, marker = ""): Resource =>
+    create(ResourceSchema, {
+      resourceName: { name: NAME, dynamicParameterConstraints: toProto(value("shard", String(shard))) },
+      version,
+      resource: anyPack(ClusterSchema, variant(shard, marker)),
+    });
+  const encode = (resource: Resource, version: string): Buffer =>
+    Buffer.from(
+      protocol === "sotw"
+        ? toBinary(
+            DiscoveryResponseSchema,
+            create(DiscoveryResponseSchema, {
+              typeUrl: CDS_TYPE_URL,
+              versionInfo: version,
+              nonce: version,
+              resources: [anyPack(ResourceSchema, resource)],
+            }),
+          )
+        : toBinary(
+            DeltaDiscoveryResponseSchema,
+            create(DeltaDiscoveryResponseSchema, {
+              typeUrl: CDS_TYPE_URL,
+              systemVersionInfo: version,
+              nonce: version,
+              resources: [resource],
+            }),
+          ),
+    );
+  const responses = new Map<string, Buffer>();
+  for (let shard = 0; shard < VARIANTS; shard++) responses.set(String(shard), encode(wrapped(shard, "1"), "1"));
+  const changedShard = shardOf(CHANGED_STREAM);
+  const subscribers = new Map<string, Set<grpc.ServerDuplexStream<unknown, Buffer>>>();
+  const identity = (bytes: Buffer): Buffer => bytes;
+  const method = protocol === "sotw" ? "StreamAggregatedResources" : "DeltaAggregatedResources";
+  const shardRequested = (request: DiscoveryRequest | DeltaDiscoveryRequest): string | undefined => {
+    const locators = "resourceLocators" in request ? request.resourceLocators : request.resourceLocatorsSubscribe;
+    return locators[0]?.dynamicParameters.shard;
+  };
+  const server = new grpc.Server();
+  server.addService(
+    {
+      [method]: {
+        path: PATHS[protocol],
+        requestStream: true,
+        responseStream: true,
+        requestSerialize: identity,
+        requestDeserialize: (bytes: Buffer) =>
+          protocol === "sotw"
+            ? fromBinary(DiscoveryRequestSchema, bytes)
+            : fromBinary(DeltaDiscoveryRequestSchema, bytes),
+        responseSerialize: identity,
+        responseDeserialize: identity,
+      },
+    },
+    {
+      [method]: (call: grpc.ServerDuplexStream<DiscoveryRequest | DeltaDiscoveryRequest, Buffer>) => {
+        call.on("data", (request: DiscoveryRequest | DeltaDiscoveryRequest) => {
+          if (request.responseNonce !== "") return;
+          const shard = shardRequested(request);
+          const response = shard === undefined ? undefined : responses.get(shard);
+          if (shard === undefined || !response) return;
+          const set = subscribers.get(shard) ?? new Set();
+          subscribers.set(shard, set);
+          set.add(call);
+          call.write(response);
+        });
+        call.on("error", () => {});
+      },
+    },
+  );
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  );
+  return {
+    address: `127.0.0.1:${port}`,
+    update: () => {
+      const response = encode(wrapped(Number(changedShard), "2", "-v2"), "2");
+      for (const call of subscribers.get(changedShard) ?? []) call.write(response);
+    },
+    close: async () => {
+      server.forceShutdown();
+    },
+  };
+}
+
+interface Measured {
+  readonly setupMs: number;
+  readonly initialMs: number;
+  readonly initialMedianMs: number;
+  readonly updateMs: number;
+  readonly others: number;
+  readonly peakRss: number;
+  readonly heapAfterGc: number;
+}
+
+async function runServer(kind: ServerKind, protocol: Protocol): Promise<void> {
+  const clients = new ClientProcess<ToChild, ToParent>(fileURLToPath(import.meta.url), TIMEOUT_MS);
+  await clients.next("ready");
+  globalThis.gc?.();
+  const setupStart = performance.now();
+  const server = kind === "control-plane" ? await startControlPlane() : await startBaseline(protocol);
+  const setupMs = performance.now() - setupStart;
+  const { result, peakRss } = await withPeakRss(async () => {
+    clients.send({ type: "connect", address: server.address, protocol });
+    const connected = await clients.next("connected");
+    // Let the ACKs land before the change.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    clients.send({ type: "expect-update" });
+    await clients.next("armed");
+    const updated = clients.next("updated");
+    server.update();
+    return { connected, updated: await updated };
+  });
+  globalThis.gc?.();
+  const measured: Measured = {
+    setupMs,
+    initialMs: result.connected.slowestMs,
+    initialMedianMs: result.connected.medianMs,
+    updateMs: result.updated.ms,
+    others: result.updated.others,
+    peakRss,
+    heapAfterGc: process.memoryUsage().heapUsed,
+  };
+  clients.send({ type: "exit" });
+  await server.close();
+  printResult(measured);
+  process.exit(0);
+}
+
+function runProtocol(protocol: Protocol): void {
+  const run = (kind: ServerKind) =>
+    runInOwnProcess<Measured>(fileURLToPath(import.meta.url), ["--server", kind, protocol], TIMEOUT_MS * 3);
+  const controlPlane = run("control-plane");
+  const baseline = run("baseline");
+  const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+  const ms = (n: number): string => `${n < 10 ? n.toFixed(1) : int(n)} ms`;
+  const row = (label: string, a: number, b: number, format: (n: number) => string): string[] => [
+    label,
+    format(a),
+    format(b),
+    ratio(a / b),
+  ];
+  printTable(
+    `control plane variants, ${protocol === "sotw" ? "SotW" : "delta"}: 1 name in ${int(VARIANTS)} exact-value variants to ${int(STREAMS)} streams, each with its own parameters (server and clients in separate processes)`,
+    ["step", "@xdskit/control-plane", "baseline: grpc-js, responses pre-encoded per variant", "ratio"],
+    [
+      row(`setup: publish the ${int(VARIANTS)} variants`, controlPlane.setupMs, baseline.setupMs, ms),
+      row("every stream has its variant (slowest)", controlPlane.initialMs, baseline.initialMs, ms),
+      row("  (median stream)", controlPlane.initialMedianMs, baseline.initialMedianMs, ms),
+      row("1 variant changes: its stream has it", controlPlane.updateMs, baseline.updateMs, ms),
+      [
+        `  other streams with a response within ${QUIET_MS} ms`,
+        String(controlPlane.others),
+        String(baseline.others),
+        "",
+      ],
+      row("server RSS peak", controlPlane.peakRss, baseline.peakRss, mb),
+      row("server heap after a forced GC", controlPlane.heapAfterGc, baseline.heapAfterGc, mb),
+    ],
+  );
+}
+
+const serverArg = process.argv.indexOf("--server");
+if (process.argv.includes("--child")) await runChild();
+else if (serverArg > 0) {
+  const [kind, protocol] = process.argv.slice(serverArg + 1);
+  await runServer(kind === "baseline" ? "baseline" : "control-plane", protocol === "delta" ? "delta" : "sotw");
+} else {
+  const asked = process.argv.slice(2).filter((a): a is Protocol => a === "sotw" || a === "delta");
+  for (const protocol of asked.length > 0 ? asked : (["sotw", "delta"] as const)) runProtocol(protocol);
+}
