@@ -17,7 +17,10 @@ export interface StreamIdentity {
   readonly node: Node | undefined;
 }
 
-/** Whether `identity` may read the resource `name` of `typeUrl`. Synchronous, and the same answer every time until `authorizationChanged()`. */
+/**
+ * Whether `identity` may read the resource `name` of `typeUrl`. Synchronous, and the same answer every time until
+ * `authorizationChanged()`.
+ */
 export type CanRead = (identity: StreamIdentity, typeUrl: string, name: string) => boolean;
 
 /**

@@ -174,6 +174,8 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   readonly #tls: TlsCredentials | undefined;
   readonly #admit: (peer: PeerIdentity, node: Node | undefined) => void;
   readonly #readPolicy: ReadPolicy | undefined;
+  /** The peer of each LRS stream, by the node of its first request (the object the LRS sink keeps). */
+  readonly #lrsPeers = new WeakMap<Node, PeerIdentity>();
   #warnedCleartext = false;
   /** Services other than ADS (served by connect-node). */
   readonly #connectHandler: ReturnType<typeof connectNodeAdapter>;
@@ -216,7 +218,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     this.lrs = new LrsSinkImpl({
       logger: this.logger,
       historyLimit,
-      clusterNamesFor: (node) => this.store.resolve(node).resourceNames(CDS_TYPE_URL),
+      clusterNamesFor: (node) => this.#readableClusters(node),
     });
     if (options.lrsPolicy !== undefined) this.lrs.setPolicy(options.lrsPolicy);
     const registry = options.typeRegistry ? createRegistry(xdsRegistry, options.typeRegistry) : xdsRegistry;
@@ -502,7 +504,10 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
         const admitted = peer
           ? admittedRequests(
               requests,
-              (node) => this.#admit(peer, node),
+              (node) => {
+                this.#admit(peer, node);
+                if (node) this.#lrsPeers.set(node, peer);
+              },
               (error) => this.logger.warn(`refused LRS stream of ${peer.address ?? "a client"}: ${error.message}`),
             )
           : requests;
@@ -510,6 +515,15 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
       },
     });
     this.#options.routes?.(router);
+  }
+
+  /** The clusters the LRS sink names to a node's client: those of its set that it may read. */
+  #readableClusters(node: Node | undefined): string[] {
+    const names = this.store.resolve(node).resourceNames(CDS_TYPE_URL);
+    const peer = node && this.#lrsPeers.get(node);
+    if (!this.#readPolicy || !peer) return names;
+    const access = this.#readPolicy.accessFor({ peer, node });
+    return names.filter((name) => access.canRead(CDS_TYPE_URL, name));
   }
 
   #streamLogger(id: number): ScopedLogger {
