@@ -1,18 +1,5 @@
-// Per-resource read authorization (`canRead`) over real HTTP/2: a name the stream's identity may not read is, to a
-// subscription naming it, a TP3 resource error with PERMISSION_DENIED (existing or not), and to a wildcard, absent;
-// the rest of the subscription is served, in SotW and in delta. Streams of one authorization class share the work
-// of planning their responses; `authorizationChanged()` applies a changed policy to open streams; the LRS sink names
-// only readable clusters.
-import { create } from "@bufbuild/protobuf";
-import { Code, createClient } from "@connectrpc/connect";
-import { createWritableIterable } from "@connectrpc/connect/protocol";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { Code } from "@connectrpc/connect";
 import type { DeltaDiscoveryResponse, ResourceError } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import {
-  LoadReportingService,
-  type LoadStatsRequest,
-  LoadStatsRequestSchema,
-} from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
 import { createTestCa, issueLocalhost } from "@xdskit/test-pki";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -25,7 +12,7 @@ import {
   type StreamIdentity,
 } from "../src/index.js";
 import { createHarness, type Harness, openSotw } from "./ads-client.js";
-import { clientTls, tlsAdsClient } from "./tls-support.js";
+import { clientTls, openLrsStream, tlsAdsClient } from "./tls-support.js";
 import { namesOf } from "./util.js";
 
 /** Team a may not read b-*, team b may not read a-*; `revoked` names nobody may read. */
@@ -176,19 +163,15 @@ describe("delta", () => {
 describe("LRS", () => {
   it("names to a client that cannot be told 'all clusters' only the clusters it may read", async () => {
     setClusters();
-    const lrs = createClient(LoadReportingService, createGrpcTransport({ baseUrl: server.url }));
-    const requests = createWritableIterable<LoadStatsRequest>();
-    const controller = new AbortController();
+    const { responses, abort } = openLrsStream(server.url, { id: "n1", cluster: "a" });
     try {
-      const responses = lrs.streamLoadStats(requests, { signal: controller.signal })[Symbol.asyncIterator]();
-      void requests.write(create(LoadStatsRequestSchema, { node: { id: "n1", cluster: "a" } })).catch(() => {});
       const first = await responses.next();
       expect(first.done ? undefined : [first.value.sendAllClusters, first.value.clusters]).toEqual([
         false,
         ["a-1", "shared"],
       ]);
     } finally {
-      controller.abort();
+      abort();
     }
   });
 });

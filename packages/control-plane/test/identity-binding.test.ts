@@ -1,16 +1,4 @@
-// Node identity over mTLS, on real HTTP/2 with certificates from a test CA: the node a stream claims must be the one
-// its client certificate maps to (here through its SPIFFE ID), checked at the first request, before anything is
-// sent; `authorize` sees the verified certificate and the claimed node; a stream cannot change its node later; the
-// LRS sink applies the same check.
-import { create } from "@bufbuild/protobuf";
-import { Code, createClient } from "@connectrpc/connect";
-import { createWritableIterable } from "@connectrpc/connect/protocol";
-import { createGrpcTransport } from "@connectrpc/connect-node";
-import {
-  LoadReportingService,
-  type LoadStatsRequest,
-  LoadStatsRequestSchema,
-} from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
+import { Code } from "@connectrpc/connect";
 import { createTestCa, issueLocalhost, type TestCa, type TestCertificate } from "@xdskit/test-pki";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -22,7 +10,7 @@ import {
   type PeerIdentity,
 } from "../src/index.js";
 import { createHarness, type Harness, openDelta, openSotw } from "./ads-client.js";
-import { clientTls, tlsAdsClient } from "./tls-support.js";
+import { clientTls, openLrsStream, tlsAdsClient } from "./tls-support.js";
 import { namesOf } from "./util.js";
 
 const SPIFFE_A = "spiffe://xdskit.test/ns/default/sa/node-a";
@@ -148,15 +136,12 @@ describe("a stream's node is bound to its client certificate", () => {
   });
 
   it("applies the same check to LRS streams", async () => {
-    const lrs = createClient(
-      LoadReportingService,
-      createGrpcTransport({ baseUrl: `https://localhost:${server.port}`, nodeOptions: clientTls(ca, certA) }),
+    const { responses, abort } = openLrsStream(
+      `https://localhost:${server.port}`,
+      { id: "node-b" },
+      clientTls(ca, certA),
     );
-    const requests = createWritableIterable<LoadStatsRequest>();
-    const controller = new AbortController();
-    aborts.push(() => controller.abort());
-    const responses = lrs.streamLoadStats(requests, { signal: controller.signal })[Symbol.asyncIterator]();
-    void requests.write(create(LoadStatsRequestSchema, { node: { id: "node-b" } })).catch(() => {});
+    aborts.push(abort);
     await expect(responses.next()).rejects.toMatchObject({
       code: Code.PermissionDenied,
       rawMessage: `node "node-b" is not the node of the client certificate (${SPIFFE_A})`,

@@ -5,13 +5,7 @@
 import { writeFileSync } from "node:fs";
 import { create } from "@bufbuild/protobuf";
 import { Code, type ConnectError, createClient } from "@connectrpc/connect";
-import { createWritableIterable } from "@connectrpc/connect/protocol";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import {
-  LoadReportingService,
-  type LoadStatsRequest,
-  LoadStatsRequestSchema,
-} from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
 import {
   ClientStatusDiscoveryService,
   ClientStatusResponseSchema,
@@ -20,7 +14,15 @@ import { createTestCa, issueLocalhost, type TestCa, writeCertificate } from "@xd
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { buildCluster, CDS_TYPE_URL, createManagementServer, type ManagementServer } from "../src/index.js";
 import { openSotw } from "./ads-client.js";
-import { clientTls, recordingLogger, serialOf, servedSerial, tempDir, tlsAdsClient } from "./tls-support.js";
+import {
+  clientTls,
+  openLrsStream,
+  recordingLogger,
+  serialOf,
+  servedSerial,
+  tempDir,
+  tlsAdsClient,
+} from "./tls-support.js";
 import { namesOf } from "./util.js";
 
 let ca: TestCa;
@@ -224,12 +226,13 @@ describe("mTLS", () => {
     const refused = createClient(ClientStatusDiscoveryService, transport(otherCa.issue({ commonName: "admin" })));
     await expect(refused.fetchClientStatus({})).rejects.toMatchObject({ code: Code.Unauthenticated });
 
-    const lrs = createClient(LoadReportingService, transport(ca.issue({ commonName: "n1" })));
-    const requests = createWritableIterable<LoadStatsRequest>();
-    const controller = new AbortController();
-    aborts.push(() => controller.abort());
-    const responses = lrs.streamLoadStats(requests, { signal: controller.signal })[Symbol.asyncIterator]();
-    void requests.write(create(LoadStatsRequestSchema, { node: { id: "n1" } }));
+    const lrs = openLrsStream(
+      `https://localhost:${server.port}`,
+      { id: "n1" },
+      clientTls(ca, ca.issue({ commonName: "n1" })),
+    );
+    aborts.push(lrs.abort);
+    const responses = lrs.responses;
     const first = await responses.next();
     expect(first.done).toBe(false);
     expect(server.lrs.streams().map((s) => s.nodeId)).toEqual(["n1"]);

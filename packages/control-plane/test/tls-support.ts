@@ -4,9 +4,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ConnectionOptions, connect } from "node:tls";
+import { create } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
+import { createWritableIterable } from "@connectrpc/connect/protocol";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
+import {
+  LoadReportingService,
+  type LoadStatsRequest,
+  LoadStatsRequestSchema,
+} from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
 import type { TestCertificate } from "@xdskit/test-pki";
 import type { Logger, ManagementServer } from "../src/index.js";
 import type { AdsClient } from "./ads-client.js";
@@ -17,6 +24,23 @@ export function tlsAdsClient(server: ManagementServer, options: ConnectionOption
     AggregatedDiscoveryService,
     createGrpcTransport({ baseUrl: `https://localhost:${server.port}`, nodeOptions: options }),
   );
+}
+
+/** An LRS stream to `baseUrl` whose first request introduces `node`; `abort` ends it. */
+export function openLrsStream(
+  baseUrl: string,
+  node: { readonly id: string; readonly cluster?: string },
+  tls?: ConnectionOptions,
+) {
+  const lrs = createClient(
+    LoadReportingService,
+    createGrpcTransport({ baseUrl, ...(tls ? { nodeOptions: tls } : {}) }),
+  );
+  const requests = createWritableIterable<LoadStatsRequest>();
+  const controller = new AbortController();
+  const responses = lrs.streamLoadStats(requests, { signal: controller.signal })[Symbol.asyncIterator]();
+  void requests.write(create(LoadStatsRequestSchema, { node })).catch(() => {});
+  return { responses, abort: () => controller.abort() };
 }
 
 /** Client options presenting `identity` and trusting `ca`. */
