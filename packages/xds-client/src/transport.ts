@@ -152,6 +152,7 @@ export const createConnectTransport: XdsTransportFactory = (server, options) => 
     };
     return stream;
   }
+
   return {
     streamAggregatedResources: () =>
       open<DiscoveryRequest, DiscoveryResponse>((input, signal) => client.streamAggregatedResources(input, { signal })),
