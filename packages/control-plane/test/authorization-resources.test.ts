@@ -230,7 +230,7 @@ describe("over mTLS", () => {
     const s = openSotw(tlsAdsClient(secure, clientTls(ca, identity)));
     try {
       await s.send({ node: { id: "n1" }, typeUrl: CDS_TYPE_URL, resourceNames: ["blue-1", "green-1"] });
-      const response = await s.next();
+      const response = await s.next(10_000);
       expect([namesOf(response), errorsOf(response)]).toEqual([["blue-1"], [["green-1", Code.PermissionDenied]]]);
     } finally {
       s.abort();

@@ -56,19 +56,19 @@ describe("a stream's node is bound to its client certificate", () => {
   it("serves the node the certificate names, in SotW and delta", async () => {
     const sotw = sotwAs(certA);
     await sotw.send({ node: { id: "node-a" }, typeUrl: CDS_TYPE_URL, resourceNames: [] });
-    expect(namesOf(await sotw.next())).toEqual(["shared"]);
+    expect(namesOf(await sotw.next(10_000))).toEqual(["shared"]);
 
     const delta = openDelta(tlsAdsClient(server, clientTls(ca, certA)));
     aborts.push(() => delta.abort());
     await delta.send({ node: { id: "node-a" }, typeUrl: CDS_TYPE_URL });
-    expect((await delta.next()).resources.map((r) => r.name)).toEqual(["shared"]);
+    expect((await delta.next(10_000)).resources.map((r) => r.name)).toEqual(["shared"]);
   });
 
   it("refuses another node's id with PERMISSION_DENIED before sending anything", async () => {
     const before = server.hooks.mark();
     const stream = sotwAs(certA);
     await stream.send({ node: { id: "node-b" }, typeUrl: CDS_TYPE_URL, resourceNames: [] }).catch(() => {});
-    const error = await stream.ended();
+    const error = await stream.ended(10_000);
     expect([error?.code, error?.rawMessage]).toEqual([
       Code.PermissionDenied,
       `node "node-b" is not the node of the client certificate (${SPIFFE_A})`,
@@ -87,7 +87,7 @@ describe("a stream's node is bound to its client certificate", () => {
   it("refuses a certificate that maps to no node, and a first request without a node", async () => {
     const stranger = sotwAs(unmapped);
     await stranger.send({ node: { id: "node-a" }, typeUrl: CDS_TYPE_URL, resourceNames: [] }).catch(() => {});
-    const strangerError = await stranger.ended();
+    const strangerError = await stranger.ended(10_000);
     expect([strangerError?.code, strangerError?.rawMessage]).toEqual([
       Code.PermissionDenied,
       "the client certificate (spiffe://xdskit.test/ns/default/sa/stranger) is not the certificate of any node",
@@ -95,7 +95,7 @@ describe("a stream's node is bound to its client certificate", () => {
 
     const anonymous = sotwAs(certA);
     await anonymous.send({ typeUrl: CDS_TYPE_URL, resourceNames: [] }).catch(() => {});
-    const anonymousError = await anonymous.ended();
+    const anonymousError = await anonymous.ended(10_000);
     expect([anonymousError?.code, anonymousError?.rawMessage]).toEqual([
       Code.PermissionDenied,
       "the first request carries no node",
@@ -109,7 +109,7 @@ describe("a stream's node is bound to its client certificate", () => {
     await stream
       .send({ node: { id: "node-a", cluster: "quarantined" }, typeUrl: CDS_TYPE_URL, resourceNames: [] })
       .catch(() => {});
-    const error = await stream.ended();
+    const error = await stream.ended(10_000);
     expect([error?.code, error?.rawMessage]).toEqual([Code.PermissionDenied, "cluster quarantined is not served"]);
     expect(seen).toHaveLength(1);
     const { peer, nodeId } = seen[0]!;
@@ -164,7 +164,7 @@ describe("a stream's node is fixed by its first request", () => {
   it("takes the same node again (as Envoy sends it on every request), and refuses another one", async () => {
     const stream = h.sotw();
     await stream.send({ node: { id: "n1", cluster: "c" }, typeUrl: CDS_TYPE_URL, resourceNames: ["shared"] });
-    const first = await stream.next();
+    const first = await stream.next(10_000);
     await stream.send({
       node: { id: "n1", cluster: "c" },
       typeUrl: CDS_TYPE_URL,
@@ -173,7 +173,7 @@ describe("a stream's node is fixed by its first request", () => {
       resourceNames: ["shared"],
     });
     await stream.send({ node: { id: "n2", cluster: "c" }, typeUrl: CDS_TYPE_URL, resourceNames: [] }).catch(() => {});
-    const error = await stream.ended();
+    const error = await stream.ended(10_000);
     expect([error?.code, error?.rawMessage]).toEqual([
       Code.InvalidArgument,
       'a stream cannot change its node (from "n1" to "n2")',
@@ -185,9 +185,9 @@ describe("a stream's node is fixed by its first request", () => {
   it("refuses a node that comes after a first request without one", async () => {
     const stream = h.sotw();
     await stream.send({ typeUrl: CDS_TYPE_URL, resourceNames: ["shared"] });
-    await stream.next();
+    await stream.next(10_000);
     await stream.send({ node: { id: "n1" }, typeUrl: CDS_TYPE_URL, resourceNames: [] }).catch(() => {});
-    const error = await stream.ended();
+    const error = await stream.ended(10_000);
     expect([error?.code, error?.rawMessage]).toEqual([
       Code.InvalidArgument,
       "a stream's node goes in its first request: a later request cannot set it",

@@ -61,13 +61,13 @@ function openClusters(server: ManagementServer, tls: Parameters<typeof tlsAdsCli
 
 /** The names in the first response to a CDS stream with the client's TLS options. */
 async function fetchClusters(server: ManagementServer, tls: Parameters<typeof tlsAdsClient>[1]): Promise<string[]> {
-  return namesOf(await openClusters(server, tls).next());
+  return namesOf(await openClusters(server, tls).next(10_000));
 }
 
 /** How a CDS stream with the client's TLS options ended, with no response. */
 async function refusal(server: ManagementServer, tls: Parameters<typeof tlsAdsClient>[1]) {
   const stream = openClusters(server, tls);
-  const error = await stream.ended();
+  const error = await stream.ended(10_000);
   expect(stream.buffered).toEqual([]);
   return error;
 }
@@ -121,7 +121,7 @@ describe("certificate reload", () => {
     const server = await serve({ tls: { certFile: files.certFile, keyFile: files.keyFile, refreshIntervalMs: 0 } });
     expect(await servedSerial(server.port)).toBe(serialOf(first));
     const stream = openClusters(server, clientTls(ca));
-    const response = await stream.next();
+    const response = await stream.next(10_000);
     expect(namesOf(response)).toEqual(["c1"]);
     await stream.ack(response, ["c1"]);
 
@@ -132,7 +132,7 @@ describe("certificate reload", () => {
     expect(await server.reloadTls()).toBe(false);
 
     server.setResource(buildCluster({ name: "c1" }), { force: true });
-    const update = await stream.next();
+    const update = await stream.next(10_000);
     expect([namesOf(update), update.versionInfo]).toEqual([["c1"], server.typeVersion(CDS_TYPE_URL)]);
   });
 
@@ -144,7 +144,7 @@ describe("certificate reload", () => {
     const second = issueLocalhost(ca, "rotated");
     writeCertificate(dir.path, "watched", second);
     let served = "";
-    for (let i = 0; i < 100 && served !== serialOf(second); i++) {
+    for (let i = 0; i < 200 && served !== serialOf(second); i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
       served = await servedSerial(server.port);
     }
@@ -245,7 +245,7 @@ describe("limits over TLS", () => {
     const stream = openSotw(tlsAdsClient(server, clientTls(ca)));
     aborts.push(() => stream.abort());
     await stream.send({ node: { id: "n1" }, typeUrl: CDS_TYPE_URL, resourceNames: ["a", "b", "c"] }).catch(() => {});
-    const error = await stream.ended();
+    const error = await stream.ended(10_000);
     expect([error?.code, error?.rawMessage]).toEqual([
       Code.ResourceExhausted,
       `DiscoveryRequest for ${CDS_TYPE_URL} names 3 resources, more than maxResourceNamesPerType (2)`,

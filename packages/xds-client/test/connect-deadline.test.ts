@@ -73,10 +73,10 @@ describe("the connect deadline over real sockets", () => {
     client = createXdsClient({ bootstrap: bootstrap(address), env: {}, connectTimeoutMs: 200 });
     const w = recordingWatcher<TestListener>();
     client.watch(testListenerType, "L", w);
-    for (let i = 0; i < 300 && w.events.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 1000 && w.events.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(summarize(w.take())).toEqual(["error:UNAVAILABLE:connection"]);
     expect(accepted).toBe(1);
-    for (let i = 0; i < 300 && accepted < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 1000 && accepted < 2; i++) await new Promise((r) => setTimeout(r, 10));
     expect(accepted).toBe(2);
   });
 

@@ -68,7 +68,7 @@ function clientAs(nodeId: string, identity: { certFile: string; keyFile: string 
 }
 
 async function until(events: WatchEvent<ClusterUpdate>[], count: number): Promise<WatchEvent<ClusterUpdate>[]> {
-  for (let i = 0; i < 300 && events.length < count; i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 1000 && events.length < count; i++) await new Promise((r) => setTimeout(r, 10));
   return events;
 }
 

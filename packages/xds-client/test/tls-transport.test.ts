@@ -52,7 +52,7 @@ function clientOf(serverUri: string, channelCreds: unknown[]): XdsClient {
 async function watchC1(client: XdsClient, count = 1): Promise<WatchEvent<ClusterUpdate>[]> {
   const w = recordingWatcher<ClusterUpdate>();
   client.watch(clusterResourceType, "c1", w);
-  for (let i = 0; i < 300 && w.events.length < count; i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 1000 && w.events.length < count; i++) await new Promise((r) => setTimeout(r, 10));
   return w.events;
 }
 
@@ -115,7 +115,7 @@ describe("server certificate rotation", () => {
     const server = await tlsServer({ certFile: serverFiles.certFile, keyFile: serverFiles.keyFile });
     const w = recordingWatcher<ClusterUpdate>();
     clientOf(`localhost:${server.port}`, tlsChannelCreds(clientCa)).watch(clusterResourceType, "c1", w);
-    for (let i = 0; i < 300 && w.events.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 1000 && w.events.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
     expect(summarize(w.take())).toEqual([`resource:${server.typeVersion(CDS_TYPE_URL)}:c1`]);
 
     dir.writeCertificate("rotating-server", issueLocalhost(ca2));
@@ -124,7 +124,7 @@ describe("server certificate rotation", () => {
     const streamsBefore = server.hooks.history().filter((e) => e.type === "stream-open").length;
     server.hooks.abortConnections();
     server.setResource(buildCluster({ name: "c1", edsServiceName: "c1-v2" }));
-    for (let i = 0; i < 300 && w.events.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 1000 && w.events.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
     expect(summarize(w.take())).toEqual([`resource:${server.typeVersion(CDS_TYPE_URL)}:c1`]);
     expect(server.hooks.history().filter((e) => e.type === "stream-open")).toHaveLength(streamsBefore + 1);
   });

@@ -57,7 +57,7 @@ afterAll(async () => {
 async function firstRoute(watch: (w: ReturnType<typeof recordingWatcher<RouteConfigurationUpdate>>) => void) {
   const w = recordingWatcher<RouteConfigurationUpdate>();
   watch(w);
-  for (let i = 0; i < 300 && w.events.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 1000 && w.events.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
   const event = w.events[0];
   if (event?.kind !== "resource") throw new Error(`expected a route, got ${JSON.stringify(event)}`);
   const action = event.resource.virtualHosts[0]?.routes[0]?.action;
