@@ -1,6 +1,6 @@
 import type { AuthorizeStream, IdentityOptions } from "./authorization.js";
 import type { AuthorizationClass, CanRead } from "./authorization-read.js";
-import type { ServerTlsOptions } from "./tls-credentials.js";
+import type { ServerTlsOptions } from "./tls-options.js";
 
 /** The security options of `createManagementServer` (docs/security.md). */
 export interface SecurityOptions {

@@ -1,7 +1,8 @@
 import type * as http from "node:http";
 import type * as http2 from "node:http2";
 import { Code, ConnectError, createContextKey, createContextValues, type Interceptor } from "@connectrpc/connect";
-import { type PeerIdentity, peerIdentityOf } from "./identity.js";
+import type { PeerIdentity } from "./identity.js";
+import { peerIdentityOf } from "./identity-certificate.js";
 
 /** The peer of a connect-node call (services beside ADS). */
 export const peerKey = createContextKey<PeerIdentity | undefined>(undefined, { description: "peer identity" });

@@ -1,7 +1,7 @@
 import { X509Certificate } from "node:crypto";
 import { createTestCa } from "@xdskit/test-pki";
 import { describe, expect, it } from "vitest";
-import { describeCertificate, parseSubjectAltNames } from "./identity.js";
+import { describeCertificate, parseSubjectAltNames } from "./identity-certificate.js";
 
 describe("parseSubjectAltNames", () => {
   it("splits Node's text, reading quoted values as JSON strings", () => {

@@ -3,7 +3,7 @@
 
 export { createManagementServer } from "./management-server.js";
 export type { DynamicParametersOptions, ManagementServer, ManagementServerOptions } from "./management-server.js";
-export type { ServerTlsOptions } from "./tls-credentials.js";
+export type { ServerTlsOptions } from "./tls-options.js";
 export type { AuthorizeResult, AuthorizeStream, IdentityOptions } from "./authorization.js";
 export type { SecurityOptions } from "./authorization-options.js";
 export type { AuthorizationClass, CanRead, StreamIdentity } from "./authorization-read.js";

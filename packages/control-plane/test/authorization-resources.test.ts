@@ -1,3 +1,8 @@
+// Per-resource read authorization (`canRead`) over real HTTP/2: a name the stream's identity may not read is, to a
+// subscription naming it, a TP3 resource error with PERMISSION_DENIED (existing or not), and to a wildcard, absent;
+// the rest of the subscription is served, in SotW and in delta. Streams of one authorization class share the work
+// of planning their responses; `authorizationChanged()` applies a changed policy to open streams; the LRS sink names
+// only readable clusters.
 import { Code } from "@connectrpc/connect";
 import type { DeltaDiscoveryResponse, ResourceError } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { createTestCa, issueLocalhost } from "@xdskit/test-pki";

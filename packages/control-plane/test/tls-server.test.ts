@@ -35,7 +35,7 @@ beforeAll(() => {
   ca = createTestCa();
   otherCa = createTestCa({ commonName: "another CA" });
   dir = tempDir();
-});
+}, 60_000);
 
 afterEach(async () => {
   for (const abort of aborts.splice(0)) abort();
@@ -102,7 +102,7 @@ describe("TLS", () => {
     await expect(createManagementServer({ tls: { certFile: `${dir.path}/missing.pem`, key } })).rejects.toThrow(
       `tls.certFile: cannot read ${dir.path}/missing.pem`,
     );
-    const other = issueLocalhost(ca);
+    const other = issueLocalhost(ca, "other", { freshKey: true });
     await expect(createManagementServer({ tls: { cert, key: other.key } })).rejects.toThrow(
       "tls: the certificate, key and CA do not make a TLS context",
     );
@@ -160,7 +160,7 @@ describe("certificate reload", () => {
       logger: log,
     });
     // A rotation half done: the new certificate, the old key.
-    writeFileSync(files.certFile, issueLocalhost(ca, "rotated").cert);
+    writeFileSync(files.certFile, issueLocalhost(ca, "rotated", { freshKey: true }).cert);
     expect(await server.reloadTls()).toBe(false);
     expect(await servedSerial(server.port)).toBe(serialOf(first));
     expect(log.lines.filter((line) => line.startsWith("error"))).toEqual([

@@ -43,7 +43,7 @@ beforeAll(async () => {
     canRead: (identity, _typeUrl, name) => !name.startsWith("node-") || name === `${identity.node?.id}-cluster`,
   });
   server.setResources([buildCluster({ name: "c1" }), buildCluster({ name: "node-b-cluster" })]);
-});
+}, 60_000);
 
 afterEach(async () => {
   for (const client of clients.splice(0)) await client.close();

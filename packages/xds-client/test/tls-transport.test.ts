@@ -24,7 +24,7 @@ beforeAll(() => {
   ca = createTestCa();
   dir = pemDir();
   caFile = writeCa(dir, "ca", ca);
-});
+}, 60_000);
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

@@ -47,7 +47,7 @@ beforeAll(async () => {
   server = await createManagementServer({ tls: issueLocalhost(ca) });
   server.setResources([rewritingRoute("route"), rewritingRoute(TRUSTED_NAME)]);
   writeCa(dir, "ca", ca);
-});
+}, 60_000);
 
 afterAll(async () => {
   await server.close();

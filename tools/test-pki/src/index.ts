@@ -27,6 +27,12 @@ export interface IssueOptions {
   readonly notBefore?: Date;
   /** Default: a day from now. */
   readonly notAfter?: Date;
+  /**
+   * A key of its own. By default every leaf certificate of a process shares one key (RSA key generation is slow
+   * on a loaded machine, and a certificate's identity is in its names, not its key); ask for one where keys must
+   * differ (a key that does not fit a certificate).
+   */
+  readonly freshKey?: boolean;
 }
 
 /** A certificate authority that signs test certificates. */
@@ -37,6 +43,13 @@ export interface TestCa extends TestCertificate {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+
+let sharedLeafKey: KeyPair | undefined;
+
+function sharedKey(): KeyPair {
+  sharedLeafKey ??= newKeyPair();
+  return sharedLeafKey;
+}
 
 interface KeyPair {
   readonly privateKey: forge.pki.rsa.PrivateKey;
@@ -90,7 +103,7 @@ export function createTestCa(options: { commonName?: string } = {}): TestCa {
     cert: forge.pki.certificateToPem(ca),
     key: keys.pem,
     issue(leafOptions) {
-      const leafKeys = newKeyPair();
+      const leafKeys = leafOptions.freshKey ? newKeyPair() : sharedKey();
       const leaf = forge.pki.createCertificate();
       leaf.publicKey = leafKeys.publicKey;
       leaf.serialNumber = serialNumber();
@@ -116,8 +129,12 @@ export function createTestCa(options: { commonName?: string } = {}): TestCa {
 }
 
 /** A server certificate for `localhost` and 127.0.0.1, the names the tests dial. */
-export function issueLocalhost(ca: TestCa, commonName = "localhost"): TestCertificate {
-  return ca.issue({ commonName, dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"] });
+export function issueLocalhost(
+  ca: TestCa,
+  commonName = "localhost",
+  options: { freshKey?: boolean } = {},
+): TestCertificate {
+  return ca.issue({ commonName, dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"], ...options });
 }
 
 /** Paths of a certificate written to files. */
