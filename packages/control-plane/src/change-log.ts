@@ -16,14 +16,18 @@ export class ChangeLog {
   #floor = -1;
   readonly #entries: ChangeLogEntry[] = [];
   #names = 0;
+  /** The last answer of `since`, until the log changes: every stream settled at one version asks the same. */
+  #last: { readonly version: number; readonly names: readonly string[] | undefined } | undefined;
 
   /** Starts a new version. */
   open(version: number): void {
     this.#entries.push({ version, names: [] });
+    this.#last = undefined;
   }
 
   /** Logs a name changed in the version opened last; `typeSize`: how many names the type holds. */
   log(name: string, typeSize: number): void {
+    this.#last = undefined;
     (this.#entries.at(-1) as ChangeLogEntry).names.push(name);
     this.#names++;
     const budget = Math.max(1024, typeSize);
@@ -39,6 +43,13 @@ export class ChangeLog {
    * log no longer reaches back that far, or `version` is not one of this type's.
    */
   since(version: number): readonly string[] | undefined {
+    if (this.#last?.version === version) return this.#last.names;
+    const names = this.#compute(version);
+    this.#last = { version, names };
+    return names;
+  }
+
+  #compute(version: number): readonly string[] | undefined {
     const from = this.#entries.findIndex((entry) => entry.version === version);
     if (from < 0 && this.#floor !== version) return undefined;
     const names = new Set<string>();
@@ -48,6 +59,6 @@ export class ChangeLog {
         names.add(name);
       }
     }
-    return [...names];
+    return Object.freeze([...names]);
   }
 }

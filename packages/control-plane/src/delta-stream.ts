@@ -115,7 +115,7 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscover
   protected injectedParts(message: DeltaDiscoveryResponse) {
     return {
       versionInfo: message.systemVersionInfo,
-      resourceNames: message.resources.map((r) => r.name),
+      resourceNames: message.resources.map((r) => r.resourceName?.name ?? r.name),
       removedNames: message.removedResources,
     };
   }
@@ -129,32 +129,34 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscover
   ): PlanInit<PreparedResponse> {
     const typeUrl = sub.typeUrl;
     const diff = diffHeld(holds, sub, entries, changedNames);
-    const resources = distinctEntries(diff.changed);
-    const errors = distinctEntries(diff.errors);
     const removed = diff.removed;
     const controlPlane = this.host.controlPlane;
-    const content = prepareResponse(
-      DeltaDiscoveryResponseSchema,
-      {
-        typeUrl,
-        versionInfo,
-        resourceNames: resources.map(entryLabel),
-        errorNames: errors.map(entryLabel),
-        removedNames: removed.map(entryLabel),
-      },
-      () =>
-        create(DeltaDiscoveryResponseSchema, {
-          systemVersionInfo: versionInfo,
+    const content = () => {
+      const resources = distinctEntries(diff.changed);
+      const errors = distinctEntries(diff.errors);
+      return prepareResponse(
+        DeltaDiscoveryResponseSchema,
+        {
           typeUrl,
-          resources: resources.map(resourceFor),
-          removedResources: removed.filter((r) => r.variant === undefined).map((r) => r.name),
-          removedResourceNames: removed.flatMap((r) => (r.variant ? [r.variant.resourceName] : [])),
-          resourceErrors: toResourceErrors(errors),
-          ...(controlPlane ? { controlPlane } : {}),
-        }),
-    );
+          versionInfo,
+          resourceNames: resources.map(entryLabel),
+          errorNames: errors.map(entryLabel),
+          removedNames: removed.map(entryLabel),
+        },
+        () =>
+          create(DeltaDiscoveryResponseSchema, {
+            systemVersionInfo: versionInfo,
+            typeUrl,
+            resources: resources.map(resourceFor),
+            removedResources: removed.filter((r) => r.variant === undefined).map((r) => r.name),
+            removedResourceNames: removed.flatMap((r) => (r.variant ? [r.variant.resourceName] : [])),
+            resourceErrors: toResourceErrors(errors),
+            ...(controlPlane ? { controlPlane } : {}),
+          }),
+      );
+    };
     return {
-      send: resources.length > 0 || errors.length > 0 || removed.length > 0,
+      send: diff.changed.length > 0 || diff.errors.length > 0 || removed.length > 0,
       content,
       next: () =>
         heldAfter(holds, {

@@ -103,16 +103,6 @@ function diffName(
   if (slots.length === 0) return;
   const group = entries?.get(name);
   const choices = slots.map((slot) => group?.choose(slot.params));
-  // What the subscriptions hold afterwards: a variant one of them keeps is never removed.
-  const kept = new Set<Identity>();
-  slots.forEach((slot, i) => {
-    const choice = choices[i];
-    const after =
-      choice?.kind === "error" && !slot.explicit
-        ? identityOf(holds.resources.get(slot.key))
-        : choice && (choice.variant ?? PLAIN);
-    if (after !== undefined) kept.add(after);
-  });
   const lost: Identity[] = [];
   const changedFrom = diff.changed.length;
   slots.forEach((slot, i) => {
@@ -135,10 +125,22 @@ function diffName(
       (slot.explicit ? diff.notFound : diff.forgotten).push(slot.key);
     }
   });
-  for (const identity of lost) {
-    if (kept.has(identity)) continue;
-    kept.add(identity);
-    diff.removed.push(identity === PLAIN ? { name, variant: undefined } : { name, variant: identity });
+  if (lost.length > 0) {
+    // What the subscriptions hold afterwards: a variant one of them keeps is never removed.
+    const kept = new Set<Identity>();
+    slots.forEach((slot, i) => {
+      const choice = choices[i];
+      const after =
+        choice?.kind === "error" && !slot.explicit
+          ? identityOf(holds.resources.get(slot.key))
+          : choice && (choice.variant ?? PLAIN);
+      if (after !== undefined) kept.add(after);
+    });
+    for (const identity of lost) {
+      if (kept.has(identity)) continue;
+      kept.add(identity);
+      diff.removed.push(identity === PLAIN ? { name, variant: undefined } : { name, variant: identity });
+    }
   }
   // Overlapping variants: a client picks among what a response carries, so it must carry what every subscription
   // of the name holds (variant-group.ts).

@@ -32,7 +32,8 @@ export interface ResourceStoreDeps {
 /**
  * The default set plus the node scopes, in the order they were added: the first scope that matches wins. Beside
  * them, the DPDS resources `setDynamicParameters` serves per node, each in a set of its own that wins over the
- * node's set for the DPDS type only, so a node told its parameters still shares every other resource.
+ * node's set for the DPDS type only, so a node told its parameters still shares every other resource
+ * (docs/decisions.md#serving-dpds).
  */
 export class ResourceStore {
   readonly defaultSet: ResourceSetImpl;

@@ -8,7 +8,7 @@ function counting(send: boolean, next: () => HeldState) {
   let calls = 0;
   const compute = (): PlanInit<string> => {
     calls++;
-    return { send, content: "content", next };
+    return { send, content: () => "content", next };
   };
   return { compute, calls: () => calls };
 }
@@ -54,20 +54,22 @@ test("from the state a plan leads to, nothing is due at the same version, withou
 
 test("a later plan from a settled state is told the version it settled at", () => {
   const cache = createPlanCache();
-  const next = cache.plan(EMPTY_HELD, "k", "1", () => ({ send: true, content: "c", next: () => held("c1", 1) })).next();
+  const next = cache
+    .plan(EMPTY_HELD, "k", "1", () => ({ send: true, content: () => "c", next: () => held("c1", 1) }))
+    .next();
   const seen: (string | undefined)[] = [];
   cache.plan(next, "k", "5", (settledAt) => {
     seen.push(settledAt);
-    return { send: false, content: "c", next: () => next };
+    return { send: false, content: () => "c", next: () => next };
   });
   // Nothing was due at 5: settled there now, as a plan at 7 is told.
   cache.plan(next, "k", "7", (settledAt) => {
     seen.push(settledAt);
-    return { send: false, content: "c", next: () => next };
+    return { send: false, content: () => "c", next: () => next };
   });
   cache.plan(EMPTY_HELD, "k", "7", (settledAt) => {
     seen.push(settledAt);
-    return { send: true, content: "c", next: () => held("c1", 7) };
+    return { send: true, content: () => "c", next: () => held("c1", 7) };
   });
   expect(seen).toEqual(["1", "5", undefined]);
 });

@@ -30,7 +30,8 @@ export interface PlanCache {
 
 export interface PlanInit<Content> {
   readonly send: boolean;
-  readonly content: Content;
+  /** Builds the content, once, when a stream reads it (a plan with nothing to send is rarely read). */
+  readonly content: () => Content;
   readonly next: () => HeldState;
 }
 
@@ -74,9 +75,20 @@ export function createPlanCache(): PlanCache {
       const settledAt = cached?.settledAt;
       const init = compute(settledAt);
       let nextRef: WeakRef<HeldState> | undefined;
+      let content: Content | undefined;
+      let built = false;
+      const contentOf = (): Content => {
+        if (!built) {
+          content = init.content();
+          built = true;
+        }
+        return content as Content;
+      };
       const plan: ResponsePlan<Content> = {
         send: init.send,
-        content: init.content,
+        get content() {
+          return contentOf();
+        },
         next() {
           let next = nextRef?.deref();
           if (next === undefined) {
@@ -91,7 +103,13 @@ export function createPlanCache(): PlanCache {
               remember(settled, slot, {
                 version,
                 settledAt: version,
-                plan: { send: false, content: init.content, next: () => settled },
+                plan: {
+                  send: false,
+                  get content() {
+                    return contentOf();
+                  },
+                  next: () => settled,
+                },
               });
             }
           }

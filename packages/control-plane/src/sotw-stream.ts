@@ -130,27 +130,29 @@ export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, 
       sent = { replace: false, resources: changed, errors };
       send = changed.length > 0 || errors.length > 0;
     }
-    const resources = distinctEntries(sent.resources);
-    const errors = distinctEntries(sent.errors);
     const { controlPlane, wrapResources } = this.host;
-    const content = prepareResponse(
-      DiscoveryResponseSchema,
-      {
-        typeUrl,
-        versionInfo,
-        resourceNames: resources.map(entryLabel),
-        errorNames: errors.map(entryLabel),
-        removedNames: [],
-      },
-      () =>
-        create(DiscoveryResponseSchema, {
-          versionInfo,
+    const content = () => {
+      const resources = distinctEntries(sent.resources);
+      const errors = distinctEntries(sent.errors);
+      return prepareResponse(
+        DiscoveryResponseSchema,
+        {
           typeUrl,
-          resources: resources.map((entry) => anyFor(entry, wrapResources)),
-          resourceErrors: toResourceErrors(errors),
-          ...(controlPlane ? { controlPlane } : {}),
-        }),
-    );
+          versionInfo,
+          resourceNames: resources.map(entryLabel),
+          errorNames: errors.map(entryLabel),
+          removedNames: [],
+        },
+        () =>
+          create(DiscoveryResponseSchema, {
+            versionInfo,
+            typeUrl,
+            resources: resources.map((entry) => anyFor(entry, wrapResources)),
+            resourceErrors: toResourceErrors(errors),
+            ...(controlPlane ? { controlPlane } : {}),
+          }),
+      );
+    };
     return { send, content, next: () => heldAfter(holds, sent) };
   }
 

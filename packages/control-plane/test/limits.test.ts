@@ -100,6 +100,19 @@ describe("resource names", () => {
     expect((await s.next()).resources).toHaveLength(1);
   });
 
+  test("a resource locator's dynamic parameters count against it, keys and values together", async () => {
+    const dynamicParameters = { zone: "z".repeat(4096), env: "e".repeat(4096) };
+    expect(
+      await refusedWith((s) =>
+        s.send({ node: { id: "n" }, typeUrl: CDS_TYPE_URL, resourceLocators: [{ name: "c1", dynamicParameters }] }),
+      ),
+    ).toEqual({
+      code: Code.ResourceExhausted,
+      message: `DiscoveryRequest for ${CDS_TYPE_URL} has a resource locator whose dynamic parameters are longer than maxResourceNameBytes (8192 bytes)`,
+    });
+    await othersStillServed();
+  });
+
   test("a type URL is a name too", async () => {
     expect(
       await refusedWith((s) => s.send({ node: { id: "n" }, typeUrl: `type.googleapis.com/${"t".repeat(9000)}` })),

@@ -16,9 +16,8 @@
 //   node tools/bench/dist/control-plane-fanout.js [sotw|delta] [streams...]   (default: both protocols, 100 and 1000)
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { anyPack } from "@bufbuild/protobuf/wkt";
-import * as grpc from "@grpc/grpc-js";
 import { buildCluster, CDS_TYPE_URL, createManagementServer } from "@xdskit/control-plane";
 import { ClusterSchema } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
 import {
@@ -27,15 +26,20 @@ import {
   DiscoveryRequestSchema,
   DiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { ClientProcess, printResult, runInOwnProcess, scanResponse, withPeakRss } from "./lib/processes.js";
+import {
+  ClientProcess,
+  printResult,
+  runInOwnProcess,
+  scanResponse,
+  serveServerProcess,
+  withPeakRss,
+} from "./lib/processes.js";
+import { type AdsRequest, openRawAdsCall, type Protocol, type RawServerCall, serveRawAds } from "./lib/raw-ads.js";
 import { int, printTable, ratio } from "./lib/table.js";
 
-const SERVICE = "/envoy.service.discovery.v3.AggregatedDiscoveryService";
-const PATHS = { sotw: `${SERVICE}/StreamAggregatedResources`, delta: `${SERVICE}/DeltaAggregatedResources` };
 const CLUSTERS = 10_000;
 const TIMEOUT_MS = 300_000;
 
-type Protocol = "sotw" | "delta";
 type ServerKind = "control-plane" | "baseline";
 
 interface Scenario {
@@ -66,10 +70,7 @@ interface ClientStream {
 }
 
 function openStream(address: string, protocol: Protocol, index: number): ClientStream {
-  // A local subchannel pool: each client its own connection, as separate processes would have.
-  const client = new grpc.Client(address, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 });
-  const identity = (bytes: Buffer): Buffer => bytes;
-  const call = client.makeBidiStreamRequest(PATHS[protocol], identity, identity);
+  const { call, close } = openRawAdsCall(address, protocol);
   const request = (nonce: string): Buffer =>
     Buffer.from(
       protocol === "sotw"
@@ -96,51 +97,37 @@ function openStream(address: string, protocol: Protocol, index: number): ClientS
     call.write(request(nonce));
     if (waiting[0]?.count === resources) waiting.shift()?.resolve();
   });
-  call.on("error", () => {
-    // Cancelled at the end.
-  });
   call.write(request(""));
   return {
-    close: () => {
-      call.cancel();
-      client.close();
-    },
+    close,
     next: (count) => new Promise((resolve) => waiting.push({ count, resolve })),
   };
 }
 
-async function runChild(): Promise<void> {
-  const send = (message: ToParent): void => {
-    process.send?.(message);
-  };
+function runChild(): void {
   let streams: ClientStream[] = [];
   let protocol: Protocol = "sotw";
-  process.on("message", async (message: ToChild) => {
-    try {
-      if (message.type === "connect") {
-        protocol = message.scenario.protocol;
-        const start = performance.now();
-        streams = Array.from({ length: message.scenario.streams }, (_, i) => openStream(message.address, protocol, i));
-        const times = await Promise.all(streams.map((s) => s.next(CLUSTERS).then(() => performance.now() - start)));
-        times.sort((a, b) => a - b);
-        send({ type: "connected", slowestMs: times.at(-1) ?? 0, medianMs: times[times.length >> 1] ?? 0 });
-      } else if (message.type === "expect-update") {
-        const start = performance.now();
-        // Every stream holds the full state and ACKed it: its next response is the update.
-        const count = protocol === "sotw" ? CLUSTERS : 1;
-        const pending = Promise.all(streams.map((s) => s.next(count).then(() => performance.now() - start)));
-        send({ type: "armed" });
-        const times = await pending;
-        send({ type: "updated", slowestMs: Math.max(...times) });
-      } else {
-        for (const stream of streams) stream.close();
-        setTimeout(() => process.exit(0), 100);
-      }
-    } catch (error) {
-      send({ type: "failed", error: String(error) });
+  serveServerProcess<ToChild, ToParent>(async (message, send) => {
+    if (message.type === "connect") {
+      protocol = message.scenario.protocol;
+      const start = performance.now();
+      streams = Array.from({ length: message.scenario.streams }, (_, i) => openStream(message.address, protocol, i));
+      const times = await Promise.all(streams.map((s) => s.next(CLUSTERS).then(() => performance.now() - start)));
+      times.sort((a, b) => a - b);
+      send({ type: "connected", slowestMs: times.at(-1) ?? 0, medianMs: times[times.length >> 1] ?? 0 });
+    } else if (message.type === "expect-update") {
+      const start = performance.now();
+      // Every stream holds the full state and ACKed it: its next response is the update.
+      const count = protocol === "sotw" ? CLUSTERS : 1;
+      const pending = Promise.all(streams.map((s) => s.next(count).then(() => performance.now() - start)));
+      send({ type: "armed" });
+      const times = await pending;
+      send({ type: "updated", slowestMs: Math.max(...times) });
+    } else {
+      for (const stream of streams) stream.close();
+      setTimeout(() => process.exit(0), 100);
     }
   });
-  send({ type: "ready" });
 }
 
 // --- the servers (server process) --------------------------------------------------------------------------------
@@ -205,50 +192,20 @@ async function startBaseline(protocol: Protocol): Promise<ServerUnderTest> {
     );
   const first = encoded("1", false);
   const second = encoded("2", true);
-  const calls = new Set<grpc.ServerDuplexStream<Buffer, Buffer>>();
-  const identity = (bytes: Buffer): Buffer => bytes;
-  const decodeRequest = (bytes: Buffer): { responseNonce: string } =>
-    protocol === "sotw" ? fromBinary(DiscoveryRequestSchema, bytes) : fromBinary(DeltaDiscoveryRequestSchema, bytes);
-  const method = protocol === "sotw" ? "StreamAggregatedResources" : "DeltaAggregatedResources";
-  const server = new grpc.Server();
-  server.addService(
-    {
-      [method]: {
-        path: PATHS[protocol],
-        requestStream: true,
-        responseStream: true,
-        requestSerialize: identity,
-        requestDeserialize: decodeRequest,
-        responseSerialize: identity,
-        responseDeserialize: identity,
-      },
-    },
-    {
-      [method]: (call: grpc.ServerDuplexStream<{ responseNonce: string }, Buffer>) => {
-        calls.add(call as unknown as grpc.ServerDuplexStream<Buffer, Buffer>);
-        call.on("data", (request: { responseNonce: string }) => {
-          if (request.responseNonce === "") call.write(first);
-        });
-        call.on("error", () => {});
-        call.on("cancelled", () => calls.delete(call as unknown as grpc.ServerDuplexStream<Buffer, Buffer>));
-      },
-    },
-  );
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
+  const calls = new Set<RawServerCall>();
+  const server = await serveRawAds(protocol, (call) => {
+    calls.add(call);
+    call.on("data", (request: AdsRequest) => {
+      if (request.responseNonce === "") call.write(first);
+    });
+    call.on("cancelled", () => calls.delete(call));
+  });
   return {
-    address: `127.0.0.1:${port}`,
+    address: server.address,
     update: () => {
       for (const call of calls) call.write(second);
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.forceShutdown();
-        resolve();
-      }),
+    close: () => server.close(),
   };
 }
 
@@ -360,7 +317,7 @@ function runTop(): void {
 }
 
 const serverArg = process.argv.indexOf("--server");
-if (process.argv.includes("--child")) await runChild();
+if (process.argv.includes("--child")) runChild();
 else if (serverArg > 0) {
   const [kind, protocol, streams] = process.argv.slice(serverArg + 1);
   await runServer(kind === "baseline" ? "baseline" : "control-plane", {

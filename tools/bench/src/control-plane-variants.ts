@@ -15,27 +15,30 @@
 //   node tools/bench/dist/control-plane-variants.js [sotw|delta]   (default: both)
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { anyPack } from "@bufbuild/protobuf/wkt";
-import * as grpc from "@grpc/grpc-js";
 import { toProto, value } from "@xdskit/constraint-matcher";
 import { buildCluster, CDS_TYPE_URL, createManagementServer } from "@xdskit/control-plane";
 import { ClusterSchema } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
 import {
-  type DeltaDiscoveryRequest,
   DeltaDiscoveryRequestSchema,
   DeltaDiscoveryResponseSchema,
-  type DiscoveryRequest,
   DiscoveryRequestSchema,
   DiscoveryResponseSchema,
   type Resource,
   ResourceSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { ClientProcess, printResult, runInOwnProcess, scanResponse, withPeakRss } from "./lib/processes.js";
+import {
+  ClientProcess,
+  printResult,
+  runInOwnProcess,
+  scanResponse,
+  serveServerProcess,
+  withPeakRss,
+} from "./lib/processes.js";
+import { type AdsRequest, openRawAdsCall, type Protocol, type RawServerCall, serveRawAds } from "./lib/raw-ads.js";
 import { int, printTable, ratio } from "./lib/table.js";
 
-const SERVICE = "/envoy.service.discovery.v3.AggregatedDiscoveryService";
-const PATHS = { sotw: `${SERVICE}/StreamAggregatedResources`, delta: `${SERVICE}/DeltaAggregatedResources` };
 const NAME = "c";
 const VARIANTS = 10_000;
 const STREAMS = 1_000;
@@ -46,7 +49,6 @@ const CHANGED_STREAM = 7;
 const QUIET_MS = 300;
 const TIMEOUT_MS = 300_000;
 
-type Protocol = "sotw" | "delta";
 type ServerKind = "control-plane" | "baseline";
 
 type ToChild =
@@ -74,9 +76,7 @@ interface ClientStream {
 }
 
 function openStream(address: string, protocol: Protocol, index: number): ClientStream {
-  const client = new grpc.Client(address, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 });
-  const identity = (bytes: Buffer): Buffer => bytes;
-  const call = client.makeBidiStreamRequest(PATHS[protocol], identity, identity);
+  const { call, close } = openRawAdsCall(address, protocol);
   const locator = { name: NAME, dynamicParameters: { shard: shardOf(index) } };
   const node = { node: { id: `bench-client-${index}` } };
   // SotW: every request repeats the subscription; delta: the first one makes it.
@@ -105,55 +105,41 @@ function openStream(address: string, protocol: Protocol, index: number): ClientS
   const stream: ClientStream = {
     responses: 0,
     next: () => new Promise((resolve) => waiting.push(resolve)),
-    close: () => {
-      call.cancel();
-      client.close();
-    },
+    close,
   };
   call.on("data", (bytes: Buffer) => {
     stream.responses++;
     call.write(request(scanResponse(bytes).nonce));
     waiting.shift()?.();
   });
-  call.on("error", () => {
-    // Cancelled at the end.
-  });
   call.write(request(""));
   return stream;
 }
 
-async function runChild(): Promise<void> {
-  const send = (message: ToParent): void => {
-    process.send?.(message);
-  };
+function runChild(): void {
   let streams: ClientStream[] = [];
-  process.on("message", async (message: ToChild) => {
-    try {
-      if (message.type === "connect") {
-        const start = performance.now();
-        streams = Array.from({ length: STREAMS }, (_, i) => openStream(message.address, message.protocol, i));
-        const times = await Promise.all(streams.map((s) => s.next().then(() => performance.now() - start)));
-        times.sort((a, b) => a - b);
-        send({ type: "connected", slowestMs: times.at(-1) ?? 0, medianMs: times[times.length >> 1] ?? 0 });
-      } else if (message.type === "expect-update") {
-        const before = streams.map((s) => s.responses);
-        const changed = streams[CHANGED_STREAM] as ClientStream;
-        const start = performance.now();
-        const pending = changed.next().then(() => performance.now() - start);
-        send({ type: "armed" });
-        const ms = await pending;
-        await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
-        const others = streams.filter((s, i) => i !== CHANGED_STREAM && s.responses > (before[i] as number)).length;
-        send({ type: "updated", ms, others });
-      } else {
-        for (const stream of streams) stream.close();
-        setTimeout(() => process.exit(0), 100);
-      }
-    } catch (error) {
-      send({ type: "failed", error: String(error) });
+  serveServerProcess<ToChild, ToParent>(async (message, send) => {
+    if (message.type === "connect") {
+      const start = performance.now();
+      streams = Array.from({ length: STREAMS }, (_, i) => openStream(message.address, message.protocol, i));
+      const times = await Promise.all(streams.map((s) => s.next().then(() => performance.now() - start)));
+      times.sort((a, b) => a - b);
+      send({ type: "connected", slowestMs: times.at(-1) ?? 0, medianMs: times[times.length >> 1] ?? 0 });
+    } else if (message.type === "expect-update") {
+      const before = streams.map((s) => s.responses);
+      const changed = streams[CHANGED_STREAM] as ClientStream;
+      const start = performance.now();
+      const pending = changed.next().then(() => performance.now() - start);
+      send({ type: "armed" });
+      const ms = await pending;
+      await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+      const others = streams.filter((s, i) => i !== CHANGED_STREAM && s.responses > (before[i] as number)).length;
+      send({ type: "updated", ms, others });
+    } else {
+      for (const stream of streams) stream.close();
+      setTimeout(() => process.exit(0), 100);
     }
   });
-  send({ type: "ready" });
 }
 
 // --- the servers (server process) --------------------------------------------------------------------------------
@@ -215,59 +201,27 @@ async function startBaseline(protocol: Protocol): Promise<ServerUnderTest> {
   const responses = new Map<string, Buffer>();
   for (let shard = 0; shard < VARIANTS; shard++) responses.set(String(shard), encode(wrapped(shard, "1"), "1"));
   const changedShard = shardOf(CHANGED_STREAM);
-  const subscribers = new Map<string, Set<grpc.ServerDuplexStream<unknown, Buffer>>>();
-  const identity = (bytes: Buffer): Buffer => bytes;
-  const method = protocol === "sotw" ? "StreamAggregatedResources" : "DeltaAggregatedResources";
-  const shardRequested = (request: DiscoveryRequest | DeltaDiscoveryRequest): string | undefined => {
-    const locators = "resourceLocators" in request ? request.resourceLocators : request.resourceLocatorsSubscribe;
-    return locators[0]?.dynamicParameters.shard;
-  };
-  const server = new grpc.Server();
-  server.addService(
-    {
-      [method]: {
-        path: PATHS[protocol],
-        requestStream: true,
-        responseStream: true,
-        requestSerialize: identity,
-        requestDeserialize: (bytes: Buffer) =>
-          protocol === "sotw"
-            ? fromBinary(DiscoveryRequestSchema, bytes)
-            : fromBinary(DeltaDiscoveryRequestSchema, bytes),
-        responseSerialize: identity,
-        responseDeserialize: identity,
-      },
-    },
-    {
-      [method]: (call: grpc.ServerDuplexStream<DiscoveryRequest | DeltaDiscoveryRequest, Buffer>) => {
-        call.on("data", (request: DiscoveryRequest | DeltaDiscoveryRequest) => {
-          if (request.responseNonce !== "") return;
-          const shard = shardRequested(request);
-          const response = shard === undefined ? undefined : responses.get(shard);
-          if (shard === undefined || !response) return;
-          const set = subscribers.get(shard) ?? new Set();
-          subscribers.set(shard, set);
-          set.add(call);
-          call.write(response);
-        });
-        call.on("error", () => {});
-      },
-    },
-  );
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
+  const subscribers = new Map<string, Set<RawServerCall>>();
+  const server = await serveRawAds(protocol, (call) => {
+    call.on("data", (request: AdsRequest) => {
+      if (request.responseNonce !== "") return;
+      const locators = "resourceLocators" in request ? request.resourceLocators : request.resourceLocatorsSubscribe;
+      const shard = locators[0]?.dynamicParameters.shard;
+      const response = shard === undefined ? undefined : responses.get(shard);
+      if (shard === undefined || !response) return;
+      const set = subscribers.get(shard) ?? new Set();
+      subscribers.set(shard, set);
+      set.add(call);
+      call.write(response);
+    });
+  });
   return {
-    address: `127.0.0.1:${port}`,
+    address: server.address,
     update: () => {
       const response = encode(wrapped(Number(changedShard), "2", "-v2"), "2");
       for (const call of subscribers.get(changedShard) ?? []) call.write(response);
     },
-    close: async () => {
-      server.forceShutdown();
-    },
+    close: () => server.close(),
   };
 }
 
@@ -349,7 +303,7 @@ function runProtocol(protocol: Protocol): void {
 }
 
 const serverArg = process.argv.indexOf("--server");
-if (process.argv.includes("--child")) await runChild();
+if (process.argv.includes("--child")) runChild();
 else if (serverArg > 0) {
   const [kind, protocol] = process.argv.slice(serverArg + 1);
   await runServer(kind === "baseline" ? "baseline" : "control-plane", protocol === "delta" ? "delta" : "sotw");

@@ -119,5 +119,5 @@ describe.each(["GRPC", "DELTA_GRPC"] as ApiType[])("variant choice over %s", (ap
       }),
       { numRuns: RUNS },
     );
-  });
+  }, 120_000);
 });

@@ -39,6 +39,26 @@ export class ClientProcess<ToChild, ToParent extends { readonly type: string }> 
   }
 }
 
+/**
+ * The client process's side: `handle` gets each message from the server process; a failure is reported as
+ * `{ type: "failed", error }` (which ends the server process). Announces itself with `{ type: "ready" }`.
+ */
+export function serveServerProcess<ToChild, ToParent>(
+  handle: (message: ToChild, send: (message: ToParent) => void) => Promise<void>,
+): void {
+  const send = (message: ToParent | { type: "failed"; error: string } | { type: "ready" }): void => {
+    process.send?.(message);
+  };
+  process.on("message", async (message: ToChild) => {
+    try {
+      await handle(message, send);
+    } catch (error) {
+      send({ type: "failed", error: String(error) });
+    }
+  });
+  send({ type: "ready" });
+}
+
 /** Peak RSS of this process while `work` runs, sampled every 10 ms. */
 export async function withPeakRss<T>(work: () => Promise<T>): Promise<{ result: T; peakRss: number }> {
   let peakRss = process.memoryUsage.rss();
