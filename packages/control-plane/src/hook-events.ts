@@ -30,6 +30,7 @@ export type StreamCloseReason =
   | "broken" // hooks.breakStreams()
   | "connection-aborted" // hooks.abortConnections()
   | "invalid-request" // a malformed request (INVALID_ARGUMENT) or one past a limit (RESOURCE_EXHAUSTED)
+  | "unauthorized" // refused at its first request: PERMISSION_DENIED, or UNAUTHENTICATED (a certificate that did not verify)
   | "queue-full" // the client does not read and its queue reached maxQueuedBytesPerStream: RESOURCE_EXHAUSTED
   | "server-stopped" // stop(), restart() or close()
   | "internal-error";

@@ -3,6 +3,11 @@
 
 export { createManagementServer } from "./management-server.js";
 export type { DynamicParametersOptions, ManagementServer, ManagementServerOptions } from "./management-server.js";
+export type { ServerTlsOptions } from "./tls-options.js";
+export type { AuthorizeResult, AuthorizeStream, IdentityOptions } from "./authorization.js";
+export type { SecurityOptions } from "./authorization-options.js";
+export type { AuthorizationClass, CanRead, StreamIdentity } from "./authorization-read.js";
+export type { PeerCertificate, PeerIdentity } from "./identity.js";
 export type { ResourceInput, ResourceMessage, ResourceOptions } from "./resource-input.js";
 export type { ResourceErrorOptions, ResourceSet } from "./resource-set.js";
 export type { ConstraintsInput } from "./variant-group.js";

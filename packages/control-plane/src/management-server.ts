@@ -1,14 +1,17 @@
-import * as http2 from "node:http2";
+import type * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { create, createRegistry, type Registry } from "@bufbuild/protobuf";
-import { Code, type ConnectRouter, createContextKey, createContextValues } from "@connectrpc/connect";
+import { Code, type ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { xdsRegistry } from "@xdskit/protos";
-import { type ControlPlane, ControlPlaneSchema } from "@xdskit/protos/envoy/config/core/v3/base_pb";
+import { type ControlPlane, ControlPlaneSchema, type Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import type { DynamicParameterConstraintsMap } from "@xdskit/protos/envoy/config/dynamic_parameters/v3/dynamic_parameters_pb";
 import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
 import { LoadReportingService } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
+import { admittedRequests, createStreamAdmission } from "./authorization.js";
+import type { SecurityOptions } from "./authorization-options.js";
+import { createReadPolicy, type ReadAccess, type ReadPolicy, type StreamIdentity } from "./authorization-read.js";
 import { DeltaStream } from "./delta-stream.js";
 import {
   buildDynamicParameterConstraintsMap,
@@ -18,6 +21,8 @@ import {
 import { openGrpcCall, refuseCall } from "./grpc-call.js";
 import type { StreamKind } from "./hook-events.js";
 import { type BreakOptions, HooksImpl, type ManagementServerHooks } from "./hooks.js";
+import type { PeerIdentity } from "./identity.js";
+import { createPeerLookup, type PeerLookup, peerKey, refuseUnverifiedPeers } from "./identity-peers.js";
 import { resolveLimits, type ServerLimits } from "./limits.js";
 import { type Logger, noopLogger, prefixLogger, type ScopedLogger } from "./logger.js";
 import { type LrsPolicy, type LrsSink, LrsSinkImpl } from "./lrs-sink.js";
@@ -29,10 +34,12 @@ import { SotwStream } from "./sotw-stream.js";
 import type { StatusInit } from "./status.js";
 import type { AdsStream, StreamHost } from "./stream-base.js";
 import type { StreamInfo } from "./stream-info.js";
+import { createTlsCredentials, type TlsCredentials } from "./tls-credentials.js";
+import { createHttp2Listener, onListening } from "./tls-server.js";
 import { CDS_TYPE_URL, DEFAULT_FULL_STATE_TYPE_URLS } from "./type-urls.js";
 import type { ConstraintsInput } from "./variant-group.js";
 
-export interface ManagementServerOptions extends Partial<ServerLimits> {
+export interface ManagementServerOptions extends Partial<ServerLimits>, SecurityOptions {
   /** Default `127.0.0.1`. */
   readonly host?: string;
   /** Default 0: an ephemeral port, kept across `restart()`. */
@@ -62,6 +69,11 @@ export interface ManagementServerOptions extends Partial<ServerLimits> {
    * an overlapping variant is refused with OverlappingVariantsError unless published with `allowOverlap`.
    */
   readonly allowOverlappingVariants?: boolean;
+  /**
+   * More services on the same port, through connect-node (e.g. `clientStatusRoutes(registry)` of `@xdskit/csds`):
+   * they get the server's TLS, and a client certificate that did not verify is refused (UNAUTHENTICATED).
+   */
+  readonly routes?: (router: ConnectRouter) => void;
 }
 
 /** Options of `setDynamicParameters`. */
@@ -78,7 +90,7 @@ export interface ManagementServer extends ResourceSet {
   readonly host: string;
   /** The port it listens on (the ephemeral one when created with port 0), also while stopped. */
   readonly port: number;
-  /** `http://host:port`, for connect clients. */
+  /** `http://host:port` (`https://` with TLS), for connect clients. */
   readonly url: string;
   /** `host:port`, for gRPC clients and bootstrap `server_uri`. */
   readonly address: string;
@@ -115,6 +127,14 @@ export interface ManagementServer extends ResourceSet {
   restart(): Promise<void>;
   /** Stops for good. */
   close(): Promise<void>;
+  /**
+   * Reads the TLS files again now (they are also watched); resolves true when new material went into use for new
+   * connections, false when nothing changed or the new files do not make a valid TLS context (logged, the previous
+   * certificate stays). False without TLS.
+   */
+  reloadTls(): Promise<boolean>;
+  /** `canRead` may answer differently now: every open stream's subscriptions are checked again. */
+  authorizationChanged(): void;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -125,8 +145,6 @@ declare global {
     readonly asyncDispose: unique symbol;
   }
 }
-
-const peerKey = createContextKey<string | undefined>(undefined, { description: "peer address" });
 
 const SOTW_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.streamAggregatedResources.name}`;
 const DELTA_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.deltaAggregatedResources.name}`;
@@ -152,9 +170,16 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   readonly #options: ManagementServerOptions;
   readonly #streams = new Set<AdsStream>();
   readonly #sessions = new Set<http2.ServerHttp2Session>();
+  readonly #peers: PeerLookup = createPeerLookup();
+  readonly #tls: TlsCredentials | undefined;
+  readonly #admit: (peer: PeerIdentity, node: Node | undefined) => void;
+  readonly #readPolicy: ReadPolicy | undefined;
+  /** The peer of each LRS stream, by the node of its first request (the object the LRS sink keeps). */
+  readonly #lrsPeers = new WeakMap<Node, PeerIdentity>();
+  #warnedCleartext = false;
   /** Services other than ADS (served by connect-node). */
   readonly #connectHandler: ReturnType<typeof connectNodeAdapter>;
-  #server: http2.Http2Server | undefined;
+  #server: http2.Http2Server | http2.Http2SecureServer | undefined;
   #port: number;
   #closed = false;
   #nextStreamId = 0;
@@ -169,6 +194,12 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     }
     this.limits = resolveLimits(options);
     this.logger = prefixLogger(options.logger ?? noopLogger, "[control-plane]");
+    this.#tls = options.tls ? createTlsCredentials(options.tls, this.logger) : undefined;
+    if (options.identity && !this.#tls?.mutual) {
+      throw new TypeError("identity binds nodes to client certificates: it needs tls with a CA (ca or caFile)");
+    }
+    this.#admit = createStreamAdmission({ identity: options.identity, authorize: options.authorize });
+    this.#readPolicy = options.canRead ? createReadPolicy(options.canRead, options.authorizationClass) : undefined;
     const historyLimit = options.historyLimit ?? 1000;
     if (!(historyLimit >= 0)) throw new RangeError("historyLimit must be >= 0");
     this.hooks = new HooksImpl(this.logger, historyLimit);
@@ -187,7 +218,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     this.lrs = new LrsSinkImpl({
       logger: this.logger,
       historyLimit,
-      clusterNamesFor: (node) => this.store.resolve(node).resourceNames(CDS_TYPE_URL),
+      clusterNamesFor: (node) => this.#readableClusters(node),
     });
     if (options.lrsPolicy !== undefined) this.lrs.setPolicy(options.lrsPolicy);
     const registry = options.typeRegistry ? createRegistry(xdsRegistry, options.typeRegistry) : xdsRegistry;
@@ -212,13 +243,8 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
       connect: false,
       grpcWeb: false,
       readMaxBytes: this.limits.maxRequestBytes,
-      contextValues: (req) => {
-        const socket = req.socket;
-        return createContextValues().set(
-          peerKey,
-          socket?.remoteAddress !== undefined ? `${socket.remoteAddress}:${String(socket.remotePort)}` : undefined,
-        );
-      },
+      interceptors: [refuseUnverifiedPeers],
+      contextValues: (req) => this.#peers.contextValues(req),
     });
   }
 
@@ -227,7 +253,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   }
 
   get url(): string {
-    return `http://${this.address}`;
+    return `${this.#tls ? "https" : "http"}://${this.address}`;
   }
 
   get address(): string {
@@ -310,6 +336,20 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     this.#streams.delete(stream);
   }
 
+  admit(peer: PeerIdentity, node: Node | undefined): void {
+    this.#admit(peer, node);
+  }
+
+  readAccess(identity: StreamIdentity): ReadAccess | undefined {
+    return this.#readPolicy?.accessFor(identity);
+  }
+
+  authorizationChanged(): void {
+    if (!this.#readPolicy) return;
+    this.#readPolicy.changed();
+    for (const stream of [...this.#streams]) stream.markAllDirty();
+  }
+
   // --- lifecycle -----------------------------------------------------------------------------------------------
 
   start(): Promise<void> {
@@ -340,6 +380,10 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     return this.close();
   }
 
+  reloadTls(): Promise<boolean> {
+    return this.#serialize(async () => {}).then(() => this.#tls?.reload() ?? false);
+  }
+
   #serialize(step: () => Promise<void>): Promise<void> {
     const next = this.#transition.then(step);
     this.#transition = next.catch(() => {});
@@ -349,12 +393,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   async #start(): Promise<void> {
     if (this.#closed) throw new Error("the management server is closed");
     if (this.#server) return;
-    // Node counts the writes waiting on a connection against maxSessionMemory (10 MB by default) and, past it,
-    // refuses new streams or drops the connection: one large snapshot to a slow client would take its LRS stream
-    // with it. What a stream may queue is bounded here instead (maxQueuedBytesPerStream), as grpc-js does.
-    const server = http2.createServer({ maxSessionMemory: Number.MAX_SAFE_INTEGER }, (req, res) =>
-      this.#serve(req, res),
-    );
+    const server = createHttp2Listener(this.#tls, (req, res) => this.#serve(req, res), this.logger);
     server.on("session", (session) => {
       this.#sessions.add(session);
       session.on("error", (error) => this.logger.debug("HTTP/2 session error", error));
@@ -371,13 +410,14 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     });
     this.#port = (server.address() as AddressInfo).port;
     this.#server = server;
-    this.logger.info(`listening on ${this.address}`);
+    this.#warnedCleartext = onListening(server, this.#tls, this, this.logger, this.#warnedCleartext);
   }
 
   async #stop(): Promise<void> {
     const server = this.#server;
     if (!server) return;
     this.#server = undefined;
+    this.#tls?.unwatch();
     for (const stream of [...this.#streams]) {
       stream.end(Code.Unavailable, "server-stopped", "the management server is stopping");
     }
@@ -448,18 +488,42 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     if (!call) return;
     const id = ++this.#nextStreamId;
     const logger = this.#streamLogger(id);
+    const peer = this.#peers.peerOf(req);
     const stream =
       path === SOTW_PATH
-        ? new SotwStream(this, id, "sotw", call, logger)
-        : new DeltaStream(this, id, "delta", call, logger);
+        ? new SotwStream(this, id, "sotw", call, logger, peer)
+        : new DeltaStream(this, id, "delta", call, logger, peer);
     stream.serve();
   }
 
   /** Connect-node routes: services hosted beside ADS. */
   #routes(router: ConnectRouter): void {
     router.service(LoadReportingService, {
-      streamLoadStats: (requests, context) => this.lrs.serve(requests, context.signal, context.values.get(peerKey)),
+      streamLoadStats: (requests, context) => {
+        const peer = context.values.get(peerKey);
+        const admitted = peer
+          ? admittedRequests(
+              requests,
+              (node) => {
+                this.#admit(peer, node);
+                if (node) this.#lrsPeers.set(node, peer);
+              },
+              (error) => this.logger.warn(`refused LRS stream of ${peer.address ?? "a client"}: ${error.message}`),
+            )
+          : requests;
+        return this.lrs.serve(admitted, context.signal, peer?.address);
+      },
     });
+    this.#options.routes?.(router);
+  }
+
+  /** The clusters the LRS sink names to a node's client: those of its set that it may read. */
+  #readableClusters(node: Node | undefined): string[] {
+    const names = this.store.resolve(node).resourceNames(CDS_TYPE_URL);
+    const peer = node && this.#lrsPeers.get(node);
+    if (!this.#readPolicy || !peer) return names;
+    const access = this.#readPolicy.accessFor({ peer, node });
+    return names.filter((name) => access.canRead(CDS_TYPE_URL, name));
   }
 
   #streamLogger(id: number): ScopedLogger {

@@ -1,6 +1,6 @@
-import { create, fromBinary } from "@bufbuild/protobuf";
+import { create, equals, fromBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import type { ControlPlane, Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
+import { type ControlPlane, type Node, NodeSchema } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import type {
   DeltaDiscoveryRequestSchema,
   DeltaDiscoveryResponse,
@@ -10,11 +10,14 @@ import type {
   DiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
+import { StreamRefusedError } from "./authorization.js";
+import { authorizedEntries, type ReadAccess, type StreamIdentity } from "./authorization-read.js";
 import { type WireMessage, wholeMessage, withNonce } from "./encoded-response.js";
 import type { GrpcServerCall } from "./grpc-call.js";
 import { EMPTY_HELD, type HeldState, heldVersion } from "./held-state.js";
 import type { HookEventInit, ResponseEventInit, StreamCloseReason, StreamKind } from "./hook-events.js";
 import type { HooksImpl, InjectedResponse } from "./hooks.js";
+import type { PeerIdentity } from "./identity.js";
 import { checkNode, InvalidRequestError, type ServerLimits, undecodable } from "./limits.js";
 import type { ScopedLogger } from "./logger.js";
 import type { PreparedResponse, ResponseParts } from "./prepared-response.js";
@@ -39,6 +42,10 @@ export interface StreamHost {
   readonly plans: Readonly<Record<StreamKind, PlanCache>>;
   register(stream: AdsStream): void;
   unregister(stream: AdsStream): void;
+  /** Refuses (throws StreamRefusedError) a peer that may not be served as `node`; runs once, at the first request. */
+  admit(peer: PeerIdentity, node: Node | undefined): void;
+  /** What an admitted stream may read; undefined: everything (no read policy). */
+  readAccess(identity: StreamIdentity): ReadAccess | undefined;
 }
 
 /** What the server and its hooks see of a stream, whichever its protocol. */
@@ -49,6 +56,8 @@ export interface AdsStream {
   info(): StreamInfo;
   inject(response: InjectedResponse): string;
   markDirty(typeUrls: Iterable<string>): void;
+  /** Every type the stream uses: what it is served may have changed (the read policy did). */
+  markAllDirty(): void;
   rebind(): void;
   releaseHeld(): void;
   end(code: number | undefined, reason: StreamCloseReason, message: string): void;
@@ -117,6 +126,7 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
   set: ResourceSetImpl;
   /** The DPDS resource set for the node by `setDynamicParameters`, which wins over `set` for that type. */
   dynamicParameters: ResourceSetImpl | undefined;
+  readonly peer: PeerIdentity;
   protected readonly host: StreamHost;
   protected readonly logger: ScopedLogger;
   protected readonly types = new Map<string, State>();
@@ -124,11 +134,23 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
   #closed = false;
   #flushScheduled = false;
   #nonce = 0;
+  /** The first request was admitted: the node is fixed. */
+  #admitted = false;
+  /** What the stream may read, once admitted, under a read policy. */
+  #access: ReadAccess | undefined;
 
-  constructor(host: StreamHost, id: number, kind: StreamKind, call: GrpcServerCall, logger: ScopedLogger) {
+  constructor(
+    host: StreamHost,
+    id: number,
+    kind: StreamKind,
+    call: GrpcServerCall,
+    logger: ScopedLogger,
+    peer: PeerIdentity,
+  ) {
     this.host = host;
     this.id = id;
     this.kind = kind;
+    this.peer = peer;
     this.#call = call;
     this.logger = logger;
     this.set = host.store.defaultSet;
@@ -221,6 +243,10 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     });
   }
 
+  markAllDirty(): void {
+    this.markDirty(this.types.keys());
+  }
+
   /** Marks types changed in the stream's set; they are flushed together in a microtask. */
   markDirty(typeUrls: Iterable<string>): void {
     if (this.#closed) return;
@@ -303,9 +329,14 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     const set = this.setOf(typeUrl);
     const version = set.typeVersion(typeUrl);
     const entries = set.entries(typeUrl);
-    const plan = this.host.plans[this.kind].plan(state.holds, state.sub.key, version, (settledAt) => {
+    // Under a read policy, what a stream sees depends on its identity's grants too: plans are shared within an
+    // authorization class only.
+    const access = this.#access;
+    const slot = access ? state.sub.key + access.key : state.sub.key;
+    const plan = this.host.plans[this.kind].plan(state.holds, slot, version, (settledAt) => {
       const changedNames = settledAt ? set.changedSince(typeUrl, Number(settledAt)) : undefined;
-      return this.planResponse(state.holds, state.sub, entries, version || "0", changedNames);
+      const visible = access ? authorizedEntries(entries, state.sub, access) : entries;
+      return this.planResponse(state.holds, state.sub, visible, version || "0", changedNames);
     });
     if (!this.isDue(state, plan.send)) return;
     state.holds = plan.next();
@@ -367,11 +398,28 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     };
   }
 
-  /** The node arrived (first request): pick the resource set for it. A node on a later request is checked, not used. */
+  /**
+   * Every request's node. The first request's is checked against the limits and the server's authorization (which
+   * ends the stream before anything is sent, docs/security.md#node-identity) and picks the stream's resource set;
+   * it is the stream's node for good: a later request may repeat it (Envoy does), but one that carries another node
+   * is refused with INVALID_ARGUMENT.
+   */
   protected adoptNode(node: Node | undefined): void {
+    if (this.#admitted) {
+      if (node !== undefined && (this.node === undefined || !equals(NodeSchema, node, this.node))) {
+        throw new InvalidRequestError(
+          this.node === undefined
+            ? "a stream's node goes in its first request: a later request cannot set it"
+            : `a stream cannot change its node (from "${this.node.id}" to "${node.id}")`,
+        );
+      }
+      return;
+    }
+    if (node !== undefined) checkNode(this.host.limits, node);
+    this.host.admit(this.peer, node);
+    this.#admitted = true;
+    this.#access = this.host.readAccess({ peer: this.peer, node });
     if (node === undefined) return;
-    checkNode(this.host.limits, node);
-    if (this.node !== undefined) return;
     this.node = node;
     this.set = this.host.store.resolve(node);
     this.dynamicParameters = this.host.store.resolveDynamicParameters(node);
@@ -447,7 +495,10 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     try {
       fn();
     } catch (error) {
-      if (error instanceof InvalidRequestError) {
+      if (error instanceof StreamRefusedError) {
+        this.logger.warn(`refused ${this.peer.address ?? "a client"}: ${error.message}`);
+        this.end(error.code, "unauthorized", error.message);
+      } else if (error instanceof InvalidRequestError) {
         this.logger.warn(`invalid request: ${error.message}`);
         this.end(error.code, "invalid-request", error.message);
       } else {

@@ -2,8 +2,7 @@
 // bootstrap (which reports a bad one with its field path) and again by the transport, so a server config built by
 // hand cannot make the transport throw.
 import { isIPv4, isIPv6, connect as netConnect, type Socket } from "node:net";
-import type { SecureContextOptions } from "node:tls";
-import { connect as tlsConnect } from "node:tls";
+import { type ConnectionOptions, connect as tlsConnect } from "node:tls";
 
 export type ServerTarget =
   | { readonly kind: "tcp"; readonly host: string; readonly port: number }
@@ -141,11 +140,14 @@ export interface ServerEndpoint {
 }
 
 /**
- * The endpoint of a `server_uri`. A unix socket is dialled through `createConnection` with `localhost` as the
- * authority, as gRPC does. A target that does not parse yields a connection that fails at once with the parse error,
- * so that, like an unreachable server, it surfaces as a connection error on the watches.
+ * The endpoint of a `server_uri`. With `tls`, every connection is dialled through `createConnection` with the
+ * options `tls` returns at that moment (so credentials are read per connection) and ALPN h2; the server's
+ * certificate is checked against the target's host name, or its IP address. A unix socket is dialled with
+ * `localhost` as the authority and the name checked, as gRPC does. A target that does not parse yields a connection
+ * that fails at once with the parse error, so that, like an unreachable server, it surfaces as a connection error on
+ * the watches.
  */
-export function serverEndpoint(uri: string, tls: SecureContextOptions | undefined): ServerEndpoint {
+export function serverEndpoint(uri: string, tls: (() => ConnectionOptions) | undefined): ServerEndpoint {
   const scheme = tls === undefined ? "http" : "https";
   const parsed = parseServerTarget(uri);
   if (!parsed.ok) {
@@ -162,7 +164,23 @@ export function serverEndpoint(uri: string, tls: SecureContextOptions | undefine
   const target = parsed.target;
   if (target.kind === "tcp") {
     const host = target.host.includes(":") ? `[${target.host}]` : target.host;
-    return { baseUrl: `${scheme}://${host}:${target.port}`, sessionOptions: {} };
+    const baseUrl = `${scheme}://${host}:${target.port}`;
+    if (tls === undefined) return { baseUrl, sessionOptions: {} };
+    const { host: name, port } = target;
+    return {
+      baseUrl,
+      sessionOptions: {
+        createConnection: () =>
+          tlsConnect({
+            ...tls(),
+            host: name,
+            port,
+            ALPNProtocols: ["h2"],
+            // SNI carries host names only; an IP address is checked against the certificate's IP SANs.
+            ...(isIPv4(name) || isIPv6(name) ? {} : { servername: name }),
+          }),
+      },
+    };
   }
   const path = target.path;
   return {
@@ -171,7 +189,7 @@ export function serverEndpoint(uri: string, tls: SecureContextOptions | undefine
       createConnection: () =>
         tls === undefined
           ? netConnect({ path })
-          : tlsConnect({ ...tls, path, ALPNProtocols: ["h2"], servername: "localhost" }),
+          : tlsConnect({ ...tls(), path, ALPNProtocols: ["h2"], servername: "localhost" }),
     },
   };
 }

@@ -1,8 +1,7 @@
 // The transport: opens bidi ADS streams to one xDS server. The default uses @connectrpc/connect-node's gRPC
 // transport over HTTP/2; tests and embedders may inject another (an in-memory pair, a proxy).
-import { readFileSync } from "node:fs";
 import type * as http2 from "node:http2";
-import { createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createWritableIterable } from "@connectrpc/connect/protocol";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
@@ -14,6 +13,7 @@ import type {
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { XdsServerConfig } from "./bootstrap-types.js";
 import { serverEndpoint } from "./server-target.js";
+import { createTlsDialer, readTlsCredentials } from "./transport-tls.js";
 
 /** One bidi stream. */
 export interface XdsStream<Req, Res> {
@@ -48,10 +48,6 @@ export type XdsTransportFactory = (server: XdsServerConfig, options: TransportOp
 
 /** Default receive limit: 1 GiB, enough for 100,000 clusters in one response (grpc-js-xds is stuck at 4 MiB). */
 export const DEFAULT_MAX_RECEIVE_MESSAGE_BYTES = 1 << 30;
-
-function readPem(path: string | undefined): Buffer | undefined {
-  return path === undefined ? undefined : readFileSync(path);
-}
 
 /**
  * connect-node's session manager, watching which HTTP/2 sessions completed their handshake: a session counts once the
@@ -97,38 +93,61 @@ class HandshakeAwareSessionManager extends Http2SessionManager {
   }
 }
 
-/** The default transport: gRPC over HTTP/2 with connect-node, one HTTP/2 connection per server. */
+/**
+ * The default transport: gRPC over HTTP/2 with connect-node, one HTTP/2 connection per server. Creating it does no
+ * I/O and never throws: TLS files are read for each connection, and what goes wrong there fails the streams.
+ * - TLS failures fail the streams with UNAVAILABLE and a message naming TLS and the cause.
+ * - A stream cancelled before its connection finished the HTTP/2 handshake (the connect deadline,
+ *   docs/decisions.md#connect-deadline) takes that connection with it, so the next stream dials afresh instead of
+ *   waiting on the same silent server.
+ */
 export const createConnectTransport: XdsTransportFactory = (server, options) => {
   const creds = server.channelCredentials;
-  const tlsOptions =
-    creds.type === "tls"
-      ? {
-          ...(creds.caCertificateFile === undefined ? {} : { ca: readPem(creds.caCertificateFile) }),
-          ...(creds.certificateFile === undefined ? {} : { cert: readPem(creds.certificateFile) }),
-          ...(creds.privateKeyFile === undefined ? {} : { key: readPem(creds.privateKeyFile) }),
-        }
-      : {};
-  const { baseUrl, sessionOptions } = serverEndpoint(server.serverUri, creds.type === "tls" ? tlsOptions : undefined);
+  const tls = creds.type === "tls" ? () => readTlsCredentials(creds) : undefined;
+  const { baseUrl, sessionOptions } = serverEndpoint(server.serverUri, tls);
+  const dialer =
+    tls !== undefined && sessionOptions.createConnection !== undefined
+      ? createTlsDialer(sessionOptions.createConnection, creds.type === "tls" && creds.certificateFile !== undefined)
+      : undefined;
   const sessionManager = new HandshakeAwareSessionManager(
     baseUrl,
     { pingIntervalMs: 60_000, pingTimeoutMs: 20_000, pingIdleConnection: false },
-    { ...tlsOptions, ...sessionOptions },
+    dialer === undefined ? sessionOptions : { ...sessionOptions, createConnection: dialer.createConnection },
   );
   const transport = createGrpcTransport({ baseUrl, sessionManager, readMaxBytes: options.maxReceiveMessageBytes });
   const client = createClient(AggregatedDiscoveryService, transport);
 
+  /** A stream's failure, as a TLS failure when its connection failed at the TLS level. */
+  const explain = (error: unknown, http2Established: boolean): unknown => {
+    const failure = dialer?.failure(http2Established);
+    if (failure === undefined) return error;
+    const message = `TLS handshake with xDS server ${server.serverUri} failed: ${failure.reason}`;
+    return new ConnectError(message, Code.Unavailable, undefined, undefined, failure.cause ?? error);
+  };
+
   function open<Req, Res>(start: (input: AsyncIterable<Req>, signal: AbortSignal) => AsyncIterable<Res>) {
     const requests = createWritableIterable<Req>();
     const abort = new AbortController();
-    const established = sessionManager.established();
+    let isEstablished = false;
+    const established = sessionManager.established().then(() => {
+      isEstablished = true;
+    });
     const responses = start(requests, abort.signal)[Symbol.asyncIterator]();
+    let cancelled = false;
     const stream: XdsStream<Req, Res> = {
       send: (request) => requests.write(request),
-      responses,
+      responses: {
+        next: () =>
+          responses.next().catch((error: unknown) => {
+            throw cancelled ? error : explain(error, isEstablished);
+          }),
+      },
       established,
       cancel: () => {
+        cancelled = true;
         requests.close();
         abort.abort();
+        if (!isEstablished) sessionManager.abort();
       },
     };
     return stream;

@@ -16,6 +16,8 @@ import { type TestListener, testListenerType } from "./support/test-types.js";
 
 let silent: net.Server | undefined;
 const sockets = new Set<net.Socket>();
+/** Connections the silent server accepted. */
+let accepted = 0;
 let client: XdsClient | undefined;
 let controlPlane: ManagementServer | undefined;
 
@@ -24,6 +26,7 @@ afterEach(async () => {
   client = undefined;
   for (const s of sockets) s.destroy();
   sockets.clear();
+  accepted = 0;
   if (silent) await new Promise<void>((resolve) => silent!.close(() => resolve()));
   silent = undefined;
   await controlPlane?.close();
@@ -33,6 +36,7 @@ afterEach(async () => {
 /** A TCP server that accepts connections and never sends a byte. */
 async function silentServer(): Promise<string> {
   silent = net.createServer((socket) => {
+    accepted++;
     sockets.add(socket);
     socket.on("error", () => {});
   });
@@ -60,6 +64,20 @@ describe("the connect deadline over real sockets", () => {
     expect(events[0]?.kind === "error" && events[0].error.message).toContain(
       "DEADLINE_EXCEEDED: no HTTP/2 connection within the connect deadline of 300 ms",
     );
+  });
+
+  // Steps: (1) a silent server accepts the client's TCP connection; (2) the connect deadline fails the call; (3) the
+  // retry (after backoff) dials a second TCP connection instead of waiting again on the first, silent one.
+  it("retries on a new connection after the deadline, not on the silent one", async () => {
+    const address = await silentServer();
+    client = createXdsClient({ bootstrap: bootstrap(address), env: {}, connectTimeoutMs: 200 });
+    const w = recordingWatcher<TestListener>();
+    client.watch(testListenerType, "L", w);
+    for (let i = 0; i < 1000 && w.events.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(summarize(w.take())).toEqual(["error:UNAVAILABLE:connection"]);
+    expect(accepted).toBe(1);
+    for (let i = 0; i < 1000 && accepted < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(accepted).toBe(2);
   });
 
   it("counts a stream to a real ADS server as established, and one to a silent server as not", async () => {
