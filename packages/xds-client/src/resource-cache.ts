@@ -2,7 +2,14 @@
 // removes entries as watches come and go, answers what the channels must subscribe to, applies decoded responses
 // (routing each resource to the subscriptions it is for, TP2 variants included), the does-not-exist timers and the
 // outages the authority manager reports, and reports itself to CSDS and A78 metrics.
-import { comparePreference, matches, type Ranked, specificity } from "@xdskit/constraint-matcher";
+import {
+  canonicalText,
+  comparePreference,
+  matches,
+  type Ranked,
+  specificity,
+  TRUE,
+} from "@xdskit/constraint-matcher";
 import type { XdsServerConfig } from "./bootstrap-types.js";
 import { applyDeletion, applyResource, applyResourceError, applyTimeout, type UpdateContext } from "./cache-updates.js";
 import type { CallbackQueue } from "./callback-queue.js";
@@ -20,6 +27,9 @@ import {
 import { authorityOfName } from "./resource-name.js";
 import { parametersKey, parametersText, ResourceState, type WatcherEntry } from "./resource-state.js";
 import type { XdsError } from "./xds-error.js";
+
+/** How the variant sent without constraints ranks among the others (docs/decisions.md#ambiguous-variants). */
+const UNCONSTRAINED_TEXT = canonicalText(TRUE);
 
 export interface ResourceCacheOptions {
   readonly queue: CallbackQueue;
@@ -142,7 +152,9 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
     }
     const best = new Map<ResourceState, { d: DecodedResource; rank: Ranked; count: number }>();
     for (const d of response.resources) {
-      const rank = { specificity: specificity(d.constraints), canonicalText: d.variant.key };
+      // An unconstrained resource ranks by the canonical text of TRUE, as the matcher and servers rank it.
+      const text = d.constraints.kind === "true" ? UNCONSTRAINED_TEXT : d.variant.key;
+      const rank = { specificity: specificity(d.constraints), canonicalText: text };
       for (const state of statesFor(served, typeUrl, d.name)) {
         if (d.constraints.kind !== "true" && !matches(d.constraints, state.parameters)) continue;
         const held = best.get(state);

@@ -99,13 +99,11 @@ describe.each(["GRPC", "DELTA_GRPC"] as ApiType[])("variants to @xdskit/xds-clie
     expect(v1.events).toEqual([]);
   });
 
-  // A client bug (packages/xds-client/src/resource-cache.ts, applyResources): among the variants of one response,
-  // the client ranks an unconstrained variant by its held-variant key, "", instead of the canonical text of no
-  // constraints, "true", which constraint-matcher (and so the control plane) uses. Two variants of specificity 0
-  // that both match, the unconstrained one and `!exists(env)`, then go different ways: the server picks
-  // `!exists(env)` ("!" sorts before "t"), the client the unconstrained one ("" sorts first). It shows when one
-  // response carries both: here a second watch, {env:x}, gets the unconstrained variant.
-  test.fails("a tie between the unconstrained variant and a constrained one goes by the canonical text `true`", async () => {
+  // Two variants of specificity 0 that both match an empty map, the unconstrained one and `!exists(env)`, tie; the
+  // tie goes by canonical text, in which no constraints read "true", so `!exists(env)` ("!" sorts before "t") wins
+  // for the plain watch on both sides, while {env:x} only matches the unconstrained one. It shows when one response
+  // carries both (a client once ranked the unconstrained variant by an empty key and picked it).
+  test("a tie between the unconstrained variant and a constrained one goes by the canonical text `true`", async () => {
     const permissive = await createManagementServer({ allowOverlappingVariants: true });
     const c = clientFor(permissive, apiType);
     try {
