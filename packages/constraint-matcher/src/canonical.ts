@@ -40,8 +40,9 @@ function canon(expr: Expr): Canon {
       return { expr: out, text: toText(out) };
     }
     case "not": {
-      if (expr.child.kind === "not") return canon(expr.child.child);
       const child = canon(expr.child);
+      // The child's canonical form may itself be a negation (`!(!true && a=x)` is `!!true`): remove it here too.
+      if (child.expr.kind === "not") return canon(child.expr.child);
       const out = Object.freeze({ kind: "not" as const, child: child.expr });
       return { expr: out, text: toText(out) };
     }

@@ -171,7 +171,8 @@ export const CHECK_ROWS: readonly CheckRow[] = [
 
 const DERIVE =
   "docs/decisions.md#the-dpds-resource: a `SingleConstraint{key, value}`, alone or inside a top-level `and_constraints`, becomes `key=value`";
-const NOT_PARAMS = "docs/decisions.md#the-dpds-resource: any other shape (`exists`, `or`, `not`, nesting) cannot be expressed as parameters";
+const NOT_PARAMS =
+  "docs/decisions.md#the-dpds-resource: any other shape (`exists`, `or`, `not`, nesting) cannot be expressed as parameters";
 
 export const DERIVE_ROWS: readonly DeriveRow[] = [
   { spec: `${DERIVE} (seed DPDS example)`, constraints: "listener_type=direct", expected: { listener_type: "direct" } },

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  and,
   canonicalize,
   canonicalText,
   compile,
@@ -9,7 +10,9 @@ import {
   fromText,
   matches,
   not,
+  TRUE,
   toText,
+  value,
 } from "../src/index.js";
 import { ALL_SMALL_PARAMS, asMap, exprArb, ODD_STRINGS, shuffleDeep, smallExpr, smallParams } from "./helpers.js";
 
@@ -115,6 +118,13 @@ describe("canonical form", () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it("removes a double negation that appears only once the child is canonical", () => {
+    // !(!true && a=x): the `and` holds FALSE, so it is FALSE (`!true`), and the whole is `!!true`, which is TRUE.
+    const e = not(and([not(TRUE), value("a", "x")]));
+    expect(canonicalText(e)).toBe(canonicalText(TRUE));
+    expect(equals(canonicalize(canonicalize(e)), canonicalize(e))).toBe(true);
   });
 
   it("removes double negation", () => {

@@ -163,11 +163,14 @@ describe("certificate reload", () => {
     writeFileSync(files.certFile, issueLocalhost(ca, "rotated", { freshKey: true }).cert);
     expect(await server.reloadTls()).toBe(false);
     expect(await servedSerial(server.port)).toBe(serialOf(first));
-    expect(log.lines.filter((line) => line.startsWith("error"))).toEqual([
-      expect.stringMatching(
+    // Said by the reload asked for here, and possibly again by the file watcher that saw the same write.
+    const errors = log.lines.filter((line) => line.startsWith("error"));
+    expect(errors.length).toBeGreaterThanOrEqual(1);
+    for (const line of errors) {
+      expect(line).toMatch(
         /^error \[control-plane\] TLS reload failed, keeping the previous certificate: .*half\.pem, .*half-key\.pem do not make a TLS context: .*key values mismatch/,
-      ),
-    ]);
+      );
+    }
   });
 
   it("reads the files again when it starts again", async () => {

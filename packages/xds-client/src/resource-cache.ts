@@ -2,14 +2,7 @@
 // removes entries as watches come and go, answers what the channels must subscribe to, applies decoded responses
 // (routing each resource to the subscriptions it is for, TP2 variants included), the does-not-exist timers and the
 // outages the authority manager reports, and reports itself to CSDS and A78 metrics.
-import {
-  canonicalText,
-  comparePreference,
-  matches,
-  type Ranked,
-  specificity,
-  TRUE,
-} from "@xdskit/constraint-matcher";
+import { canonicalText, comparePreference, matches, type Ranked, specificity, TRUE } from "@xdskit/constraint-matcher";
 import type { XdsServerConfig } from "./bootstrap-types.js";
 import { applyDeletion, applyResource, applyResourceError, applyTimeout, type UpdateContext } from "./cache-updates.js";
 import type { CallbackQueue } from "./callback-queue.js";

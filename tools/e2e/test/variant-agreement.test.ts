@@ -9,7 +9,6 @@ import {
   exists,
   fromProto,
   not,
-  specificity,
   TRUE,
   value,
 } from "@xdskit/constraint-matcher";
