@@ -2,7 +2,7 @@
 // Grouped by audience (import sorting is off for this file): the server first, then the hooks tests use.
 
 export { createManagementServer } from "./management-server.js";
-export type { DynamicParametersOptions, ManagementServer, ManagementServerOptions } from "./management-server.js";
+export type { DynamicParametersOptions, ManagementServer, ManagementServerOptions } from "./management-server-api.js";
 export type { ServerTlsOptions } from "./tls-options.js";
 export type { AuthorizeResult, AuthorizeStream, IdentityOptions } from "./authorization.js";
 export type { SecurityOptions } from "./authorization-options.js";
