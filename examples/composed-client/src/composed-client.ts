@@ -37,7 +37,7 @@ export interface ComposedClientResult {
 
 const NODE_ID = "example-node";
 
-/** Watches one resource until `close`; resolves with its first update, rejects with its first error. */
+/** Watches one resource (the watch stays open, so CSDS lists it); resolves with its first update, or rejects. */
 function firstUpdate<T>(client: XdsClient, type: ResourceType<T>, name: string, cancels: (() => void)[]): Promise<T> {
   return new Promise((resolve, reject) => {
     const watcher = {

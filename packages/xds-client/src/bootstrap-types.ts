@@ -62,8 +62,9 @@ export interface Bootstrap {
 }
 
 /**
- * The bootstrap as written: gRPC's JSON bootstrap format, the input of `createXdsClient({ bootstrap })` and
- * `parseBootstrap`. Unknown fields are allowed and ignored, as in gRPC; the parser checks every value.
+ * The bootstrap as written: gRPC's JSON bootstrap format, the input of `createXdsClient({ bootstrap })`. It names
+ * the fields this client reads; the parser checks every value and, as gRPC does, ignores fields it does not know
+ * (JSON text may carry them; an object literal of this type may not, so typos are caught).
  */
 export interface BootstrapConfig {
   readonly xds_servers: readonly BootstrapServerConfig[];
@@ -86,7 +87,10 @@ export interface BootstrapServerConfig {
   readonly server_uri: string;
   /** The first entry of a supported type (`insecure`, `tls`) is used; entries of other types are skipped. */
   readonly channel_creds: readonly BootstrapChannelCredentials[];
-  /** E.g. `ignore_resource_deletion`, `fail_on_data_errors`, `resource_timer_is_transient_error`, `trusted_xds_server`. */
+  /**
+   * The client acts on `ignore_resource_deletion`, `fail_on_data_errors`, `resource_timer_is_transient_error` and
+   * `trusted_xds_server`; it ignores others.
+   */
   readonly server_features?: readonly string[];
   /** `GRPC` (state of the world, the default) or `DELTA_GRPC` (incremental). */
   readonly api_type?: "GRPC" | "DELTA_GRPC";

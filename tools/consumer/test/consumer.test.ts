@@ -161,7 +161,7 @@ describe("a project that installs them with npm", () => {
     expect(failures).toEqual([]);
   });
 
-  it("runs examples/composed-client as copied into the project: DPDS picks the canary endpoints, CSDS lists the chain", () => {
+  it("runs examples/composed-client copied into the project: the canary endpoints DPDS chose, CSDS rows", () => {
     expect(exampleNames).toContain("composed-client");
     const output = expectSuccess(run("node", ["dist/examples/composed-client/main.js"], project, MINUTE));
     expect(output).toContain("cluster echo -> endpoints echo-canary");
