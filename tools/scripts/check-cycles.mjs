@@ -7,7 +7,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const sources = ["packages", "tools"].flatMap((group) =>
+const sources = ["packages", "tools", "examples"].flatMap((group) =>
   readdirSync(join(root, group))
     .filter((name) => name !== "protos" && existsSync(join(root, group, name, "src")))
     .map((name) => `${group}/${name}/src`),

@@ -52,7 +52,7 @@ function hasGitRef(ref) {
 function collectTestCounts() {
   let passed = 0;
   let failed = 0;
-  for (const group of ["packages", "tools"]) {
+  for (const group of ["packages", "tools", "examples"]) {
     const dir = join(root, group);
     if (!existsSync(dir)) continue;
     for (const name of readdirSync(dir)) {
@@ -67,7 +67,7 @@ function collectTestCounts() {
 }
 
 function clearTestReports() {
-  for (const group of ["packages", "tools"]) {
+  for (const group of ["packages", "tools", "examples"]) {
     const dir = join(root, group);
     if (!existsSync(dir)) continue;
     for (const name of readdirSync(dir)) rmSync(join(dir, name, ".vitest-result.json"), { force: true });

@@ -60,3 +60,69 @@ export interface Bootstrap {
   readonly serverListenerResourceNameTemplate?: string;
   readonly certificateProviders: ReadonlyMap<string, CertificateProviderConfig>;
 }
+
+/**
+ * The bootstrap as written: gRPC's JSON bootstrap format, the input of `createXdsClient({ bootstrap })`. It names
+ * the fields this client reads; the parser checks every value and, as gRPC does, ignores fields it does not know
+ * (JSON text may carry them; an object literal of this type may not, so typos are caught).
+ */
+export interface BootstrapConfig {
+  readonly xds_servers: readonly BootstrapServerConfig[];
+  readonly node?: BootstrapNodeConfig;
+  /** A47 federation: one entry per xdstp authority (ignored when federation is switched off). */
+  readonly authorities?: Readonly<Record<string, BootstrapAuthorityConfig>>;
+  /** A67: parameters sent with every old-style (non-xdstp) name. */
+  readonly dynamic_parameters?: Readonly<Record<string, string>>;
+  /** `%s` is replaced by the data-plane target's name; default `%s`. */
+  readonly client_default_listener_resource_name_template?: string;
+  readonly server_listener_resource_name_template?: string;
+  readonly certificate_providers?: Readonly<
+    Record<string, { readonly plugin_name: string; readonly config?: unknown; readonly [key: string]: unknown }>
+  >;
+}
+
+/** One entry of `xds_servers` as written. */
+export interface BootstrapServerConfig {
+  /** `host:port`, `[v6]:port`, or with a scheme such as `dns:///host:port`. */
+  readonly server_uri: string;
+  /** The first entry of a supported type (`insecure`, `tls`) is used; entries of other types are skipped. */
+  readonly channel_creds: readonly BootstrapChannelCredentials[];
+  /**
+   * The client acts on `ignore_resource_deletion`, `fail_on_data_errors`, `resource_timer_is_transient_error` and
+   * `trusted_xds_server`; it ignores others.
+   */
+  readonly server_features?: readonly string[];
+  /** `GRPC` (state of the world, the default) or `DELTA_GRPC` (incremental). */
+  readonly api_type?: "GRPC" | "DELTA_GRPC";
+}
+
+/** One entry of `channel_creds` as written. */
+export interface BootstrapChannelCredentials {
+  /** `insecure`, `tls`, or a type this client does not support (skipped). */
+  readonly type: string;
+  /** For `tls`: PEM files, relative paths resolved from the bootstrap file's directory. No CA file: system roots. */
+  readonly config?: {
+    readonly ca_certificate_file?: string;
+    readonly certificate_file?: string;
+    readonly private_key_file?: string;
+    readonly [key: string]: unknown;
+  };
+}
+
+/** `node` as written. */
+export interface BootstrapNodeConfig {
+  readonly id?: string;
+  readonly cluster?: string;
+  readonly locality?: { readonly region?: string; readonly zone?: string; readonly sub_zone?: string };
+  /** Any JSON object (sent as a google.protobuf.Struct). */
+  readonly metadata?: Readonly<Record<string, unknown>>;
+}
+
+/** One entry of `authorities` as written. */
+export interface BootstrapAuthorityConfig {
+  /** Must start with `xdstp://<authority>/`; default `xdstp://<authority>/envoy.config.listener.v3.Listener/%s`. */
+  readonly client_listener_resource_name_template?: string;
+  /** Absent or empty: the top-level `xds_servers`. */
+  readonly xds_servers?: readonly BootstrapServerConfig[];
+  readonly dynamic_parameters?: Readonly<Record<string, string>>;
+}

@@ -5,7 +5,15 @@ export type { CacheState, ResourceResult, ResourceWatcher } from "./resource-sta
 export { isXdsError, StatusCode, statusCodeName, XdsError } from "./xds-error.js";
 export type { StatusCode as StatusCodeValue, XdsErrorKind } from "./xds-error.js";
 export { BootstrapError, parseBootstrap, parseBootstrapText } from "./bootstrap.js";
-export type { Bootstrap, XdsServerConfig } from "./bootstrap-types.js";
+export type {
+  Bootstrap,
+  BootstrapAuthorityConfig,
+  BootstrapChannelCredentials,
+  BootstrapConfig,
+  BootstrapNodeConfig,
+  BootstrapServerConfig,
+  XdsServerConfig,
+} from "./bootstrap-types.js";
 export type { XdsFeatures } from "./features.js";
 export type { Logger, LogLevel } from "./logger.js";
 export { XdsMetricName } from "./metrics.js";

@@ -4,7 +4,7 @@ import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import type { ClientConfig } from "@xdskit/protos/envoy/service/status/v3/csds_pb";
 import { createAuthorityManager } from "./authority-manager.js";
 import { loadBootstrap } from "./bootstrap.js";
-import type { Bootstrap } from "./bootstrap-types.js";
+import type { Bootstrap, BootstrapConfig } from "./bootstrap-types.js";
 import { createCallbackQueue } from "./callback-queue.js";
 import { type Clock, systemClock } from "./clock.js";
 import { dumpClientConfig } from "./csds-dump.js";
@@ -43,8 +43,11 @@ export interface XdsClient {
 export const DEFAULT_CONNECT_TIMEOUT_MS = 20_000;
 
 export interface XdsClientOptions {
-  /** The bootstrap as an object or JSON text; default: `GRPC_XDS_BOOTSTRAP` (a file), then `GRPC_XDS_BOOTSTRAP_CONFIG`. */
-  readonly bootstrap?: unknown;
+  /**
+   * The bootstrap, gRPC's JSON format, as an object or as JSON text; default: the file named by `GRPC_XDS_BOOTSTRAP`,
+   * then the JSON in `GRPC_XDS_BOOTSTRAP_CONFIG`. Checked when the client is created (`BootstrapError`).
+   */
+  readonly bootstrap?: BootstrapConfig | string;
   /** Where environment variables are read (bootstrap sources, experimental switches). Default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Experimental switches; an explicit value wins over the environment. */

@@ -11,7 +11,13 @@ import {
 } from "@xdskit/control-plane";
 import { createTestCa, issueLocalhost, type TestCa } from "@xdskit/test-pki";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type ClusterUpdate, clusterResourceType, createXdsClient, type XdsClient } from "../src/index.js";
+import {
+  type BootstrapChannelCredentials,
+  type ClusterUpdate,
+  clusterResourceType,
+  createXdsClient,
+  type XdsClient,
+} from "../src/index.js";
 import { type PemDir, pemDir, tlsChannelCreds, writeCa } from "./fixtures/pki.js";
 import { recordingWatcher, summarize, type WatchEvent } from "./support/recorder.js";
 
@@ -39,7 +45,7 @@ async function tlsServer(tls: ServerTlsOptions): Promise<ManagementServer> {
   return server;
 }
 
-function clientOf(serverUri: string, channelCreds: unknown[]): XdsClient {
+function clientOf(serverUri: string, channelCreds: BootstrapChannelCredentials[]): XdsClient {
   const client = createXdsClient({
     bootstrap: { xds_servers: [{ server_uri: serverUri, channel_creds: channelCreds }], node: { id: "tls-node" } },
     env: {},

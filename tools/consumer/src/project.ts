@@ -2,7 +2,7 @@
 // application would install them from the registry, and where consumer code is compiled with the workspace's
 // TypeScript and run.
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { type ReadmeBlock, readmeBlocks } from "./readme-blocks.js";
@@ -123,6 +123,19 @@ export function writeReadmeExamples(project: string, packages: readonly PackedPa
     }
   }
   return blocks;
+}
+
+/**
+ * Copies the sources of every `examples/<name>/src` into `src/examples/<name>/`, as a user copies an example into a
+ * project: compiled with the rest, run from `dist/examples/<name>/main.js`. Returns the example names.
+ */
+export function copyExamples(project: string, examples: string): string[] {
+  if (!existsSync(examples)) return [];
+  const names = readdirSync(examples).filter((name) => existsSync(join(examples, name, "src", "main.ts")));
+  for (const name of names) {
+    cpSync(join(examples, name, "src"), join(project, "src", "examples", name), { recursive: true });
+  }
+  return names;
 }
 
 /** Writes package.json, both tsconfigs and the consumer sources; npm install is the caller's next step. */

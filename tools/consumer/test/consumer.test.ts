@@ -4,7 +4,8 @@
 //  3. Install the tarballs with npm into a new project under os.tmpdir() (third-party packages from the registry).
 //  4. Type-check, under `module: nodenext` and `strict`, a composed program, the README blocks marked
 //     `ts consumer` / `ts consumer-run`, and every entry point; again without Node's types (`lib: es2022, dom`).
-//  5. Run the composed program (control plane, client, CSDS), the `consumer-run` README blocks and each `bin`.
+//  5. Run the composed program (control plane, client, CSDS), the `consumer-run` README blocks, each `bin`, and
+//     the programs of `examples/` copied into the project as a user would copy them.
 //  6. Install the lowest @bufbuild/protobuf of the published peer range; type-check and run the program again.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,6 +16,7 @@ import { formatMessage } from "publint/utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkTarball, packAndCheck, publicPackages, unpackTarball } from "../../scripts/check-pack.mjs";
 import {
+  copyExamples,
   createProject,
   entryPoints,
   type PackedPackage,
@@ -26,12 +28,14 @@ import type { ReadmeBlock } from "../src/readme-blocks.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const fixtures = join(here, "..", "fixtures");
+const examples = join(here, "..", "..", "..", "examples");
 const work = mkdtempSync(join(tmpdir(), "xdskit-consumer-"));
 const project = join(work, "project");
 const MINUTE = 60_000;
 
 let packages: (PackedPackage & { problems: readonly string[] })[] = [];
 let readmeExamples: ReadmeBlock[] = [];
+let exampleNames: string[] = [];
 
 const FOUR_ACKED = [
   "Listener echo.test ACKED",
@@ -58,6 +62,7 @@ beforeAll(() => {
   packages = packAndCheck(join(work, "tarballs"));
   createProject(project, packages, fixtures);
   readmeExamples = writeReadmeExamples(project, packages);
+  exampleNames = copyExamples(project, examples);
   expectSuccess(
     run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], project, 8 * MINUTE),
   );
@@ -154,6 +159,20 @@ describe("a project that installs them with npm", () => {
       .filter((result) => result.status !== 0)
       .map((result) => result.output);
     expect(failures).toEqual([]);
+  });
+
+  it("runs examples/composed-client copied into the project: the canary endpoints DPDS chose, CSDS rows", () => {
+    expect(exampleNames).toContain("composed-client");
+    const output = expectSuccess(run("node", ["dist/examples/composed-client/main.js"], project, MINUTE));
+    expect(output).toContain("cluster echo -> endpoints echo-canary");
+    expect(output).toContain("endpoints 127.0.0.1:50052");
+    expect(ackedRows(output)).toEqual([
+      "DynamicParameterConstraintsMap dynamic-parameters ACKED",
+      "Listener echo.test ACKED",
+      "RouteConfiguration echo-route ACKED",
+      "Cluster echo{track=canary} ACKED",
+      "ClusterLoadAssignment echo-canary ACKED",
+    ]);
   });
 
   it("runs each package's bin with --help", () => {

@@ -4,7 +4,7 @@
 // the flavor (the wrapped client adds its DPDS parameters).
 import { createManagementServer, type ManagementServer } from "@xdskit/control-plane";
 import { ClientResourceStatus } from "@xdskit/protos/envoy/admin/v3/config_dump_shared_pb";
-import type { ResourceResult, XdsClient } from "@xdskit/xds-client";
+import type { BootstrapConfig, ResourceResult, XdsClient } from "@xdskit/xds-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { recorder } from "./recorder.js";
 import {
@@ -26,14 +26,14 @@ export interface Flavor {
   readonly name: string;
   /** Serves what this client needs besides the tests' resources (the DPDS resource). */
   prepare(server: ManagementServer): void;
-  create(bootstrap: Record<string, unknown>): XdsClient;
+  create(bootstrap: BootstrapConfig): XdsClient;
   /** The CSDS name of a subscription of `name` watched with `parameters` (none: the bootstrap's, which are empty). */
   subscriptionName(name: string, parameters?: Readonly<Record<string, string>>): string;
 }
 
 export type ApiType = "GRPC" | "DELTA_GRPC";
 
-export function bootstrapFor(server: ManagementServer, apiType: ApiType): Record<string, unknown> {
+export function bootstrapFor(server: ManagementServer, apiType: ApiType): BootstrapConfig {
   return {
     xds_servers: [{ server_uri: server.address, channel_creds: [{ type: "insecure" }], api_type: apiType }],
     node: { id: SUITE_NODE },

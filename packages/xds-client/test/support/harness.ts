@@ -1,7 +1,14 @@
 import { ClientResourceStatus } from "@xdskit/protos/envoy/admin/v3/config_dump_shared_pb";
 import type { ClientConfig } from "@xdskit/protos/envoy/service/status/v3/csds_pb";
 import { onTestFinished } from "vitest";
-import type { Logger, MetricLabels, XdsFeatures, XdsGaugeName, XdsMetricsRecorder } from "../../src/index.js";
+import type {
+  BootstrapConfig,
+  Logger,
+  MetricLabels,
+  XdsFeatures,
+  XdsGaugeName,
+  XdsMetricsRecorder,
+} from "../../src/index.js";
 import { createXdsClientWithInternals } from "../../src/internal.js";
 import { apiTypeOf, createFakeServer, type Protocol } from "./fake-transport.js";
 import { createVirtualClock } from "./virtual-clock.js";
@@ -118,7 +125,8 @@ export function setup(options: SetupOptions = {}) {
   );
   const client = createXdsClientWithInternals(
     {
-      bootstrap,
+      // Tests also pass malformed bootstraps on purpose: the parser, not the type, is under test there.
+      bootstrap: bootstrap as unknown as BootstrapConfig,
       env: {},
       transportFactory: server.transportFactory,
       metrics,
