@@ -11,6 +11,7 @@ import { LoadReportingService } from "@xdskit/protos/envoy/service/load_stats/v3
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
 import { admittedRequests, createStreamAdmission } from "./authorization.js";
 import { createReadPolicy, type ReadAccess, type ReadPolicy, type StreamIdentity } from "./authorization-read.js";
+import type { ChangedVariants } from "./change-scope.js";
 import { DeltaStream } from "./delta-stream.js";
 import {
   buildDynamicParameterConstraintsMap,
@@ -119,7 +120,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
       registry,
       logger: this.logger,
       allowOverlappingVariants: options.allowOverlappingVariants ?? false,
-      onChange: (set, typeUrls) => this.#onSetChanged(set, typeUrls),
+      onChange: (set, typeUrls, variants) => this.#onSetChanged(set, typeUrls, variants),
       onScopesChanged: () => {
         for (const stream of [...this.#streams]) stream.rebind();
       },
@@ -359,8 +360,8 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
 
   // --- serving -------------------------------------------------------------------------------------------------
 
-  #onSetChanged(set: ResourceSetImpl, typeUrls: ReadonlySet<string>): void {
-    for (const stream of this.#streams) if (stream.uses(set)) stream.markDirty(typeUrls);
+  #onSetChanged(set: ResourceSetImpl, typeUrls: ReadonlySet<string>, variants: ChangedVariants): void {
+    for (const stream of this.#streams) if (stream.uses(set)) stream.markDirty(typeUrls, variants);
   }
 
   /**
