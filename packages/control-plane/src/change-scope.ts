@@ -8,7 +8,7 @@ export const WHOLE_NAME = null;
 export type ChangedVariants = ReadonlyMap<string, ReadonlyMap<string, readonly Expr[] | typeof WHOLE_NAME>>;
 
 /** Past this many names changed in one type, every stream subscribed to the type is woken without looking. */
-const NAMES_LOOKED_AT = 64;
+export const NAMES_LOOKED_AT = 64;
 
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 
@@ -22,11 +22,13 @@ const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
  * the next time it flushes for another reason its held state is compared with everything changed since the
  * version it settled at (change-log.ts), this change included, which finds nothing for it.
  *
- * False only when sure: an unknown change (WHOLE_NAME, or too many names to look at) concerns every subscriber.
+ * False only when sure: an unknown change (WHOLE_NAME, or too many names to look at) concerns every subscriber; a
+ * type the change did not touch, none.
  */
-export function concerns(sub: TypeSubscription, changed: ChangedVariants | undefined): boolean {
-  const names = changed?.get(sub.typeUrl);
-  if (names === undefined || names.size > NAMES_LOOKED_AT) return true;
+export function concerns(sub: TypeSubscription, changed: ChangedVariants): boolean {
+  const names = changed.get(sub.typeUrl);
+  if (names === undefined) return false;
+  if (names.size > NAMES_LOOKED_AT) return true;
   for (const [name, variants] of names) {
     if (!sub.isSubscribed(name)) continue;
     if (variants === WHOLE_NAME) return true;

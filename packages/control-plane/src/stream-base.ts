@@ -43,6 +43,8 @@ export interface StreamHost {
   readonly plans: Readonly<Record<StreamKind, PlanCache>>;
   register(stream: AdsStream): void;
   unregister(stream: AdsStream): void;
+  /** What a stream subscribes to of a type, after any change to it: the changes that may concern it reach it. */
+  subscribed(stream: AdsStream, sub: TypeSubscription): void;
   /** Refuses (throws StreamRefusedError) a peer that may not be served as `node`; runs once, at the first request. */
   admit(peer: PeerIdentity, node: Node | undefined): void;
   /** What an admitted stream may read; undefined: everything (no read policy). */
@@ -325,6 +327,8 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
   /** Sends what the client of this type is missing, now if the flow allows, else when it does. */
   protected flushType(state: State): void {
     if (this.#closed) return;
+    // Every request ends here, after any change to the subscription.
+    this.host.subscribed(this, state.sub);
     if (state.withheld || state.unflushed > 0 || state.unacked) {
       state.pending = true;
       return;
