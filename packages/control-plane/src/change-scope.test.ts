@@ -9,9 +9,9 @@ import { xdsRegistry } from "@xdskit/protos";
 import { ClusterSchema } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
 import fc from "fast-check";
 import { expect, test } from "vitest";
+import { asSets, CONSTRAINT_TEXTS, NOTHING, PARAMETER_MAPS } from "../test/held-sets.js";
 import { type ChangedVariants, concerns } from "./change-scope.js";
-import type { Entry } from "./entry.js";
-import { diffHeld, fullState, type HeldDiff } from "./held-diff.js";
+import { diffHeld, fullState } from "./held-diff.js";
 import { EMPTY_HELD, type HeldState, heldAfter } from "./held-state.js";
 import { ResourceSetImpl } from "./resource-set.js";
 import { type SlotInit, TypeSubscription } from "./subscription.js";
@@ -19,36 +19,18 @@ import { CDS_TYPE_URL } from "./type-urls.js";
 
 const T = CDS_TYPE_URL;
 const NAMES = ["a", "b", "c"];
-const CONSTRAINTS = [
-  undefined,
-  "env=prod",
-  "env=test",
-  "env=prod && v=1",
-  "!exists(env)",
-  "exists(v)",
-  "env=test || v=2",
-];
-const PARAMS: Readonly<Record<string, string>>[] = [
-  {},
-  { env: "prod" },
-  { env: "test" },
-  { env: "prod", v: "1" },
-  { v: "2" },
-  { v: "1" },
-];
-
 const name = fc.constantFrom(...NAMES);
-const constraints = fc.constantFrom(...CONSTRAINTS);
+const constraints = fc.constantFrom(...CONSTRAINT_TEXTS);
 const put = fc.record({ name, constraints, marker: fc.integer({ min: 0, max: 2 }) });
 /** Several variants at once: one call takes a variant once. */
 const puts = (maxLength: number) => fc.uniqueArray(put, { maxLength, selector: (p) => `${p.name} ${p.constraints}` });
-type Put = { name: string; constraints: string | undefined; marker: number };
+type Put = { name: string; constraints: string; marker: number };
 type Op =
   | { op: "set"; put: Put }
   | { op: "setMany"; puts: Put[] }
-  | { op: "error"; name: string; constraints: string | undefined }
-  | { op: "remove"; name: string; constraints: string | undefined; whole: boolean }
-  | { op: "clearError"; name: string; constraints: string | undefined }
+  | { op: "error"; name: string; constraints: string }
+  | { op: "remove"; name: string; constraints: string; whole: boolean }
+  | { op: "clearError"; name: string; constraints: string }
   | { op: "snapshot"; puts: Put[] }
   | { op: "clear" };
 const op: fc.Arbitrary<Op> = fc.oneof(
@@ -65,7 +47,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 );
 const subscription = fc.record({
   wildcard: fc.boolean(),
-  slots: fc.array(fc.record({ name, params: fc.constantFrom(...PARAMS) }), { maxLength: 4 }),
+  slots: fc.array(fc.record({ name, params: fc.constantFrom(...PARAMETER_MAPS) }), { maxLength: 4 }),
 });
 
 const cluster = (n: string, marker: number) =>
@@ -81,7 +63,7 @@ function apply(set: ResourceSetImpl, o: Op): void {
   if (o.op === "set") set.setResource(cluster(o.put.name, o.put.marker), options(o.put.constraints));
   else if (o.op === "setMany") set.setResources(o.puts.map(input));
   else if (o.op === "error") set.setResourceError(T, o.name, { code: 5 }, options(o.constraints));
-  else if (o.op === "remove") set.removeResource(T, o.name, o.whole ? undefined : (o.constraints ?? "true"));
+  else if (o.op === "remove") set.removeResource(T, o.name, o.whole ? undefined : o.constraints);
   else if (o.op === "clearError") set.clearResourceError(T, o.name, o.constraints);
   else if (o.op === "snapshot") set.setSnapshot(o.puts.map(input));
   else set.clear();
@@ -95,16 +77,6 @@ interface Stream {
   full: HeldState;
   settledAt: number | undefined;
 }
-
-const label = (entry: Entry) => `${entry.name}{${entry.variant?.text ?? ""}}@${entry.version}`;
-const asSets = (diff: HeldDiff) => ({
-  changed: new Set(diff.changed.map(([key, e]) => `${key}->${label(e)}`)),
-  errors: new Set(diff.errors.map(([key, e]) => `${key}->${label(e)}`)),
-  removed: new Set(diff.removed.map((r) => `${r.name}{${r.variant?.text ?? ""}}`)),
-  notFound: new Set(diff.notFound),
-  forgotten: new Set(diff.forgotten),
-});
-const NOTHING = asSets({ changed: [], errors: [], removed: [], notFound: [], forgotten: [] });
 
 /** The stream flushes: each protocol sends what its full plan finds, and the client holds it. */
 function flush(stream: Stream, set: ResourceSetImpl): void {

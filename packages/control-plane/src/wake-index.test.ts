@@ -2,6 +2,7 @@
 // (change-scope.ts decides), whatever the streams subscribed to before, and must drop a stream once forgotten.
 import fc from "fast-check";
 import { expect, test } from "vitest";
+import { CONSTRAINT_TEXTS, PARAMETER_MAPS } from "../test/held-sets.js";
 import { type ChangedVariants, concerns, WHOLE_NAME } from "./change-scope.js";
 import { type SlotInit, TypeSubscription } from "./subscription.js";
 import { readConstraints } from "./variant-group.js";
@@ -9,29 +10,10 @@ import { WakeIndex } from "./wake-index.js";
 
 const TYPES = ["t1", "t2"];
 const NAMES = ["a", "b", "c"];
-const CONSTRAINTS = [
-  "true",
-  "env=prod",
-  "env=test",
-  "env=prod && v=1",
-  "!exists(env)",
-  "exists(v)",
-  "env=test || v=2",
-  "v=1 && !exists(env)",
-];
-const PARAMS: Readonly<Record<string, string>>[] = [
-  {},
-  { env: "prod" },
-  { env: "test" },
-  { env: "prod", v: "1" },
-  { v: "2" },
-  { v: "1" },
-];
-
 const subscription = fc.record({
   typeUrl: fc.constantFrom(...TYPES),
   wildcard: fc.boolean(),
-  slots: fc.array(fc.record({ name: fc.constantFrom(...NAMES), params: fc.constantFrom(...PARAMS) }), {
+  slots: fc.array(fc.record({ name: fc.constantFrom(...NAMES), params: fc.constantFrom(...PARAMETER_MAPS) }), {
     maxLength: 4,
   }),
 });
@@ -41,7 +23,7 @@ const change = fc.dictionary(
   fc.constantFrom(...TYPES),
   fc.dictionary(
     fc.constantFrom(...NAMES),
-    fc.option(fc.uniqueArray(fc.constantFrom(...CONSTRAINTS), { minLength: 1, maxLength: 3 }), { freq: 6 }),
+    fc.option(fc.uniqueArray(fc.constantFrom(...CONSTRAINT_TEXTS), { minLength: 1, maxLength: 3 }), { freq: 6 }),
     { minKeys: 1, maxKeys: 3 },
   ),
   { minKeys: 1, maxKeys: 2 },
