@@ -52,14 +52,10 @@ const subscription = fc.record({
 
 const cluster = (n: string, marker: number) =>
   create(ClusterSchema, { name: n, edsClusterConfig: { serviceName: String(marker) } });
-const input = (p: Put) => ({
-  resource: cluster(p.name, p.marker),
-  ...(p.constraints ? { constraints: p.constraints } : {}),
-  allowOverlap: true,
-});
+const input = (p: Put) => ({ resource: cluster(p.name, p.marker), constraints: p.constraints, allowOverlap: true });
 
 function apply(set: ResourceSetImpl, o: Op): void {
-  const options = (c: string | undefined) => ({ ...(c ? { constraints: c } : {}), allowOverlap: true });
+  const options = (c: string) => ({ constraints: c, allowOverlap: true });
   if (o.op === "set") set.setResource(cluster(o.put.name, o.put.marker), options(o.put.constraints));
   else if (o.op === "setMany") set.setResources(o.puts.map(input));
   else if (o.op === "error") set.setResourceError(T, o.name, { code: 5 }, options(o.constraints));
