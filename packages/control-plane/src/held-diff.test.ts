@@ -8,8 +8,9 @@ import { fromText } from "@xdskit/constraint-matcher";
 import { StatusSchema } from "@xdskit/protos/google/rpc/status_pb";
 import fc from "fast-check";
 import { expect, test } from "vitest";
+import { asSets, NOTHING } from "../test/held-sets.js";
 import type { Entry, VariantRef } from "./entry.js";
-import { diffHeld, type HeldDiff } from "./held-diff.js";
+import { diffHeld } from "./held-diff.js";
 import {
   EMPTY_HELD,
   type HeldState,
@@ -135,16 +136,6 @@ function settle(held: HeldState, sub: TypeSubscription, entries: Map<string, Var
     forgotten: diff.forgotten,
   });
 }
-
-const label = (entry: Entry) => `${entry.name}{${entry.variant?.text ?? ""}}@${entry.version}`;
-const asSets = (diff: HeldDiff) => ({
-  changed: new Set(diff.changed.map(([key, e]) => `${key}->${label(e)}`)),
-  errors: new Set(diff.errors.map(([key, e]) => `${key}->${label(e)}`)),
-  removed: new Set(diff.removed.map((r) => `${r.name}{${r.variant?.text ?? ""}}`)),
-  notFound: new Set(diff.notFound),
-  forgotten: new Set(diff.forgotten),
-});
-const NOTHING = asSets({ changed: [], errors: [], removed: [], notFound: [], forgotten: [] });
 
 test("the diff from the names changed since a settled state equals the full diff", () => {
   fc.assert(

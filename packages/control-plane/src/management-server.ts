@@ -11,6 +11,7 @@ import { LoadReportingService } from "@xdskit/protos/envoy/service/load_stats/v3
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
 import { admittedRequests, createStreamAdmission } from "./authorization.js";
 import { createReadPolicy, type ReadAccess, type ReadPolicy, type StreamIdentity } from "./authorization-read.js";
+import type { ChangedVariants } from "./change-scope.js";
 import { DeltaStream } from "./delta-stream.js";
 import {
   buildDynamicParameterConstraintsMap,
@@ -34,10 +35,12 @@ import { SotwStream } from "./sotw-stream.js";
 import type { StatusInit } from "./status.js";
 import type { AdsStream, StreamHost } from "./stream-base.js";
 import type { StreamInfo } from "./stream-info.js";
+import type { TypeSubscription } from "./subscription.js";
 import { createTlsCredentials, type TlsCredentials } from "./tls-credentials.js";
 import { createHttp2Listener, onListening } from "./tls-server.js";
 import { CDS_TYPE_URL, DEFAULT_FULL_STATE_TYPE_URLS } from "./type-urls.js";
 import type { ConstraintsInput } from "./variant-group.js";
+import { WakeIndex } from "./wake-index.js";
 
 const SOTW_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.streamAggregatedResources.name}`;
 const DELTA_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.deltaAggregatedResources.name}`;
@@ -62,6 +65,8 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   readonly plans: Readonly<Record<StreamKind, PlanCache>> = { sotw: createPlanCache(), delta: createPlanCache() };
   readonly #options: ManagementServerOptions;
   readonly #streams = new Set<AdsStream>();
+  /** The streams by what they subscribe to, for changes to find the streams they may concern. */
+  readonly #wake = new WakeIndex<AdsStream>();
   readonly #sessions = new Set<http2.ServerHttp2Session>();
   readonly #peers: PeerLookup = createPeerLookup();
   readonly #tls: TlsCredentials | undefined;
@@ -119,7 +124,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
       registry,
       logger: this.logger,
       allowOverlappingVariants: options.allowOverlappingVariants ?? false,
-      onChange: (set, typeUrls) => this.#onSetChanged(set, typeUrls),
+      onChange: (set, typeUrls, variants) => this.#onSetChanged(set, typeUrls, variants),
       onScopesChanged: () => {
         for (const stream of [...this.#streams]) stream.rebind();
       },
@@ -227,6 +232,11 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
 
   unregister(stream: AdsStream): void {
     this.#streams.delete(stream);
+    this.#wake.forget(stream);
+  }
+
+  subscribed(stream: AdsStream, sub: TypeSubscription): void {
+    this.#wake.update(stream, sub);
   }
 
   admit(peer: PeerIdentity, node: Node | undefined): void {
@@ -359,8 +369,10 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
 
   // --- serving -------------------------------------------------------------------------------------------------
 
-  #onSetChanged(set: ResourceSetImpl, typeUrls: ReadonlySet<string>): void {
-    for (const stream of this.#streams) if (stream.uses(set)) stream.markDirty(typeUrls);
+  #onSetChanged(set: ResourceSetImpl, typeUrls: ReadonlySet<string>, variants: ChangedVariants): void {
+    for (const stream of this.#wake.candidates(variants) ?? this.#streams) {
+      if (stream.uses(set)) stream.markDirty(typeUrls, variants);
+    }
   }
 
   /**

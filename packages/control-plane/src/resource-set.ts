@@ -1,6 +1,8 @@
 import { fromBinary, type Registry } from "@bufbuild/protobuf";
+import { type Expr, TRUE } from "@xdskit/constraint-matcher";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
 import { ChangeLog } from "./change-log.js";
+import { type ChangedVariants, WHOLE_NAME } from "./change-scope.js";
 import type { Entry, ErrorEntry, ResourceEntry } from "./entry.js";
 import {
   type PreparedResource,
@@ -78,8 +80,8 @@ export interface ResourceSetDeps {
   readonly registry: Registry;
   /** A version counter shared by every set of a server, so versions never repeat when a stream changes sets. */
   readonly nextVersion: () => number;
-  /** Called after each change with the types that changed. */
-  readonly onChange: (set: ResourceSetImpl, typeUrls: ReadonlySet<string>) => void;
+  /** Called after each change with the types that changed, and which variants of which names. */
+  readonly onChange: (set: ResourceSetImpl, typeUrls: ReadonlySet<string>, variants: ChangedVariants) => void;
   /** The server's `allowOverlappingVariants`. */
   readonly allowOverlappingVariants?: boolean;
 }
@@ -101,6 +103,8 @@ export class ResourceSetImpl implements ResourceSet {
   readonly #types = new Map<string, Map<string, VariantGroup>>();
   readonly #typeVersions = new Map<string, number>();
   readonly #changeLogs = new Map<string, ChangeLog>();
+  /** What the change being made touched, per type and name (see change-scope.ts); reported and reset by #emit. */
+  #touched = new Map<string, Map<string, Expr[] | typeof WHOLE_NAME>>();
   readonly #deps: ResourceSetDeps;
 
   constructor(deps: ResourceSetDeps) {
@@ -139,12 +143,15 @@ export class ResourceSetImpl implements ResourceSet {
     const map = this.#types.get(typeUrl);
     const group = map?.get(name);
     if (!map || !group) return false;
+    let variant: Expr | typeof WHOLE_NAME = WHOLE_NAME;
     if (constraints === undefined) map.delete(name);
     else {
-      if (!group.delete(this.#textOf(typeUrl, name, constraints))) return false;
+      const removed = group.delete(this.#textOf(typeUrl, name, constraints));
+      if (!removed) return false;
       if (group.size === 0) map.delete(name);
+      variant = removed.variant?.constraints ?? TRUE;
     }
-    this.#emit(this.#touch(typeUrl, new Map(), name));
+    this.#emit(this.#touch(typeUrl, new Map(), name, variant));
     return true;
   }
 
@@ -172,7 +179,7 @@ export class ResourceSetImpl implements ResourceSet {
           removed = true;
         }
         if (group.size === 0) map.delete(name);
-        if (removed) this.#touch(typeUrl, changed, name);
+        if (removed) this.#touch(typeUrl, changed, name, WHOLE_NAME);
       }
     }
     for (const p of prepared) this.#put(p, changed);
@@ -221,7 +228,7 @@ export class ResourceSetImpl implements ResourceSet {
     const variant = variantRef(name, readConstraints(options.constraints, `resource error ${name} of type ${typeUrl}`));
     const allowOverlap = options.allowOverlap ?? false;
     const settle = this.#checkOverlaps([{ typeUrl, name, variant, allowOverlap }], false);
-    const changed = this.#touch(typeUrl, new Map(), name);
+    const changed = this.#touch(typeUrl, new Map(), name, variant?.constraints ?? TRUE);
     const group = this.#group(typeUrl, name);
     const entry: ErrorEntry = {
       kind: "error",
@@ -241,10 +248,11 @@ export class ResourceSetImpl implements ResourceSet {
     const map = this.#types.get(typeUrl);
     const group = map?.get(name);
     const text = this.#textOf(typeUrl, name, constraints);
-    if (!map || group?.get(text)?.kind !== "error") return false;
+    const entry = group?.get(text);
+    if (!map || !group || entry?.kind !== "error") return false;
     group.delete(text);
     if (group.size === 0) map.delete(name);
-    this.#emit(this.#touch(typeUrl, new Map(), name));
+    this.#emit(this.#touch(typeUrl, new Map(), name, entry.variant?.constraints ?? TRUE));
     return true;
   }
 
@@ -254,7 +262,7 @@ export class ResourceSetImpl implements ResourceSet {
       if (map.size === 0) continue;
       const names = [...map.keys()];
       map.clear();
-      for (const name of names) this.#touch(typeUrl, changed, name);
+      for (const name of names) this.#touch(typeUrl, changed, name, WHOLE_NAME);
     }
     this.#emit(changed);
   }
@@ -314,8 +322,16 @@ export class ResourceSetImpl implements ResourceSet {
     };
   }
 
-  /** Gives the type a new version, once per call (everything one call changes shares one version), and logs `name`. */
-  #touch(typeUrl: string, changed: Map<string, number>, name: string): Map<string, number> {
+  /**
+   * Gives the type a new version, once per call (everything one call changes shares one version), logs `name`, and
+   * notes which of its variants changed (`variant`: its constraints, or WHOLE_NAME when any may have).
+   */
+  #touch(
+    typeUrl: string,
+    changed: Map<string, number>,
+    name: string,
+    variant: Expr | typeof WHOLE_NAME,
+  ): Map<string, number> {
     let log = this.#changeLogs.get(typeUrl);
     if (!log) {
       log = new ChangeLog();
@@ -328,11 +344,22 @@ export class ResourceSetImpl implements ResourceSet {
       log.open(version);
     }
     log.log(name, this.#types.get(typeUrl)?.size ?? 0);
+    let names = this.#touched.get(typeUrl);
+    if (!names) {
+      names = new Map();
+      this.#touched.set(typeUrl, names);
+    }
+    const variants = names.get(name);
+    if (variant === WHOLE_NAME) names.set(name, WHOLE_NAME);
+    else if (variants === undefined) names.set(name, [variant]);
+    else variants?.push(variant);
     return changed;
   }
 
   #emit(changed: Map<string, number>): void {
-    if (changed.size > 0) this.#deps.onChange(this, new Set(changed.keys()));
+    const touched = this.#touched;
+    this.#touched = new Map();
+    if (changed.size > 0) this.#deps.onChange(this, new Set(changed.keys()), touched);
   }
 
   #put(p: PreparedResource, changed: Map<string, number>): ResourceEntry {
@@ -351,7 +378,7 @@ export class ResourceSetImpl implements ResourceSet {
     ) {
       return existing;
     }
-    this.#touch(p.typeUrl, changed, p.name);
+    this.#touch(p.typeUrl, changed, p.name, p.variant?.constraints ?? TRUE);
     const entry: ResourceEntry = {
       kind: "resource",
       typeUrl: p.typeUrl,

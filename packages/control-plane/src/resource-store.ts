@@ -2,7 +2,7 @@ import type { Registry } from "@bufbuild/protobuf";
 import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import type { Logger } from "./logger.js";
 import type { ResourceSet } from "./resource-set.js";
-import { ResourceSetImpl } from "./resource-set.js";
+import { type ResourceSetDeps, ResourceSetImpl } from "./resource-set.js";
 
 /**
  * Which nodes a resource set is served to: a node id, or a predicate on the `Node` a stream sent in its first
@@ -25,7 +25,7 @@ export interface ResourceStoreDeps {
   readonly registry: Registry;
   readonly logger: Logger;
   readonly allowOverlappingVariants: boolean;
-  readonly onChange: (set: ResourceSetImpl, typeUrls: ReadonlySet<string>) => void;
+  readonly onChange: ResourceSetDeps["onChange"];
   readonly onScopesChanged: () => void;
 }
 

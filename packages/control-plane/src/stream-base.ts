@@ -12,6 +12,7 @@ import type {
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
 import { StreamRefusedError } from "./authorization.js";
 import { authorizedEntries, type ReadAccess, type StreamIdentity } from "./authorization-read.js";
+import { type ChangedVariants, concerns } from "./change-scope.js";
 import { type WireMessage, wholeMessage, withNonce } from "./encoded-response.js";
 import type { GrpcServerCall } from "./grpc-call.js";
 import { EMPTY_HELD, type HeldState, heldVersion } from "./held-state.js";
@@ -42,6 +43,8 @@ export interface StreamHost {
   readonly plans: Readonly<Record<StreamKind, PlanCache>>;
   register(stream: AdsStream): void;
   unregister(stream: AdsStream): void;
+  /** What a stream subscribes to of a type, after any change to it: the changes that may concern it reach it. */
+  subscribed(stream: AdsStream, sub: TypeSubscription): void;
   /** Refuses (throws StreamRefusedError) a peer that may not be served as `node`; runs once, at the first request. */
   admit(peer: PeerIdentity, node: Node | undefined): void;
   /** What an admitted stream may read; undefined: everything (no read policy). */
@@ -55,7 +58,8 @@ export interface AdsStream {
   uses(set: ResourceSetImpl): boolean;
   info(): StreamInfo;
   inject(response: InjectedResponse): string;
-  markDirty(typeUrls: Iterable<string>): void;
+  /** `variants`: what changed, so that a type whose subscriptions it cannot concern is left alone (change-scope.ts). */
+  markDirty(typeUrls: Iterable<string>, variants?: ChangedVariants): void;
   /** Every type the stream uses: what it is served may have changed (the read policy did). */
   markAllDirty(): void;
   rebind(): void;
@@ -247,13 +251,16 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     this.markDirty(this.types.keys());
   }
 
-  /** Marks types changed in the stream's set; they are flushed together in a microtask. */
-  markDirty(typeUrls: Iterable<string>): void {
+  /**
+   * Marks types changed in the stream's set; they are flushed together in a microtask. With `variants`, a type none
+   * of whose subscriptions a changed variant concerns is not (what it is due cannot have changed: change-scope.ts).
+   */
+  markDirty(typeUrls: Iterable<string>, variants?: ChangedVariants): void {
     if (this.#closed) return;
     let any = false;
     for (const typeUrl of typeUrls) {
       const state = this.types.get(typeUrl);
-      if (!state) continue;
+      if (!state || (variants !== undefined && !concerns(state.sub, variants))) continue;
       state.pending = true;
       any = true;
     }
@@ -320,6 +327,8 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
   /** Sends what the client of this type is missing, now if the flow allows, else when it does. */
   protected flushType(state: State): void {
     if (this.#closed) return;
+    // Every request ends here, after any change to the subscription.
+    this.host.subscribed(this, state.sub);
     if (state.withheld || state.unflushed > 0 || state.unacked) {
       state.pending = true;
       return;

@@ -20,6 +20,7 @@ export interface SlotInit {
 }
 
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+const NO_SLOTS: readonly Slot[] = Object.freeze([]);
 
 // Slot keys: a subscription by name is keyed by the name itself (so the common case costs nothing), escaped with a
 // leading \u0000 when the name starts with \u0000 or \u0001; a locator with parameters starts with \u0001. Injective.
@@ -130,6 +131,11 @@ export class TypeSubscription {
     if (explicit?.some((slot) => slot.key === key)) return explicit;
     const covered: Slot = { key, name, params: NO_PARAMS, explicit: false };
     return explicit ? [...explicit, covered] : [covered];
+  }
+
+  /** The explicit subscriptions of a name (none for a name only the wildcard covers). */
+  explicitSlotsOf(name: string): readonly Slot[] {
+    return this.#byName.get(name) ?? NO_SLOTS;
   }
 
   /**

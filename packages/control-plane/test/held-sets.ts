@@ -1,0 +1,36 @@
+// Shared by the property tests of plans (src/*.test.ts): the constraints and parameter maps they draw from, and a
+// diff as sets, so two diffs that list the same things in another order compare equal.
+import type { Entry } from "../src/entry.js";
+import type { HeldDiff } from "../src/held-diff.js";
+
+/** Variants of every shape the plans treat apart: exact values, nested, absent keys, `||`. */
+export const CONSTRAINT_TEXTS = [
+  "true",
+  "env=prod",
+  "env=test",
+  "env=prod && v=1",
+  "!exists(env)",
+  "exists(v)",
+  "env=test || v=2",
+  "v=1 && !exists(env)",
+];
+export const PARAMETER_MAPS: readonly Readonly<Record<string, string>>[] = [
+  {},
+  { env: "prod" },
+  { env: "test" },
+  { env: "prod", v: "1" },
+  { v: "2" },
+  { v: "1" },
+];
+
+const label = (entry: Entry) => `${entry.name}{${entry.variant?.text ?? ""}}@${entry.version}`;
+
+export const asSets = (diff: HeldDiff) => ({
+  changed: new Set(diff.changed.map(([key, e]) => `${key}->${label(e)}`)),
+  errors: new Set(diff.errors.map(([key, e]) => `${key}->${label(e)}`)),
+  removed: new Set(diff.removed.map((r) => `${r.name}{${r.variant?.text ?? ""}}`)),
+  notFound: new Set(diff.notFound),
+  forgotten: new Set(diff.forgotten),
+});
+
+export const NOTHING = asSets({ changed: [], errors: [], removed: [], notFound: [], forgotten: [] });
