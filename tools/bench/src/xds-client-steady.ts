@@ -117,16 +117,21 @@ async function cdsServer(api: "sotw" | "delta", count: number, first: Uint8Array
   };
 }
 
-/** What a response changes: nothing (the first), every cluster, or the middle one only (on top of round - 1). */
-type Change = "none" | "middle" | "all";
+/**
+ * What a response changes: nothing (the first), every cluster, or the middle one only (on top of the "all" response
+ * before it); SotW "reordered" lists the clusters in reverse order besides.
+ */
+type Change = "none" | "middle" | "reordered" | "all";
 function edsName(i: number, count: number, change: Change, round: number): string {
   if (change === "none") return `eds-${i}`;
   if (change === "all" || i === count >> 1) return `eds-${i}-r${round}`;
-  return `eds-${i}-r${round - 1}`;
+  // The others as the "all" response sent before: the round before a "middle", two before a "reordered".
+  return `eds-${i}-r${round - (change === "middle" ? 1 : 2)}`;
 }
 
 function sotwResponse(count: number, change: Change, round: number) {
   const resources = Array.from({ length: count }, (_, i) => cluster(i, edsName(i, count, change, round)));
+  if (change === "reordered") resources.reverse();
   const version = String(round);
   return toBinary(
     DiscoveryResponseSchema,
@@ -135,7 +140,8 @@ function sotwResponse(count: number, change: Change, round: number) {
 }
 
 function deltaResponse(count: number, change: Change, round: number) {
-  const indices = change === "middle" ? [count >> 1] : Array.from({ length: count }, (_, i) => i);
+  const indices =
+    change === "middle" || change === "reordered" ? [count >> 1] : Array.from({ length: count }, (_, i) => i);
   const version = String(round);
   const resources = indices.map((i) => ({
     name: `cluster-${i}`,
@@ -152,13 +158,15 @@ const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floo
 
 /**
  * The first response (every cluster new, in a cold process), then `rounds` times: every cluster changed (a full
- * decode, to the callback of the last cluster of the response) and only the middle one changed (to its callback).
+ * decode, to the callback of the last cluster of the response), only the middle one changed (to its callback), and
+ * the middle one changed again with every cluster in another order (SotW; delta sends the one resource again).
  */
 async function repush(which: Which, api: "sotw" | "delta", count: number, rounds: number) {
   const encode = api === "sotw" ? sotwResponse : deltaResponse;
   const responses = Array.from({ length: rounds }, (_, r) => ({
-    all: encode(count, "all", 2 + 2 * r),
-    middle: encode(count, "middle", 3 + 2 * r),
+    all: encode(count, "all", 2 + 3 * r),
+    middle: encode(count, "middle", 3 + 3 * r),
+    reordered: encode(count, "reordered", 4 + 3 * r),
   }));
   const server = await cdsServer(api, count, encode(count, "none", 1));
   const child = startWorker(["repush", which, server.port, String(count), api === "sotw" ? "GRPC" : "DELTA_GRPC"]);
@@ -166,18 +174,25 @@ async function repush(which: Which, api: "sotw" | "delta", count: number, rounds
     const firstMs = (await child.waitFor("all")).t! - server.firstAt();
     const fullMs: number[] = [];
     const changedMs: number[] = [];
-    for (const { all, middle } of responses) {
-      // Each response goes once the previous one's callbacks ran and its ACK had time to land.
+    const reorderedMs: number[] = [];
+    /** Sends a response once the previous one's callbacks ran and its ACK had time to land; ms to the `event`. */
+    const timed = async (bytes: Uint8Array, event: string) => {
       await pause(200);
-      const last = child.waitFor("last");
-      const allAt = server.send(all);
-      fullMs.push((await last).t! - allAt);
-      await pause(200);
-      const changed = child.waitFor("middle");
-      const middleAt = server.send(middle);
-      changedMs.push((await changed).t! - middleAt);
+      const seen = child.waitFor(event);
+      const at = server.send(bytes);
+      return (await seen).t! - at;
+    };
+    for (const { all, middle, reordered } of responses) {
+      fullMs.push(await timed(all, "last"));
+      changedMs.push(await timed(middle, "middle"));
+      reorderedMs.push(await timed(reordered, "middle"));
     }
-    return { firstMs, fullMs: median(fullMs), changedMs: median(changedMs) };
+    return {
+      firstMs,
+      fullMs: median(fullMs),
+      changedMs: median(changedMs),
+      reorderedMs: median(reorderedMs),
+    };
   } finally {
     await child.stop();
     await server.close();
@@ -275,6 +290,18 @@ if (runs("repush")) {
     ms,
   );
   pair("  delta one changed / SotW full decode", oursDelta.changedMs / oursSotw.fullMs, undefined, x);
+  pair(
+    `SotW re-push, one changed, the ${int(N)} in reverse order: sent to its callback, median of ${rounds} (ms)`,
+    oursSotw.reorderedMs,
+    theirsSotw.reorderedMs,
+    ms,
+  );
+  pair(
+    "  SotW reordered one changed / full decode",
+    oursSotw.reorderedMs / oursSotw.fullMs,
+    theirsSotw.reorderedMs / theirsSotw.fullMs,
+    x,
+  );
 }
 if (runs("churn")) {
   const seconds = quick ? 10 : 60;
