@@ -253,30 +253,21 @@ if (runs("repush")) {
   const theirsSotw = await repush("grpc-js-xds", "sotw", N, rounds);
   const oursDelta = await repush("xdskit", "delta", N, rounds);
   const x = (n: number) => `${n.toFixed(3)}x`;
+  type Figure = "fullMs" | "changedMs" | "reorderedMs";
+  /** A SotW time, both clients; then what share of the full decode it is. */
+  const sotw = (label: string, figure: Figure) =>
+    pair(`${label}, median of ${rounds} (ms)`, oursSotw[figure], theirsSotw[figure], ms);
+  const share = (label: string, figure: Figure) =>
+    pair(label, oursSotw[figure] / oursSotw.fullMs, theirsSotw[figure] / theirsSotw.fullMs, x);
   pair(
     `${int(N)} clusters, first SotW response, cold process: sent to last callback (ms)`,
     oursSotw.firstMs,
     theirsSotw.firstMs,
     ms,
   );
-  pair(
-    `SotW, all ${int(N)} changed (full decode): sent to last cluster's callback, median of ${rounds} (ms)`,
-    oursSotw.fullMs,
-    theirsSotw.fullMs,
-    ms,
-  );
-  pair(
-    `SotW re-push of the ${int(N)}, one changed: sent to its callback, median of ${rounds} (ms)`,
-    oursSotw.changedMs,
-    theirsSotw.changedMs,
-    ms,
-  );
-  pair(
-    "  SotW one changed / full decode (goal <= 0.05x)",
-    oursSotw.changedMs / oursSotw.fullMs,
-    theirsSotw.changedMs / theirsSotw.fullMs,
-    x,
-  );
+  sotw(`SotW, all ${int(N)} changed (full decode): sent to last cluster's callback`, "fullMs");
+  sotw(`SotW re-push of the ${int(N)}, one changed: sent to its callback`, "changedMs");
+  share("  SotW one changed / full decode (goal <= 0.05x)", "changedMs");
   pair(
     `delta, all ${int(N)} changed: sent to last cluster's callback, median of ${rounds} (ms)`,
     oursDelta.fullMs,
@@ -290,18 +281,8 @@ if (runs("repush")) {
     ms,
   );
   pair("  delta one changed / SotW full decode", oursDelta.changedMs / oursSotw.fullMs, undefined, x);
-  pair(
-    `SotW re-push, one changed, the ${int(N)} in reverse order: sent to its callback, median of ${rounds} (ms)`,
-    oursSotw.reorderedMs,
-    theirsSotw.reorderedMs,
-    ms,
-  );
-  pair(
-    "  SotW reordered one changed / full decode",
-    oursSotw.reorderedMs / oursSotw.fullMs,
-    theirsSotw.reorderedMs / theirsSotw.fullMs,
-    x,
-  );
+  sotw(`SotW re-push, one changed, the ${int(N)} in reverse order: sent to its callback`, "reorderedMs");
+  share("  SotW reordered one changed / full decode", "reorderedMs");
 }
 if (runs("churn")) {
   const seconds = quick ? 10 : 60;
