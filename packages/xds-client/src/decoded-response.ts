@@ -174,12 +174,12 @@ function hashBytes(bytes: Uint8Array): number {
 }
 
 /**
- * SotW, the byte-identical skip: a resource whose bytes are the same as one of the previous response's is not
- * decoded and validated again; its result is reused. Decoding is a function of the bytes alone (the type and the
- * decode context are the channel's), so reusing is the same as decoding. Only the decode is skipped: what the result
- * does to the cache (ACK state, A88 errors, deletions) is applied as for any resource (docs/architecture.md#the-byte-identical-skip).
- * The same position is tried first (servers usually keep their order); otherwise the previous response's resources
- * are indexed by a hash of their bytes, once per response, at the first miss.
+ * SotW, the byte-identical skip (docs/architecture.md#the-byte-identical-skip): a resource whose bytes are the same
+ * as one of the previous response's is not decoded and validated again; its result is reused. Decoding is a function
+ * of the bytes alone (the type and the decode context are the channel's), so reusing is the same as decoding. Only
+ * the decode is skipped: what the result does to the cache (ACK state, A88 errors, deletions) is applied as for any
+ * resource. The same position is tried first (the cheap case: a server that keeps its order); otherwise the previous
+ * response's resources are indexed by a hash of their bytes, once per response, at the first miss.
  */
 export class DecodeMemo {
   private previous: Decoded[] = [];
