@@ -69,7 +69,7 @@ export interface XdsClientOptions {
 export interface XdsClientInternals {
   readonly clock?: Clock;
   readonly random?: () => number;
-  /** SotW: reuse the decode of a resource whose bytes were in the previous response (default true; off in tests only). */
+  /** SotW: reuse the decode of a resource whose bytes were in the previous response (default true; off in tests). */
   readonly decodeMemo?: boolean;
 }
 
