@@ -173,18 +173,26 @@ function hashBytes(bytes: Uint8Array): number {
   return hash >>> 0;
 }
 
+/** Misses by position looked up by a scan of the previous response before it is indexed (a scan costs less). */
+const SCANNED_MISSES = 4;
+
 /**
  * SotW, the byte-identical skip (docs/architecture.md#the-byte-identical-skip): a resource whose bytes are the same
  * as one of the previous response's is not decoded and validated again; its result is reused. Decoding is a function
  * of the bytes alone (the type and the decode context are the channel's), so reusing is the same as decoding. Only
  * the decode is skipped: what the result does to the cache (ACK state, A88 errors, deletions) is applied as for any
- * resource. The same position is tried first (the cheap case: a server that keeps its order); otherwise the previous
- * response's resources are indexed by a hash of their bytes, once per response, at the first miss.
+ * resource. The same position is tried first (the cheap case: a server that keeps its order); the first few misses
+ * (resources that changed, usually) are looked for by a scan of the previous response; after that, its resources are
+ * indexed by a hash of their bytes, once per response.
  */
 export class DecodeMemo {
   private previous: Decoded[] = [];
   private current: Decoded[] = [];
   private byHash: Map<number, Decoded | Decoded[]> | undefined;
+  private misses = 0;
+
+  /** `scannedMisses`: for tests, which check both ways of finding a resource. */
+  constructor(private readonly scannedMisses = SCANNED_MISSES) {}
 
   decode(index: number, type: ResourceType<unknown>, any: Any, context: DecodeContext): DecodeResult<unknown> {
     const bytes = any.value;
@@ -198,12 +206,18 @@ export class DecodeMemo {
     this.previous = this.current;
     this.current = [];
     this.byHash = undefined;
+    this.misses = 0;
   }
 
   private find(index: number, bytes: Uint8Array): DecodeResult<unknown> | undefined {
     const same = this.previous[index];
     if (same !== undefined && bytesEqual(same.bytes, bytes)) return same.result;
     if (this.previous.length === 0) return undefined;
+    if (this.misses < this.scannedMisses) {
+      this.misses += 1;
+      for (const d of this.previous) if (d !== undefined && bytesEqual(d.bytes, bytes)) return d.result;
+      return undefined;
+    }
     const found = this.index().get(hashBytes(bytes));
     if (found === undefined) return undefined;
     if (!Array.isArray(found)) return bytesEqual(found.bytes, bytes) ? found.result : undefined;

@@ -85,7 +85,7 @@ const entry: fc.Arbitrary<Entry> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ t: fc.constant("wrongType" as const), name }) },
 );
 const response = fc.record({
-  entries: fc.array(entry, { maxLength: 6 }),
+  entries: fc.array(entry, { maxLength: 8 }),
   errors: fc.array(fc.record({ name: fc.constantFrom(...NAMES, "V"), code: fc.constantFrom(5, 7, 14) }), {
     maxLength: 1,
   }),
@@ -162,7 +162,8 @@ describe("the byte-identical skip", () => {
         fc.uniqueArray(fc.integer({ min: 0, max: 40 }), { minLength: 1, maxLength: 20 }),
         fc.integer({ min: 0, max: 1000 }),
         fc.nat(),
-        (ids, changed, seed) => {
+        fc.integer({ min: 0, max: 5 }),
+        (ids, changed, seed, scannedMisses) => {
           let decodes = 0;
           const counting: ResourceType<unknown> = {
             ...testEndpointsType,
@@ -171,7 +172,7 @@ describe("the byte-identical skip", () => {
               return testEndpointsType.decode(any, c);
             },
           };
-          const memo = new DecodeMemo();
+          const memo = new DecodeMemo(scannedMisses);
           const first = ids.map((id) => endpointsAny(`r${id}`, 1));
           for (const [i, any] of first.entries()) memo.decode(i, counting, any, context);
           memo.rotate();
