@@ -1,8 +1,8 @@
 // The xds-client's steady-state costs beside @grpc/grpc-js-xds (issue 13), each client in a child process of its own
 // (workers/xds-client-steady-worker.ts):
 //   - a SotW re-push of N clusters with one changed: from the server writing the response to the callback of the
-//     changed cluster, against a re-push with all N changed in the same warm process (a full decode); the same over
-//     delta (only the changed resource sent; grpc-js-xds has no delta);
+//     changed cluster, against a re-push with all N changed in the same warm process (a full decode); the same with
+//     the clusters in reverse order; the same over delta (only the changed resource sent; grpc-js-xds has no delta);
 //   - watcher churn: 1,000 watchers coming and going per second: requests the server received, heap before and after;
 //   - import + client creation in a fresh process (median of several processes);
 //   - the heap a client holds per cached cluster.
@@ -83,10 +83,6 @@ async function cdsServer(api: "sotw" | "delta", count: number, first: Uint8Array
   let firstAt = 0;
   let quiet: ReturnType<typeof setTimeout> | undefined;
   const subscribed = new Set<string>();
-  let sentFirst!: () => void;
-  const firstSent = new Promise<void>((resolve) => {
-    sentFirst = resolve;
-  });
   const server = await serveRawAds(api, (c) => {
     call = c;
     c.on("data", (request: DiscoveryRequest | DeltaDiscoveryRequest) => {
@@ -100,13 +96,11 @@ async function cdsServer(api: "sotw" | "delta", count: number, first: Uint8Array
       quiet = setTimeout(() => {
         firstAt = now();
         c.write(Buffer.from(first));
-        sentFirst();
       }, 200);
     });
   });
   return {
     port: server.address.split(":")[1]!,
-    firstSent,
     firstAt: () => firstAt,
     send(bytes: Uint8Array): number {
       const at = now();

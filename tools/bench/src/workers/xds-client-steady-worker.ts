@@ -32,7 +32,7 @@ function bootstrap(port: string, api = "GRPC") {
   };
 }
 
-/** What a scenario needs of a client: watch a cluster name (returns the cancel) and the time to create one. */
+/** What a scenario needs of a client: watch a cluster name; the returned function cancels the watch. */
 interface Client {
   watch(name: string, onUpdate: () => void): () => void;
 }
