@@ -160,16 +160,44 @@ export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   return Buffer.compare(a, b) === 0;
 }
 
-/** SotW: the previous response's decode results by position, so an unchanged resource is not decoded twice. */
+/** A resource's bytes and what decoding them gave. */
+interface Decoded {
+  readonly bytes: Uint8Array;
+  readonly result: DecodeResult<unknown>;
+}
+
+/** FNV-1a over the bytes: the index key of a resource in `DecodeMemo` (collisions are settled by comparing bytes). */
+function hashBytes(bytes: Uint8Array): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
+  return hash >>> 0;
+}
+
+/** Misses by position looked up by a scan of the previous response before it is indexed (a scan costs less). */
+const SCANNED_MISSES = 4;
+
+/**
+ * SotW, the byte-identical skip (docs/architecture.md#the-byte-identical-skip): a resource whose bytes are the same
+ * as one of the previous response's is not decoded and validated again; its result is reused. Decoding is a function
+ * of the bytes alone (the type and the decode context are the channel's), so reusing is the same as decoding. Only
+ * the decode is skipped: what the result does to the cache (ACK state, A88 errors, deletions) is applied as for any
+ * resource. The same position is tried first (the cheap case: a server that keeps its order); the first few misses
+ * (resources that changed, usually) are looked for by a scan of the previous response; after that, its resources are
+ * indexed by a hash of their bytes, once per response.
+ */
 export class DecodeMemo {
-  private previous: { bytes: Uint8Array; result: DecodeResult<unknown> }[] = [];
-  private current: { bytes: Uint8Array; result: DecodeResult<unknown> }[] = [];
+  private previous: Decoded[] = [];
+  private current: Decoded[] = [];
+  private byHash: Map<number, Decoded | Decoded[]> | undefined;
+  private misses = 0;
+
+  /** `scannedMisses`: for tests, which check both ways of finding a resource. */
+  constructor(private readonly scannedMisses = SCANNED_MISSES) {}
 
   decode(index: number, type: ResourceType<unknown>, any: Any, context: DecodeContext): DecodeResult<unknown> {
-    const before = this.previous[index];
-    const result =
-      before !== undefined && bytesEqual(before.bytes, any.value) ? before.result : safeDecode(type, any, context);
-    this.current[index] = { bytes: any.value, result };
+    const bytes = any.value;
+    const result = this.find(index, bytes) ?? safeDecode(type, any, context);
+    this.current[index] = { bytes, result };
     return result;
   }
 
@@ -177,6 +205,39 @@ export class DecodeMemo {
   rotate(): void {
     this.previous = this.current;
     this.current = [];
+    this.byHash = undefined;
+    this.misses = 0;
+  }
+
+  private find(index: number, bytes: Uint8Array): DecodeResult<unknown> | undefined {
+    const same = this.previous[index];
+    if (same !== undefined && bytesEqual(same.bytes, bytes)) return same.result;
+    if (this.previous.length === 0) return undefined;
+    if (this.misses < this.scannedMisses) {
+      this.misses += 1;
+      for (const d of this.previous) if (d !== undefined && bytesEqual(d.bytes, bytes)) return d.result;
+      return undefined;
+    }
+    const found = this.index().get(hashBytes(bytes));
+    if (found === undefined) return undefined;
+    if (!Array.isArray(found)) return bytesEqual(found.bytes, bytes) ? found.result : undefined;
+    return found.find((d) => bytesEqual(d.bytes, bytes))?.result;
+  }
+
+  private index(): Map<number, Decoded | Decoded[]> {
+    if (this.byHash) return this.byHash;
+    const byHash = new Map<number, Decoded | Decoded[]>();
+    for (const d of this.previous) {
+      // A response with gaps (entries that could not be unwrapped) leaves holes.
+      if (d === undefined) continue;
+      const hash = hashBytes(d.bytes);
+      const held = byHash.get(hash);
+      if (held === undefined) byHash.set(hash, d);
+      else if (Array.isArray(held)) held.push(d);
+      else byHash.set(hash, [held, d]);
+    }
+    this.byHash = byHash;
+    return byHash;
   }
 }
 

@@ -43,6 +43,8 @@ export interface XdsChannelOptions {
   readonly node: Node;
   readonly clock: Clock;
   readonly random: () => number;
+  /** SotW: the byte-identical skip (DecodeMemo) is on. */
+  readonly decodeMemo: boolean;
   readonly queue: CallbackQueue;
   readonly metrics: XdsMetricsRecorder;
   readonly target: string;
@@ -70,6 +72,7 @@ export function createXdsChannel(options: XdsChannelOptions): XdsChannel {
   const sotwMemory: SotwMemory = {
     versions,
     memo(typeUrl) {
+      if (!options.decodeMemo) return undefined;
       let memo = memos.get(typeUrl);
       if (!memo) {
         memo = new DecodeMemo();

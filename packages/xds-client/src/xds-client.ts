@@ -72,6 +72,8 @@ export interface XdsClientOptions {
 export interface XdsClientInternals {
   readonly clock?: Clock;
   readonly random?: () => number;
+  /** SotW: reuse the decode of a resource whose bytes were in the previous response (default true; off in tests). */
+  readonly decodeMemo?: boolean;
 }
 
 export function createXdsClient(options: XdsClientOptions = {}): XdsClient {
@@ -126,6 +128,7 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
         node,
         clock,
         random: internals.random ?? Math.random,
+        decodeMemo: internals.decodeMemo ?? true,
         queue,
         metrics,
         target,

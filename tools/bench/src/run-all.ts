@@ -1,4 +1,5 @@
-// Runs every benchmark in dist/ (each top-level .js file except this one), one process each, in name order.
+// Runs every benchmark in dist/ (each top-level .js file except this one), one process each, in name order. Arguments
+// (`--quick`: smaller sizes, where a benchmark supports it) are passed to each.
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -12,7 +13,7 @@ const files = readdirSync(here)
 let failed = 0;
 for (const file of files) {
   process.stdout.write(`\n=== ${file}\n`);
-  const result = spawnSync(process.execPath, [join(here, file)], { stdio: "inherit" });
+  const result = spawnSync(process.execPath, [join(here, file), ...process.argv.slice(2)], { stdio: "inherit" });
   if (result.status !== 0) failed++;
 }
 process.exit(failed === 0 ? 0 : 1);

@@ -81,6 +81,8 @@ export interface SetupOptions {
   readonly bootstrap?: Record<string, unknown>;
   readonly connectTimeoutMs?: number;
   readonly logger?: Logger;
+  /** SotW: the byte-identical skip (default on); off to compare against. */
+  readonly decodeMemo?: boolean;
 }
 
 /** Sets `api_type` on every server of a bootstrap (top level and per authority). */
@@ -134,7 +136,7 @@ export function setup(options: SetupOptions = {}) {
       ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     },
-    { clock, random: () => 0.5 },
+    { clock, random: () => 0.5, ...(options.decodeMemo === undefined ? {} : { decodeMemo: options.decodeMemo }) },
   );
   // Closed when the test ends, pass or fail.
   onTestFinished(() => client.close());
