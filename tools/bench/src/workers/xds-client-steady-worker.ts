@@ -6,6 +6,7 @@
 //   churn <which> <port> <seconds> <perSecond> <pool>  watches come and go; heap after the first second and at the end;
 //   heap <which> <port> <count>                heap before the watches and once every cluster is cached.
 import { createRequire } from "node:module";
+import type { BootstrapConfig } from "@xdskit/xds-client";
 
 const [mode, which, ...rest] = process.argv.slice(2);
 const now = () => performance.timeOrigin + performance.now();
@@ -19,13 +20,13 @@ function heapAfterGc(): number {
 }
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function bootstrap(port: string, api = "GRPC") {
+function bootstrap(port: string, api = "GRPC"): BootstrapConfig {
   return {
     xds_servers: [
       {
         server_uri: `127.0.0.1:${port}`,
         channel_creds: [{ type: "insecure" }],
-        ...(api === "GRPC" ? {} : { api_type: api }),
+        ...(api === "DELTA_GRPC" ? { api_type: "DELTA_GRPC" as const } : {}),
       },
     ],
     node: { id: `bench-${which}`, cluster: "bench", locality: { region: "r", zone: "z" } },
