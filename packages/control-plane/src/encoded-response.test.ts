@@ -13,8 +13,12 @@ import { expect, test } from "vitest";
 import { encodeBody, withNonce } from "./encoded-response.js";
 
 const text = fc.string({ unit: "grapheme", maxLength: 12 });
+// Values past 127 bytes too, so a resource's length takes more than one varint byte.
 const any = fc
-  .record({ typeUrl: text, value: fc.uint8Array({ maxLength: 24 }) })
+  .record({
+    typeUrl: text,
+    value: fc.oneof(fc.uint8Array({ maxLength: 24 }), fc.uint8Array({ minLength: 100, maxLength: 20_000 })),
+  })
   .map((init) => create(AnySchema, init));
 const resourceError = fc.record({
   resourceName: fc.record({ name: text }),
@@ -42,7 +46,13 @@ const deltaResponse: fc.Arbitrary<DeltaDiscoveryResponse> = fc
   .record({
     systemVersionInfo: text,
     resources: fc.array(
-      fc.record({ name: text, version: text, aliases: fc.array(text, { maxLength: 2 }), resource: any }),
+      // Plain ones (name, version, resource: the shape written by hand) and others (written by protobuf-es).
+      fc.oneof(
+        fc.record({ name: text, version: text, resource: any }),
+        fc.record({ name: text, version: text, aliases: fc.array(text, { maxLength: 2 }), resource: any }),
+        fc.record({ name: text, version: text }),
+        fc.record({ version: text, resource: any, cacheControl: fc.record({ doNotCache: fc.boolean() }) }),
+      ),
       { maxLength: 5 },
     ),
     typeUrl: text,
@@ -94,5 +104,26 @@ test("one body serves every nonce: only the nonce field differs", () => {
         expect(joined(withNonce(body, nonce).parts)).toEqual(toBinary(DiscoveryResponseSchema, { ...message, nonce }));
       }
     }),
+  );
+});
+
+test("responses sharing resource objects, as a server's entries are shared, are each byte for byte toBinary", () => {
+  fc.assert(
+    fc.property(
+      fc.array(any, { minLength: 1, maxLength: 6 }),
+      fc.array(fc.nat(), { maxLength: 8 }),
+      fc.array(fc.nat(), { maxLength: 8 }),
+      (pool, first, second) => {
+        for (const picks of [first, second]) {
+          const message = create(DiscoveryResponseSchema, {
+            versionInfo: "1",
+            typeUrl: "t",
+            resources: picks.map((i) => pool[i % pool.length] as (typeof pool)[number]),
+          });
+          const bytes = joined(withNonce(encodeBody(DiscoveryResponseSchema, message), "7").parts);
+          expect(bytes).toEqual(toBinary(DiscoveryResponseSchema, { ...message, nonce: "7" }));
+        }
+      },
+    ),
   );
 });
