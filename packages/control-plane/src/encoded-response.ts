@@ -1,5 +1,5 @@
 import { create, type DescMessage, type Message, type MessageShape, toBinary } from "@bufbuild/protobuf";
-import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
+import { WireType } from "@bufbuild/protobuf/wire";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import type {
   DeltaDiscoveryResponseSchema,
@@ -39,6 +39,8 @@ function encodeFields<S extends DescMessage>(
   return toBinary(schema, create(schema, partial as never));
 }
 
+// Length-delimited fields (tag, length, bytes) written as protobuf-es writes them.
+
 function varintSize(value: number): number {
   let size = 1;
   while (value >= 0x80) {
@@ -48,143 +50,176 @@ function varintSize(value: number): number {
   return size;
 }
 
-function writeVarint(out: Buffer, at: number, value: number): number {
-  while (value >= 0x80) {
-    out[at++] = (value & 0x7f) | 0x80;
-    value >>>= 7;
+/** The size of a length-delimited field holding `length` bytes. */
+const framedSize = (length: number): number => 1 + varintSize(length) + length;
+
+/** Writes a length-delimited field's tag and length; returns where its bytes go. */
+function writeHeader(out: Buffer, at: number, field: number, length: number): number {
+  out[at++] = (field << 3) | WireType.LengthDelimited;
+  while (length >= 0x80) {
+    out[at++] = (length & 0x7f) | 0x80;
+    length >>>= 7;
   }
-  out[at++] = value;
+  out[at++] = length;
   return at;
 }
 
-/** The size of a length-delimited field of `length` bytes (tag, length, bytes); 0 for an empty one left out. */
-const fieldSize = (length: number): number => (length === 0 ? 0 : 1 + varintSize(length) + length);
+// proto3 string and bytes fields: left out when empty. Strings are UTF-8, a lone surrogate written as U+FFFD, as
+// protobuf-es's TextEncoder writes it.
+const stringSize = (text: string): number => (text === "" ? 0 : framedSize(Buffer.byteLength(text)));
+const bytesSize = (bytes: Uint8Array): number => (bytes.length === 0 ? 0 : framedSize(bytes.length));
 
-function writeField(out: Buffer, at: number, field: number, bytes: Uint8Array): number {
+function writeString(out: Buffer, at: number, field: number, text: string): number {
+  if (text === "") return at;
+  at = writeHeader(out, at, field, Buffer.byteLength(text));
+  return at + out.write(text, at, "utf8");
+}
+
+function writeBytes(out: Buffer, at: number, field: number, bytes: Uint8Array): number {
   if (bytes.length === 0) return at;
-  out[at++] = (field << 3) | WireType.LengthDelimited;
-  at = writeVarint(out, at, bytes.length);
+  at = writeHeader(out, at, field, bytes.length);
   out.set(bytes, at);
   return at + bytes.length;
 }
 
-/** UTF-8 of the last strings seen: a response's resources share their type URL. */
-let lastText = "";
-let lastTextBytes: Uint8Array = new Uint8Array(0);
-function utf8(text: string): Uint8Array {
-  if (text !== lastText) {
-    lastText = text;
-    lastTextBytes = Buffer.from(text, "utf8");
-  }
-  return lastTextBytes;
-}
+type WithUnknown = { readonly $unknown?: unknown };
 
-/** An Any as protobuf-es writes it (type_url = 1, value = 2, each left out when empty). */
-function encodeAny(any: Any): Uint8Array {
-  const typeUrl = utf8(any.typeUrl);
-  const out = Buffer.allocUnsafe(fieldSize(typeUrl.length) + fieldSize(any.value.length));
-  writeField(out, writeField(out, 0, 1, typeUrl), 2, any.value);
-  return out;
-}
+// The two shapes this server puts in `resources`, written here at a fraction of the cost of protobuf-es's
+// reflection: an Any (SotW), and a delta `Resource` with only a version, the resource and a name (how this server
+// sends one unless it is a variant or not to be cached). Anything else is left to protobuf-es.
 
-/**
- * A delta `Resource` with only a version, a name and the resource (how this server sends one unless it is a
- * variant or not to be cached), as protobuf-es writes it: version = 1, resource = 2 (written even when empty), name
- * = 3, empty strings left out. Undefined for any other shape.
- */
-function encodePlainResource(resource: Resource): Uint8Array | undefined {
-  const r = resource as Resource & { $unknown?: unknown };
-  if (
-    r.$unknown !== undefined ||
-    r.aliases.length > 0 ||
-    r.ttl !== undefined ||
-    r.cacheControl !== undefined ||
-    r.resourceName !== undefined ||
-    r.metadata !== undefined ||
-    r.resource === undefined ||
-    (r.resource as Any & { $unknown?: unknown }).$unknown !== undefined
-  ) {
-    return undefined;
-  }
-  const version = Buffer.from(r.version, "utf8");
-  const inner = encodeAny(r.resource);
-  const name = Buffer.from(r.name, "utf8");
-  const out = Buffer.allocUnsafe(
-    fieldSize(version.length) + 1 + varintSize(inner.length) + inner.length + fieldSize(name.length),
+/** Any: type_url = 1, value = 2. */
+const anySize = (any: Any): number => stringSize(any.typeUrl) + bytesSize(any.value);
+const writeAny = (out: Buffer, at: number, any: Any): number =>
+  writeBytes(out, writeString(out, at, 1, any.typeUrl), 2, any.value);
+
+/** Whether a Resource is the plain shape. */
+function isPlain(r: Resource & WithUnknown): r is Resource & { readonly resource: Any } {
+  return (
+    r.$unknown === undefined &&
+    r.aliases.length === 0 &&
+    r.ttl === undefined &&
+    r.cacheControl === undefined &&
+    r.resourceName === undefined &&
+    r.metadata === undefined &&
+    r.resource !== undefined &&
+    (r.resource as Any & WithUnknown).$unknown === undefined
   );
-  let at = writeField(out, 0, 1, version);
-  out[at++] = (2 << 3) | WireType.LengthDelimited;
-  at = writeVarint(out, at, inner.length);
-  out.set(inner, at);
-  writeField(out, at + inner.length, 3, name);
-  return out;
 }
 
-/**
- * One resource of a response (an Any in SotW, a Resource in delta) encoded: the shapes this server sends are written
- * here, byte for byte as protobuf-es writes them (encoded-response.test.ts), at a fraction of the cost of its
- * reflection; anything else by protobuf-es.
- */
-function encodeResource(schema: DescMessage, resource: Message): Uint8Array {
-  if (
-    resource.$typeName === "google.protobuf.Any" &&
-    (resource as Any & { $unknown?: unknown }).$unknown === undefined
-  ) {
-    return encodeAny(resource as Any);
-  }
-  if (resource.$typeName === "envoy.service.discovery.v3.Resource") {
-    const bytes = encodePlainResource(resource as Resource);
-    if (bytes) return bytes;
-  }
-  return toBinary(schema, resource);
+/** A plain Resource: version = 1, resource = 2 (written even when empty: a message field), name = 3. */
+const plainSize = (r: Resource & { readonly resource: Any }): number =>
+  stringSize(r.version) + framedSize(anySize(r.resource)) + stringSize(r.name);
+function writePlain(out: Buffer, at: number, r: Resource & { readonly resource: Any }): number {
+  at = writeString(out, at, 1, r.version);
+  at = writeAny(out, writeHeader(out, at, 2, anySize(r.resource)), r.resource);
+  return writeString(out, at, 3, r.name);
 }
 
-/**
- * Field 2 (`resources`, in both responses) as protobuf-es writes a repeated message field: for each element its tag,
- * its length and its bytes, in order.
- */
-function encodeResources(schema: DescMessage, resources: readonly Message[]): Uint8Array {
-  const parts = resources.map((resource) => encodeResource(schema, resource));
-  let size = 0;
-  for (const part of parts) size += 1 + varintSize(part.length) + part.length;
-  const out = Buffer.allocUnsafe(size);
-  let at = 0;
-  for (const part of parts) {
-    out[at++] = (RESOURCES_FIELD << 3) | WireType.LengthDelimited;
-    at = writeVarint(out, at, part.length);
-    out.set(part, at);
-    at += part.length;
+/** The size of a resource written here; undefined for a shape left to protobuf-es. */
+function shapeSize(resource: Message): number | undefined {
+  if (resource.$typeName === "google.protobuf.Any") {
+    return (resource as Any & WithUnknown).$unknown === undefined ? anySize(resource as Any) : undefined;
   }
-  return out;
+  if (resource.$typeName === "envoy.service.discovery.v3.Resource" && isPlain(resource as Resource)) {
+    return plainSize(resource as Resource & { readonly resource: Any });
+  }
+  return undefined;
 }
 
 const RESOURCES_FIELD = 2;
 
-function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
-  const nonEmpty = parts.filter((part) => part.length > 0);
-  return nonEmpty.length === 1 ? (nonEmpty[0] as Uint8Array) : Buffer.concat(nonEmpty);
+/**
+ * The bytes before the nonce: `before`, then field 2 (`resources`, in both responses) as protobuf-es writes a
+ * repeated message field (for each element its tag, its length and its bytes, in order), then `after`. Sized first,
+ * then written into one buffer.
+ */
+function encodeHead(
+  before: Uint8Array,
+  schema: DescMessage,
+  resources: readonly Message[],
+  after: Uint8Array,
+): Uint8Array {
+  const sizes: number[] = [];
+  const byProtobufEs: (Uint8Array | undefined)[] = [];
+  let total = before.length + after.length;
+  for (const resource of resources) {
+    let size = shapeSize(resource);
+    let bytes: Uint8Array | undefined;
+    if (size === undefined) {
+      bytes = toBinary(schema, resource);
+      size = bytes.length;
+    }
+    sizes.push(size);
+    byProtobufEs.push(bytes);
+    total += framedSize(size);
+  }
+  const out = Buffer.allocUnsafe(total);
+  out.set(before, 0);
+  let at = before.length;
+  resources.forEach((resource, i) => {
+    at = writeHeader(out, at, RESOURCES_FIELD, sizes[i] as number);
+    const bytes = byProtobufEs[i];
+    if (bytes) {
+      out.set(bytes, at);
+      at += bytes.length;
+    } else if (resource.$typeName === "google.protobuf.Any") {
+      at = writeAny(out, at, resource as Any);
+    } else {
+      at = writePlain(out, at, resource as Resource & { readonly resource: Any });
+    }
+  });
+  out.set(after, at);
+  // Sizing and writing follow the same rules; a mismatch would send uninitialised memory.
+  if (at + after.length !== total) throw new Error(`encoded ${at + after.length} of ${total} bytes`);
+  return out;
+}
+
+/** A response schema's fields in field number order, cut around `resources` and the nonce. */
+interface Layout {
+  readonly before: readonly string[];
+  readonly resources: { readonly localName: string; readonly message: DescMessage };
+  readonly between: readonly string[];
+  readonly after: readonly string[];
+}
+
+const layouts = new Map<ResponseSchema, Layout>();
+
+function layoutOf(schema: ResponseSchema): Layout {
+  let layout = layouts.get(schema);
+  if (!layout) {
+    const fields = schema.fields.concat().sort((a, b) => a.number - b.number);
+    const names = fields.map((field) => field.localName);
+    const nonceAt = names.indexOf("nonce");
+    const resourcesAt = fields.findIndex((field) => field.number === RESOURCES_FIELD);
+    const resources = fields[resourcesAt];
+    if (resources?.fieldKind !== "list" || resources.listKind !== "message" || resourcesAt > nonceAt) {
+      throw new Error(`${schema.typeName}: field 2 is not a repeated message before the nonce`);
+    }
+    layout = {
+      before: names.slice(0, resourcesAt),
+      resources,
+      between: names.slice(resourcesAt + 1, nonceAt),
+      after: names.slice(nonceAt + 1),
+    };
+    layouts.set(schema, layout);
+  }
+  return layout;
 }
 
 /** Encodes `message` (its nonce is ignored) as the body every stream sending it shares. */
 export function encodeBody<S extends ResponseSchema>(schema: S, message: MessageShape<S>): EncodedBody {
-  const fields = schema.fields.concat().sort((a, b) => a.number - b.number);
-  const nonceAt = fields.findIndex((field) => field.localName === "nonce");
-  const resourcesAt = fields.findIndex((field) => field.number === RESOURCES_FIELD);
-  const resourcesField = fields[resourcesAt];
-  const names = fields.map((field) => field.localName);
-  // The fields before the nonce, in field number order: those before `resources`, `resources`, the rest.
-  const head =
-    resourcesField?.fieldKind === "list" && resourcesField.listKind === "message" && resourcesAt < nonceAt
-      ? concatBytes([
-          encodeFields(schema, message, names.slice(0, resourcesAt)),
-          encodeResources(
-            resourcesField.message,
-            (message as unknown as Record<string, readonly Message[]>)[resourcesField.localName] ?? [],
-          ),
-          encodeFields(schema, message, names.slice(resourcesAt + 1, nonceAt)),
-        ])
-      : encodeFields(schema, message, names.slice(0, nonceAt));
-  return { head, tail: encodeFields(schema, message, names.slice(nonceAt + 1)) };
+  const layout = layoutOf(schema);
+  const resources = (message as unknown as Record<string, readonly Message[]>)[layout.resources.localName] ?? [];
+  return {
+    head: encodeHead(
+      encodeFields(schema, message, layout.before),
+      layout.resources.message,
+      resources,
+      encodeFields(schema, message, layout.between),
+    ),
+    tail: encodeFields(schema, message, layout.after),
+  };
 }
 
 /** The body with this stream's nonce in its place. */
@@ -194,18 +229,11 @@ export function withNonce(body: EncodedBody, nonce: string): WireMessage {
   return { parts, size: body.head.length + nonceField.length + body.tail.length };
 }
 
-/** Field 5 (the nonce in both responses); protobuf-es leaves an empty string out, and so does this. */
+/** Field 5 (the nonce in both responses); left out when empty, as protobuf-es does. */
 function encodeNonce(nonce: string): Uint8Array {
-  if (nonce === "") return new Uint8Array(0);
-  // This server's nonces are short decimal counters: one-byte length, ASCII.
-  if (nonce.length < 128 && /^\d+$/.test(nonce)) {
-    const field = Buffer.allocUnsafe(2 + nonce.length);
-    field[0] = (5 << 3) | WireType.LengthDelimited;
-    field[1] = nonce.length;
-    field.write(nonce, 2, "latin1");
-    return field;
-  }
-  return new BinaryWriter().tag(5, WireType.LengthDelimited).string(nonce).finish();
+  const field = Buffer.allocUnsafe(stringSize(nonce));
+  writeString(field, 0, 5, nonce);
+  return field;
 }
 
 /** A message encoded whole (injected responses: built per stream, nothing to share). */
