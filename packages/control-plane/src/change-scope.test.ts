@@ -124,7 +124,7 @@ test("a stream a change does not concern has nothing due in any protocol, and is
         const set = new ResourceSetImpl({
           registry: xdsRegistry,
           nextVersion: () => ++version,
-          onChange: (_, __, variants) => {
+          onChange: (_, variants) => {
             last = variants;
           },
           allowOverlappingVariants: true,

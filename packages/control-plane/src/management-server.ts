@@ -124,7 +124,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
       registry,
       logger: this.logger,
       allowOverlappingVariants: options.allowOverlappingVariants ?? false,
-      onChange: (set, typeUrls, variants) => this.#onSetChanged(set, typeUrls, variants),
+      onChange: (set, changed) => this.#onSetChanged(set, changed),
       onScopesChanged: () => {
         for (const stream of [...this.#streams]) stream.rebind();
       },
@@ -369,9 +369,9 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
 
   // --- serving -------------------------------------------------------------------------------------------------
 
-  #onSetChanged(set: ResourceSetImpl, typeUrls: ReadonlySet<string>, variants: ChangedVariants): void {
-    for (const stream of this.#wake.candidates(variants) ?? this.#streams) {
-      if (stream.uses(set)) stream.markDirty(typeUrls, variants);
+  #onSetChanged(set: ResourceSetImpl, changed: ChangedVariants): void {
+    for (const stream of this.#wake.candidates(changed) ?? this.#streams) {
+      if (stream.uses(set)) stream.markDirty(changed.keys(), changed);
     }
   }
 

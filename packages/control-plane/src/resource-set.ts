@@ -80,8 +80,8 @@ export interface ResourceSetDeps {
   readonly registry: Registry;
   /** A version counter shared by every set of a server, so versions never repeat when a stream changes sets. */
   readonly nextVersion: () => number;
-  /** Called after each change with the types that changed, and which variants of which names. */
-  readonly onChange: (set: ResourceSetImpl, typeUrls: ReadonlySet<string>, variants: ChangedVariants) => void;
+  /** Called after each change with what it changed: per type, which variants of which names (change-scope.ts). */
+  readonly onChange: (set: ResourceSetImpl, changed: ChangedVariants) => void;
   /** The server's `allowOverlappingVariants`. */
   readonly allowOverlappingVariants?: boolean;
 }
@@ -98,13 +98,29 @@ interface Incoming extends VariantCandidate {
   readonly name: string;
 }
 
+/** What one call changes: each type's new version, and which variants of which names (change-scope.ts). */
+class Change {
+  readonly versions = new Map<string, number>();
+  readonly variants = new Map<string, Map<string, Expr[] | typeof WHOLE_NAME>>();
+
+  note(typeUrl: string, name: string, variant: Expr | typeof WHOLE_NAME): void {
+    let names = this.variants.get(typeUrl);
+    if (!names) {
+      names = new Map();
+      this.variants.set(typeUrl, names);
+    }
+    const noted = names.get(name);
+    if (variant === WHOLE_NAME) names.set(name, WHOLE_NAME);
+    else if (noted === undefined) names.set(name, [variant]);
+    else noted?.push(variant);
+  }
+}
+
 export class ResourceSetImpl implements ResourceSet {
   /** type URL -> name -> the name's variants; names in the order they last changed. */
   readonly #types = new Map<string, Map<string, VariantGroup>>();
   readonly #typeVersions = new Map<string, number>();
   readonly #changeLogs = new Map<string, ChangeLog>();
-  /** What the change being made touched, per type and name (see change-scope.ts); reported and reset by #emit. */
-  #touched = new Map<string, Map<string, Expr[] | typeof WHOLE_NAME>>();
   readonly #deps: ResourceSetDeps;
 
   constructor(deps: ResourceSetDeps) {
@@ -123,7 +139,7 @@ export class ResourceSetImpl implements ResourceSet {
   setResource(resource: ResourceMessage, options: ResourceOptions = {}): string {
     const prepared = prepareResource(this.#deps.registry, resource, options);
     const settle = this.#checkOverlaps([prepared], false);
-    const changed = new Map<string, number>();
+    const changed = new Change();
     const entry = this.#put(prepared, changed);
     settle();
     this.#emit(changed);
@@ -133,7 +149,7 @@ export class ResourceSetImpl implements ResourceSet {
   setResources(resources: Iterable<ResourceMessage | ResourceInput>): void {
     const prepared = prepareResources(this.#deps.registry, resources);
     const settle = this.#checkOverlaps(prepared, false);
-    const changed = new Map<string, number>();
+    const changed = new Change();
     for (const p of prepared) this.#put(p, changed);
     settle();
     this.#emit(changed);
@@ -151,7 +167,7 @@ export class ResourceSetImpl implements ResourceSet {
       if (group.size === 0) map.delete(name);
       variant = removed.variant?.constraints ?? TRUE;
     }
-    this.#emit(this.#touch(typeUrl, new Map(), name, variant));
+    this.#emit(this.#touch(typeUrl, new Change(), name, variant));
     return true;
   }
 
@@ -166,7 +182,7 @@ export class ResourceSetImpl implements ResourceSet {
       names.set(p.name, texts);
       texts.add(p.variant?.text ?? "");
     }
-    const changed = new Map<string, number>();
+    const changed = new Change();
     for (const [typeUrl, map] of this.#types) {
       const keep = incoming.get(typeUrl);
       for (const [name, group] of [...map]) {
@@ -228,13 +244,13 @@ export class ResourceSetImpl implements ResourceSet {
     const variant = variantRef(name, readConstraints(options.constraints, `resource error ${name} of type ${typeUrl}`));
     const allowOverlap = options.allowOverlap ?? false;
     const settle = this.#checkOverlaps([{ typeUrl, name, variant, allowOverlap }], false);
-    const changed = this.#touch(typeUrl, new Map(), name, variant?.constraints ?? TRUE);
+    const changed = this.#touch(typeUrl, new Change(), name, variant?.constraints ?? TRUE);
     const group = this.#group(typeUrl, name);
     const entry: ErrorEntry = {
       kind: "error",
       typeUrl,
       name,
-      version: changed.get(typeUrl) ?? 0,
+      version: changed.versions.get(typeUrl) ?? 0,
       variant: group.get(variant?.text ?? "")?.variant ?? variant,
       allowOverlap,
       status: errorStatus,
@@ -252,12 +268,12 @@ export class ResourceSetImpl implements ResourceSet {
     if (!map || !group || entry?.kind !== "error") return false;
     group.delete(text);
     if (group.size === 0) map.delete(name);
-    this.#emit(this.#touch(typeUrl, new Map(), name, entry.variant?.constraints ?? TRUE));
+    this.#emit(this.#touch(typeUrl, new Change(), name, entry.variant?.constraints ?? TRUE));
     return true;
   }
 
   clear(): void {
-    const changed = new Map<string, number>();
+    const changed = new Change();
     for (const [typeUrl, map] of this.#types) {
       if (map.size === 0) continue;
       const names = [...map.keys()];
@@ -323,46 +339,31 @@ export class ResourceSetImpl implements ResourceSet {
   }
 
   /**
-   * Gives the type a new version, once per call (everything one call changes shares one version), logs `name`, and
+   * Gives the type a new version, once per change (everything one call changes shares one version), logs `name`, and
    * notes which of its variants changed (`variant`: its constraints, or WHOLE_NAME when any may have).
    */
-  #touch(
-    typeUrl: string,
-    changed: Map<string, number>,
-    name: string,
-    variant: Expr | typeof WHOLE_NAME,
-  ): Map<string, number> {
+  #touch(typeUrl: string, changed: Change, name: string, variant: Expr | typeof WHOLE_NAME): Change {
     let log = this.#changeLogs.get(typeUrl);
     if (!log) {
       log = new ChangeLog();
       this.#changeLogs.set(typeUrl, log);
     }
-    if (!changed.has(typeUrl)) {
+    if (!changed.versions.has(typeUrl)) {
       const version = this.#deps.nextVersion();
       this.#typeVersions.set(typeUrl, version);
-      changed.set(typeUrl, version);
+      changed.versions.set(typeUrl, version);
       log.open(version);
     }
     log.log(name, this.#types.get(typeUrl)?.size ?? 0);
-    let names = this.#touched.get(typeUrl);
-    if (!names) {
-      names = new Map();
-      this.#touched.set(typeUrl, names);
-    }
-    const variants = names.get(name);
-    if (variant === WHOLE_NAME) names.set(name, WHOLE_NAME);
-    else if (variants === undefined) names.set(name, [variant]);
-    else variants?.push(variant);
+    changed.note(typeUrl, name, variant);
     return changed;
   }
 
-  #emit(changed: Map<string, number>): void {
-    const touched = this.#touched;
-    this.#touched = new Map();
-    if (changed.size > 0) this.#deps.onChange(this, new Set(changed.keys()), touched);
+  #emit(changed: Change): void {
+    if (changed.variants.size > 0) this.#deps.onChange(this, changed.variants);
   }
 
-  #put(p: PreparedResource, changed: Map<string, number>): ResourceEntry {
+  #put(p: PreparedResource, changed: Change): ResourceEntry {
     const existing: Entry | undefined = this.#types
       .get(p.typeUrl)
       ?.get(p.name)
@@ -383,7 +384,7 @@ export class ResourceSetImpl implements ResourceSet {
       kind: "resource",
       typeUrl: p.typeUrl,
       name: p.name,
-      version: changed.get(p.typeUrl) ?? 0,
+      version: changed.versions.get(p.typeUrl) ?? 0,
       variant: existing?.variant ?? p.variant,
       allowOverlap: p.allowOverlap,
       schema: p.schema,
