@@ -8,6 +8,7 @@
 import { buildCluster, CDS_TYPE_URL, createManagementServer, type RequestEvent } from "@xdskit/control-plane";
 import { withDynamicParameters } from "@xdskit/dpds-wrapper";
 import { type ClusterUpdate, clusterResourceType, createXdsClient, type XdsClient } from "@xdskit/xds-client";
+import { median } from "./lib/measure.js";
 import { int, printTable, ratio } from "./lib/table.js";
 
 const WATCHES = 1_000;
@@ -111,7 +112,6 @@ async function measure(which: "wrapper" | "plain", apiType: "GRPC" | "DELTA_GRPC
 }
 
 const ROUNDS = 5;
-const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** Runs both alternately, after a warm-up of each; the median of each figure. */
 async function compare(apiType: "GRPC" | "DELTA_GRPC"): Promise<Record<"wrapper" | "plain", Result>> {

@@ -22,7 +22,7 @@ import {
 } from "@xdskit/orca-lrs-bridge";
 import { LoadStatsRequestSchema } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
 import { OrcaLoadReportSchema } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
-import { consume, opsPerSecond } from "./lib/measure.js";
+import { consume, median, opsPerSecond } from "./lib/measure.js";
 import { int, printTable, ratio } from "./lib/table.js";
 
 declare const gc: () => void;
@@ -80,7 +80,6 @@ for (let round = 0; round < 7; round++) {
     rounds[name]!.push(opsPerSecond(() => consume(decode()), { sampleMs: 100, samples: 3 }));
   }
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const parse = Object.fromEntries(Object.entries(rounds).map(([name, rates]) => [name, median(rates)]));
 const grpcJsBytes = parse["grpc-js, bytes"]!;
 const grpcJsText = parse["grpc-js, base64 text"]!;

@@ -21,6 +21,7 @@ import {
   type DiscoveryRequest,
   DiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { median } from "./lib/measure.js";
 import { type RawServerCall, serveRawAds } from "./lib/raw-ads.js";
 import { int, printTable, ratio } from "./lib/table.js";
 
@@ -147,8 +148,6 @@ function deltaResponse(count: number, change: Change, round: number) {
     create(DeltaDiscoveryResponseSchema, { systemVersionInfo: version, typeUrl: CDS, nonce: version, resources }),
   );
 }
-
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
 
 /**
  * The first response (every cluster new, in a cold process), then `rounds` times: every cluster changed (a full

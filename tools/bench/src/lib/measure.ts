@@ -37,3 +37,11 @@ function runFor(op: (i: number) => void, ms: number): number {
     iterations *= elapsed < ms / 8 ? 8 : 2;
   }
 }
+
+/** The median of some figures (the upper one of an even count); the input is left as it is. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted[Math.floor(sorted.length / 2)];
+  if (middle === undefined) throw new Error("median of nothing");
+  return middle;
+}
