@@ -17,7 +17,13 @@ import {
 } from "./held-state.js";
 import type { RequestDisposition } from "./hook-events.js";
 import { checkLocators, checkNames, checkTypeUrl } from "./limits.js";
-import { type PreparedResponse, prepareResponse, resourceFor, toResourceErrors } from "./prepared-response.js";
+import {
+  deltaWireResource,
+  type PreparedResponse,
+  prepareResponse,
+  resourceFor,
+  toResourceErrors,
+} from "./prepared-response.js";
 import type { PlanInit } from "./response-plan.js";
 import { emptyTypeState, StreamBase, type TypeState } from "./stream-base.js";
 import type { StreamTypeInfo } from "./stream-info.js";
@@ -143,16 +149,15 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscover
           errorNames: errors.map(entryLabel),
           removedNames: removed.map(entryLabel),
         },
-        () =>
-          create(DeltaDiscoveryResponseSchema, {
-            systemVersionInfo: versionInfo,
-            typeUrl,
-            resources: resources.map(resourceFor),
-            removedResources: removed.filter((r) => r.variant === undefined).map((r) => r.name),
-            removedResourceNames: removed.flatMap((r) => (r.variant ? [r.variant.resourceName] : [])),
-            resourceErrors: toResourceErrors(errors),
-            ...(controlPlane ? { controlPlane } : {}),
-          }),
+        create(DeltaDiscoveryResponseSchema, {
+          systemVersionInfo: versionInfo,
+          typeUrl,
+          removedResources: removed.filter((r) => r.variant === undefined).map((r) => r.name),
+          removedResourceNames: removed.flatMap((r) => (r.variant ? [r.variant.resourceName] : [])),
+          resourceErrors: toResourceErrors(errors),
+          ...(controlPlane ? { controlPlane } : {}),
+        }),
+        { wire: resources.map(deltaWireResource), messages: () => resources.map(resourceFor) },
       );
     };
     return {

@@ -1,16 +1,17 @@
 // The shared body of a response plus a stream's nonce must be exactly what protobuf-es writes for the whole message:
 // checked over arbitrary SotW and delta responses, byte for byte, and by decoding the bytes back.
 import { create, equals, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { AnySchema } from "@bufbuild/protobuf/wkt";
+import { type Any, AnySchema } from "@bufbuild/protobuf/wkt";
 import {
   type DeltaDiscoveryResponse,
   DeltaDiscoveryResponseSchema,
   type DiscoveryResponse,
   DiscoveryResponseSchema,
+  ResourceSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import fc from "fast-check";
 import { expect, test } from "vitest";
-import { encodeBody, withNonce } from "./encoded-response.js";
+import { encodeBody, type PlainResourceParts, type ResponseResource, withNonce } from "./encoded-response.js";
 
 const text = fc.string({ unit: "grapheme", maxLength: 12 });
 // Values past 127 bytes too, so a resource's length takes more than one varint byte.
@@ -132,5 +133,42 @@ test("strings of any UTF-16 code units, lone surrogates included, are written as
         );
       },
     ),
+  );
+});
+
+test("delta resources given by their parts are written as the Resource messages they stand for", () => {
+  // An Any carrying unknown fields (one decoded from another server, say) is left to protobuf-es.
+  const withUnknown = any.map((a) => {
+    const bytes = toBinary(AnySchema, a);
+    return fromBinary(AnySchema, Uint8Array.from([...bytes, 0xf8, 0x06, 0x01])); // field 111, varint 1
+  });
+  const partsOf: fc.Arbitrary<PlainResourceParts> = fc.record({
+    name: text,
+    version: fc.oneof(fc.nat(), fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER })),
+    any: fc.oneof({ weight: 4, arbitrary: any }, { weight: 1, arbitrary: withUnknown }),
+  });
+  const message = (resource: ResponseResource) =>
+    "$typeName" in resource
+      ? resource
+      : create(ResourceSchema, { name: resource.name, version: String(resource.version), resource: resource.any });
+  fc.assert(
+    fc.property(
+      deltaResponse,
+      fc.array(fc.oneof(partsOf, partsOf.map(message)), { maxLength: 6 }),
+      nonce,
+      (envelope, resources, nonce) => {
+        const whole = { ...envelope, resources: resources.map(message), nonce };
+        const wire = withNonce(encodeBody(DeltaDiscoveryResponseSchema, envelope, resources), nonce);
+        expect(joined(wire.parts)).toEqual(toBinary(DeltaDiscoveryResponseSchema, whole));
+        expect(wire.size).toBe(toBinary(DeltaDiscoveryResponseSchema, whole).length);
+      },
+    ),
+  );
+});
+
+test("a SotW response's resources cannot be given as the parts of a delta Resource", () => {
+  const parts: PlainResourceParts = { name: "a", version: 1, any: create(AnySchema, {}) as Any };
+  expect(() => encodeBody(DiscoveryResponseSchema, create(DiscoveryResponseSchema), [parts])).toThrow(
+    /google.protobuf.Any resources cannot be given by the parts of a Resource/,
   );
 });

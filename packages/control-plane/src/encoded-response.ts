@@ -84,16 +84,33 @@ function writeBytes(out: Buffer, at: number, field: number, bytes: Uint8Array): 
 
 type WithUnknown = { readonly $unknown?: unknown };
 
-// The two shapes this server puts in `resources`, written here at a fraction of the cost of protobuf-es's
-// reflection: an Any (SotW), and a delta `Resource` with only a version, the resource and a name (how this server
-// sends one unless it is a variant or not to be cached). Anything else is left to protobuf-es.
+/**
+ * A delta `Resource` of the plain shape given by its parts rather than as a message: building one message per
+ * resource is most of the cost of a first delta response of many resources, and nothing needs the message to write
+ * it. Written as protobuf-es writes `Resource { version, resource, name }`, the version in decimal.
+ */
+export interface PlainResourceParts {
+  readonly name: string;
+  readonly version: number;
+  readonly any: Any;
+}
+
+/** What goes in a response's `resources`: a message, or (delta) a plain Resource by its parts. */
+export type ResponseResource = Message | PlainResourceParts;
+
+const isParts = (resource: ResponseResource): resource is PlainResourceParts => !("$typeName" in resource);
+
+// The shapes this server puts in `resources`, written here at a fraction of the cost of protobuf-es's reflection:
+// an Any (SotW), and a delta `Resource` with only a version, the resource and a name (how this server sends one
+// unless it is a variant or not to be cached), as a message or by its parts. Anything else is left to protobuf-es.
 
 /** Any: type_url = 1, value = 2. */
 const anySize = (any: Any): number => stringSize(any.typeUrl) + bytesSize(any.value);
 const writeAny = (out: Buffer, at: number, any: Any): number =>
   writeBytes(out, writeString(out, at, 1, any.typeUrl), 2, any.value);
+const plainAny = (any: Any | undefined): any is Any => any !== undefined && (any as WithUnknown).$unknown === undefined;
 
-/** Whether a Resource is the plain shape. */
+/** Whether a Resource message is the plain shape. */
 function isPlain(r: Resource & WithUnknown): r is Resource & { readonly resource: Any } {
   return (
     r.$unknown === undefined &&
@@ -102,29 +119,45 @@ function isPlain(r: Resource & WithUnknown): r is Resource & { readonly resource
     r.cacheControl === undefined &&
     r.resourceName === undefined &&
     r.metadata === undefined &&
-    r.resource !== undefined &&
-    (r.resource as Any & WithUnknown).$unknown === undefined
+    plainAny(r.resource)
   );
 }
 
 /** A plain Resource: version = 1, resource = 2 (written even when empty: a message field), name = 3. */
-const plainSize = (r: Resource & { readonly resource: Any }): number =>
-  stringSize(r.version) + framedSize(anySize(r.resource)) + stringSize(r.name);
-function writePlain(out: Buffer, at: number, r: Resource & { readonly resource: Any }): number {
-  at = writeString(out, at, 1, r.version);
-  at = writeAny(out, writeHeader(out, at, 2, anySize(r.resource)), r.resource);
-  return writeString(out, at, 3, r.name);
+const plainSize = (version: string, any: Any, name: string): number =>
+  stringSize(version) + framedSize(anySize(any)) + stringSize(name);
+function writePlain(out: Buffer, at: number, version: string, any: Any, name: string): number {
+  at = writeString(out, at, 1, version);
+  at = writeAny(out, writeHeader(out, at, 2, anySize(any)), any);
+  return writeString(out, at, 3, name);
 }
 
 /** The size of a resource written here; undefined for a shape left to protobuf-es. */
-function shapeSize(resource: Message): number | undefined {
+function shapeSize(resource: ResponseResource): number | undefined {
+  if (isParts(resource)) {
+    return plainAny(resource.any) ? plainSize(String(resource.version), resource.any, resource.name) : undefined;
+  }
   if (resource.$typeName === "google.protobuf.Any") {
     return (resource as Any & WithUnknown).$unknown === undefined ? anySize(resource as Any) : undefined;
   }
   if (resource.$typeName === "envoy.service.discovery.v3.Resource" && isPlain(resource as Resource)) {
-    return plainSize(resource as Resource & { readonly resource: Any });
+    const r = resource as Resource & { readonly resource: Any };
+    return plainSize(r.version, r.resource, r.name);
   }
   return undefined;
+}
+
+function writeShape(out: Buffer, at: number, resource: ResponseResource): number {
+  if (isParts(resource)) return writePlain(out, at, String(resource.version), resource.any, resource.name);
+  if (resource.$typeName === "google.protobuf.Any") return writeAny(out, at, resource as Any);
+  const r = resource as Resource & { readonly resource: Any };
+  return writePlain(out, at, r.version, r.resource, r.name);
+}
+
+/** A resource left to protobuf-es, as a message of the list's schema (`Resource` when given by its parts). */
+function asMessage(schema: DescMessage, resource: ResponseResource): Message {
+  if (!isParts(resource)) return resource;
+  return create(schema, { name: resource.name, version: String(resource.version), resource: resource.any } as never);
 }
 
 const RESOURCES_FIELD = 2;
@@ -137,17 +170,21 @@ const RESOURCES_FIELD = 2;
 function encodeHead(
   before: Uint8Array,
   schema: DescMessage,
-  resources: readonly Message[],
+  resources: readonly ResponseResource[],
   after: Uint8Array,
 ): Uint8Array {
   const sizes: number[] = [];
   const byProtobufEs: (Uint8Array | undefined)[] = [];
   let total = before.length + after.length;
+  const partsAllowed = schema.typeName === "envoy.service.discovery.v3.Resource";
   for (const resource of resources) {
+    if (!partsAllowed && isParts(resource)) {
+      throw new TypeError(`${schema.typeName} resources cannot be given by the parts of a Resource`);
+    }
     let size = shapeSize(resource);
     let bytes: Uint8Array | undefined;
     if (size === undefined) {
-      bytes = toBinary(schema, resource);
+      bytes = toBinary(schema, asMessage(schema, resource));
       size = bytes.length;
     }
     sizes.push(size);
@@ -163,10 +200,8 @@ function encodeHead(
     if (bytes) {
       out.set(bytes, at);
       at += bytes.length;
-    } else if (resource.$typeName === "google.protobuf.Any") {
-      at = writeAny(out, at, resource as Any);
     } else {
-      at = writePlain(out, at, resource as Resource & { readonly resource: Any });
+      at = writeShape(out, at, resource);
     }
   });
   out.set(after, at);
@@ -178,7 +213,8 @@ function encodeHead(
 /** A response schema's fields in field number order, cut around `resources` and the nonce. */
 interface Layout {
   readonly before: readonly string[];
-  readonly resources: { readonly localName: string; readonly message: DescMessage };
+  /** The schema of `resources`' elements. */
+  readonly resourceSchema: DescMessage;
   readonly between: readonly string[];
   readonly after: readonly string[];
 }
@@ -193,12 +229,17 @@ function layoutOf(schema: ResponseSchema): Layout {
     const nonceAt = names.indexOf("nonce");
     const resourcesAt = fields.findIndex((field) => field.number === RESOURCES_FIELD);
     const resources = fields[resourcesAt];
-    if (resources?.fieldKind !== "list" || resources.listKind !== "message" || resourcesAt > nonceAt) {
-      throw new Error(`${schema.typeName}: field 2 is not a repeated message before the nonce`);
+    if (
+      resources?.fieldKind !== "list" ||
+      resources.listKind !== "message" ||
+      resources.localName !== "resources" ||
+      resourcesAt > nonceAt
+    ) {
+      throw new Error(`${schema.typeName}: field 2 is not a repeated message \`resources\` before the nonce`);
     }
     layout = {
       before: names.slice(0, resourcesAt),
-      resources,
+      resourceSchema: resources.message,
       between: names.slice(resourcesAt + 1, nonceAt),
       after: names.slice(nonceAt + 1),
     };
@@ -207,14 +248,20 @@ function layoutOf(schema: ResponseSchema): Layout {
   return layout;
 }
 
-/** Encodes `message` (its nonce is ignored) as the body every stream sending it shares. */
-export function encodeBody<S extends ResponseSchema>(schema: S, message: MessageShape<S>): EncodedBody {
+/**
+ * Encodes `message` (its nonce is ignored) as the body every stream sending it shares; with `resources`, those in
+ * place of the message's own.
+ */
+export function encodeBody<S extends ResponseSchema>(
+  schema: S,
+  message: MessageShape<S>,
+  resources: readonly ResponseResource[] = message.resources,
+): EncodedBody {
   const layout = layoutOf(schema);
-  const resources = (message as unknown as Record<string, readonly Message[]>)[layout.resources.localName] ?? [];
   return {
     head: encodeHead(
       encodeFields(schema, message, layout.before),
-      layout.resources.message,
+      layout.resourceSchema,
       resources,
       encodeFields(schema, message, layout.between),
     ),

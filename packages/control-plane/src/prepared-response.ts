@@ -1,4 +1,4 @@
-import { create, type MessageShape } from "@bufbuild/protobuf";
+import { create, type Message, type MessageShape } from "@bufbuild/protobuf";
 import { type Any, anyPack } from "@bufbuild/protobuf/wkt";
 import {
   type DeltaDiscoveryResponse,
@@ -10,7 +10,7 @@ import {
   ResourceErrorSchema,
   ResourceSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { type EncodedBody, encodeBody } from "./encoded-response.js";
+import { type EncodedBody, encodeBody, type ResponseResource } from "./encoded-response.js";
 import type { ErrorEntry, ResourceEntry } from "./entry.js";
 
 /** What a response says, short of the nonce: the message and the names its hook event lists. */
@@ -26,10 +26,10 @@ export interface ResponseParts {
 }
 
 /**
- * A response built once for every stream that sends it: the message and its bytes are made on first use. The bulk
- * of the bytes (the head, with the resources) is held weakly: the writes of a fan-out keep it alive while they wait
- * for the connections, and a stream that comes after they are all gone encodes it again. An idle server keeps no
- * encoded responses.
+ * A response built once for every stream that sends it: its bytes made on first use, the message only if a hook
+ * reads it. The bulk of the bytes (the head, with the resources) is held weakly: the writes of a fan-out keep it
+ * alive while they wait for the connections, and a stream that comes after they are all gone encodes it again. An
+ * idle server keeps no encoded responses.
  */
 export interface PreparedResponse extends ResponseParts {
   readonly body: EncodedBody;
@@ -37,10 +37,18 @@ export interface PreparedResponse extends ResponseParts {
 
 type ResponseSchema = typeof DiscoveryResponseSchema | typeof DeltaDiscoveryResponseSchema;
 
+/** A response's resources: as they are written (encoded-response.ts), and as messages for the hooks. */
+export interface PreparedResources {
+  readonly wire: readonly ResponseResource[];
+  messages(): Message[];
+}
+
+/** `envelope`: the response without its resources (nor nonce). */
 export function prepareResponse<S extends ResponseSchema>(
   schema: S,
   parts: Omit<ResponseParts, "message">,
-  build: () => MessageShape<S>,
+  envelope: MessageShape<S>,
+  resources: PreparedResources,
 ): PreparedResponse {
   let message: MessageShape<S> | undefined;
   let head: WeakRef<Uint8Array> | undefined;
@@ -48,13 +56,13 @@ export function prepareResponse<S extends ResponseSchema>(
   return {
     ...parts,
     get message() {
-      message ??= build();
+      message ??= { ...envelope, resources: resources.messages() } as MessageShape<S>;
       return message;
     },
     get body() {
       const bytes = head?.deref();
       if (bytes && tail) return { head: bytes, tail };
-      const encoded = encodeBody(schema, this.message as MessageShape<S>);
+      const encoded = encodeBody(schema, envelope, resources.wire);
       head = new WeakRef(encoded.head);
       tail = encoded.tail;
       return encoded;
@@ -84,6 +92,11 @@ export function anyFor(entry: ResourceEntry, wrapResources: boolean): Any {
     wrappedAnys.set(entry, wrapped);
   }
   return wrapped;
+}
+
+/** A delta response's resource as written: by its parts in the plain shape (no message built), else wrapped. */
+export function deltaWireResource(entry: ResourceEntry): ResponseResource {
+  return entry.variant === undefined && !entry.doNotCache ? entry : resourceFor(entry);
 }
 
 /**

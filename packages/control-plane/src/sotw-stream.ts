@@ -134,6 +134,7 @@ export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, 
     const content = () => {
       const resources = distinctEntries(sent.resources);
       const errors = distinctEntries(sent.errors);
+      const anys = resources.map((entry) => anyFor(entry, wrapResources));
       return prepareResponse(
         DiscoveryResponseSchema,
         {
@@ -143,14 +144,13 @@ export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, 
           errorNames: errors.map(entryLabel),
           removedNames: [],
         },
-        () =>
-          create(DiscoveryResponseSchema, {
-            versionInfo,
-            typeUrl,
-            resources: resources.map((entry) => anyFor(entry, wrapResources)),
-            resourceErrors: toResourceErrors(errors),
-            ...(controlPlane ? { controlPlane } : {}),
-          }),
+        create(DiscoveryResponseSchema, {
+          versionInfo,
+          typeUrl,
+          resourceErrors: toResourceErrors(errors),
+          ...(controlPlane ? { controlPlane } : {}),
+        }),
+        { wire: anys, messages: () => anys },
       );
     };
     return { send, content, next: () => heldAfter(holds, sent) };

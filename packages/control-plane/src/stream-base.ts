@@ -16,7 +16,7 @@ import { type ChangedVariants, concerns } from "./change-scope.js";
 import { type WireMessage, wholeMessage, withNonce } from "./encoded-response.js";
 import type { GrpcServerCall } from "./grpc-call.js";
 import { EMPTY_HELD, type HeldState, heldVersion } from "./held-state.js";
-import type { HookEventInit, ResponseEventInit, StreamCloseReason, StreamKind } from "./hook-events.js";
+import type { ResponseDelivery, ResponseEventInit, StreamCloseReason, StreamKind } from "./hook-events.js";
 import type { HooksImpl, InjectedResponse } from "./hooks.js";
 import type { PeerIdentity } from "./identity.js";
 import { checkNode, InvalidRequestError, type ServerLimits, undecodable } from "./limits.js";
@@ -67,13 +67,15 @@ export interface AdsStream {
   end(code: number | undefined, reason: StreamCloseReason, message: string): void;
 }
 
-/** A response built for one stream: its bytes and the event that reports it. */
+/** A response built for one stream: its bytes and the events that report it. */
 export interface Outgoing {
   readonly typeUrl: string;
   readonly nonce: string;
   readonly versionInfo: string;
+  readonly resourceCount: number;
   readonly wire: WireMessage;
-  readonly event: ResponseEventInit;
+  /** The hook event of one delivery; its `response` message is built when read (most servers have no listener). */
+  event(delivery: ResponseDelivery): ResponseEventInit;
 }
 
 /** What both protocols keep per type. */
@@ -285,7 +287,7 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
       state.withheld = undefined;
       this.#write(state, out);
       if (this.#closed) return;
-      this.host.hooks.emit({ ...out.event, delivery: "sent" } as HookEventInit);
+      this.host.hooks.emit(out.event("sent"));
     }
   }
 
@@ -359,21 +361,36 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
 
   /** A response for the wire and the hooks: `parts` with this stream's nonce. */
   protected outgoing(parts: ResponseParts, nonce: string, wire: WireMessage): Outgoing {
-    const event = {
-      type: "response",
-      kind: this.kind,
-      streamId: this.id,
-      node: this.node,
+    const { kind, id: streamId, node } = this;
+    let response: ResponseParts["message"] | undefined;
+    const responseOf = () => {
+      response ??= parts.message.nonce === nonce ? parts.message : { ...parts.message, nonce };
+      return response;
+    };
+    return {
       typeUrl: parts.typeUrl,
       nonce,
       versionInfo: parts.versionInfo,
-      resourceNames: parts.resourceNames,
-      errorNames: parts.errorNames,
-      ...(this.kind === "delta" ? { removedNames: parts.removedNames } : {}),
-      response: parts.message.nonce === nonce ? parts.message : { ...parts.message, nonce },
-      delivery: "sent",
-    } as Outgoing["event"];
-    return { typeUrl: parts.typeUrl, nonce, versionInfo: parts.versionInfo, wire, event };
+      resourceCount: parts.resourceNames.length,
+      wire,
+      event: (delivery) =>
+        ({
+          type: "response",
+          kind,
+          streamId,
+          node,
+          typeUrl: parts.typeUrl,
+          nonce,
+          versionInfo: parts.versionInfo,
+          resourceNames: parts.resourceNames,
+          errorNames: parts.errorNames,
+          ...(kind === "delta" ? { removedNames: parts.removedNames } : {}),
+          get response() {
+            return responseOf();
+          },
+          delivery,
+        }) as ResponseEventInit,
+    };
   }
 
   /** What `streams()` shows of a type, in both protocols. */
@@ -453,15 +470,16 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     state.lastNonce = out.nonce;
     state.lastVersion = out.versionInfo;
     if (this.logger.isEnabled("trace")) {
-      const count = out.event.resourceNames.length;
-      this.logger.trace(`response ${out.typeUrl} version ${out.versionInfo} nonce ${out.nonce}: ${count} resources`);
+      this.logger.trace(
+        `response ${out.typeUrl} version ${out.versionInfo} nonce ${out.nonce}: ${out.resourceCount} resources`,
+      );
     }
     const delivery = this.host.hooks.route(this.id, out.typeUrl);
     if (delivery === "held") state.withheld = out;
     else if (delivery === "sent") this.#write(state, out);
     if (this.#closed) return;
     // A dropped response counts as sent and is not waited for: like a lost message, nothing asks for it again.
-    this.host.hooks.emit({ ...out.event, delivery } as HookEventInit);
+    this.host.hooks.emit(out.event(delivery));
   }
 
   #write(state: State, out: Outgoing): void {
