@@ -73,7 +73,7 @@ export function heldFromInitialVersions(versions: Readonly<Record<string, string
   };
 }
 
-/** What a response carried, per subscription. */
+/** What a response carried, per subscription: each subscription (slot key) at most once in `resources`. */
 export interface SentBySlot {
   /** `replace`: the client holds nothing else (a SotW full-state response lists everything). */
   readonly replace: boolean;
@@ -89,13 +89,20 @@ export interface SentBySlot {
 export function heldAfter(held: HeldState, sent: SentBySlot): HeldState {
   const notFound = sent.notFound ?? [];
   const gone = [...notFound, ...(sent.forgotten ?? [])];
-  const resources = (sent.replace ? LayeredMap.empty<HeldValue>() : held.resources).with(
-    [
-      ...sent.resources.map(([key, entry]) => [key, heldValueOf(entry)] as const),
-      ...notFound.map((key) => [key, NOT_FOUND_SENT] as const),
-    ],
-    [...sent.errors.map(([key]) => key), ...(sent.forgotten ?? [])],
-  );
+  const set = [
+    ...sent.resources.map(([key, entry]) => [key, heldValueOf(entry)] as const),
+    ...notFound.map((key) => [key, NOT_FOUND_SENT] as const),
+  ];
+  // A full-state response is applied as changes too (a re-push with one resource changed changes one), then what it
+  // does not list is dropped: with every listed subscription held, the sizes tell whether anything else is.
+  let resources = held.resources.with(set, [...sent.errors.map(([key]) => key), ...(sent.forgotten ?? [])]);
+  if (sent.replace && resources.size !== set.length) {
+    const listed = new Set(set.map(([key]) => key));
+    resources = resources.with(
+      [],
+      [...resources.keys()].filter((key) => !listed.has(key)),
+    );
+  }
   const errors = held.errors.with(
     sent.errors.map(([key, entry]) => [key, heldValueOf(entry)] as const),
     [...sent.resources.map(([key]) => key), ...gone],

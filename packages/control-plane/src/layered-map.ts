@@ -1,4 +1,6 @@
 const GONE: unique symbol = Symbol("gone");
+/** The top of a map without changes of its own (never written to). */
+const NO_CHANGES: ReadonlyMap<string, never> = new Map<string, never>();
 
 /**
  * An immutable map from names that shares a flat base with the maps it was made from and keeps its own changes in a
@@ -23,7 +25,7 @@ export class LayeredMap<V> implements ReadonlyMap<string, V> {
 
   static of<V>(entries: Iterable<readonly [string, V]>): LayeredMap<V> {
     const base = new Map(entries);
-    return new LayeredMap(base, new Map(), base.size);
+    return new LayeredMap(base, NO_CHANGES, base.size);
   }
 
   get(name: string): V | undefined {
@@ -38,32 +40,48 @@ export class LayeredMap<V> implements ReadonlyMap<string, V> {
     return this.#base.has(name);
   }
 
-  /** A copy with `set` set and `remove` removed (a name in both ends up removed); this map when nothing changes. */
-  with(set: Iterable<readonly [string, V]>, remove: Iterable<string> = []): LayeredMap<V> {
-    const top = new Map(this.#top);
+  /**
+   * A copy with `set` set and `remove` removed (a name in both ends up removed); this map when nothing changes. The
+   * changes go in a top layer while they are few; once they outgrow an eighth of the base, in a flat copy.
+   */
+  with(set: readonly (readonly [string, V])[], remove: readonly string[] = []): LayeredMap<V> {
+    const limit = (this.#base.size + 64) / 8;
+    let top: Map<string, V | typeof GONE> | undefined;
+    let flat: Map<string, V> | undefined;
+    let size = this.size;
     const current = (name: string): V | typeof GONE => {
-      const value = top.get(name);
+      if (flat) return flat.has(name) ? (flat.get(name) as V) : GONE;
+      const value = (top ?? this.#top).get(name);
       if (value !== undefined) return value;
       return this.#base.has(name) ? (this.#base.get(name) as V) : GONE;
     };
-    let size = this.size;
-    let changed = false;
-    for (const [name, value] of set) {
+    const put = (name: string, value: V | typeof GONE): void => {
+      if (flat) {
+        if (value === GONE) flat.delete(name);
+        else flat.set(name, value);
+        return;
+      }
+      top ??= new Map(this.#top);
+      top.set(name, value);
+      if (top.size > limit) flat = flatten(this.#base, top);
+    };
+    // Indexed loops: this runs once per response plan, mostly before the optimizing compiler gets to it, and an
+    // unoptimized for-of with destructuring allocates per element.
+    for (let i = 0; i < set.length; i++) {
+      const [name, value] = set[i] as readonly [string, V];
       const before = current(name);
       if (before === value) continue;
       if (before === GONE) size++;
-      top.set(name, value);
-      changed = true;
+      put(name, value);
     }
-    for (const name of remove) {
+    for (let i = 0; i < remove.length; i++) {
+      const name = remove[i] as string;
       if (current(name) === GONE) continue;
       size--;
-      top.set(name, GONE);
-      changed = true;
+      put(name, GONE);
     }
-    if (!changed) return this;
-    const next = new LayeredMap(this.#base, top, size);
-    return top.size * 8 > this.#base.size + 64 ? LayeredMap.of(next) : next;
+    if (flat) return new LayeredMap(flat, NO_CHANGES, size);
+    return top ? new LayeredMap(this.#base, top, size) : this;
   }
 
   *entries(): MapIterator<[string, V]> {
@@ -90,6 +108,16 @@ export class LayeredMap<V> implements ReadonlyMap<string, V> {
   forEach(callback: (value: V, name: string, map: ReadonlyMap<string, V>) => void): void {
     for (const [name, value] of this.entries()) callback(value, name, this);
   }
+}
+
+/** `base` with `top` applied, in iteration order: the base's names in place, then names new in the top. */
+function flatten<V>(base: ReadonlyMap<string, V>, top: ReadonlyMap<string, V | typeof GONE>): Map<string, V> {
+  const flat = new Map(base);
+  for (const [name, value] of top) {
+    if (value === GONE) flat.delete(name);
+    else flat.set(name, value);
+  }
+  return flat;
 }
 
 const EMPTY: LayeredMap<unknown> = LayeredMap.of([]);
