@@ -73,8 +73,11 @@ export interface VariantCandidate {
  */
 export class VariantGroup {
   readonly name: string;
-  /** Canonical text -> entry, "" for the unconstrained variant; in the order the entries were last set. */
-  readonly #byText = new Map<string, Entry>();
+  /**
+   * The entries by canonical text ("" for the unconstrained variant), in the order they were last set: the one entry
+   * itself while there is only one (most names have one variant: no Map per name), else a Map.
+   */
+  #entries: Entry | Map<string, Entry> | undefined;
   /** Built while the name has a constrained variant; without, the unconstrained entry is every subscription's. */
   #index: VariantIndex<Entry> | undefined;
   #overlapping = false;
@@ -84,7 +87,8 @@ export class VariantGroup {
   }
 
   get size(): number {
-    return this.#byText.size;
+    const entries = this.#entries;
+    return entries === undefined ? 0 : entries instanceof Map ? entries.size : 1;
   }
 
   /**
@@ -98,34 +102,47 @@ export class VariantGroup {
 
   /** The entry of the variant with this canonical text ("" for the unconstrained one). */
   get(text: string): Entry | undefined {
-    return this.#byText.get(text);
+    const entries = this.#entries;
+    if (entries instanceof Map) return entries.get(text);
+    return entries !== undefined && textOf(entries) === text ? entries : undefined;
   }
 
   values(): IterableIterator<Entry> {
-    return this.#byText.values();
+    const entries = this.#entries;
+    if (entries instanceof Map) return entries.values();
+    return (entries === undefined ? [] : [entries]).values();
   }
 
   /** Whether a resource (not only errors) is published under the name. */
   hasResource(): boolean {
-    for (const entry of this.#byText.values()) if (entry.kind === "resource") return true;
+    for (const entry of this.values()) if (entry.kind === "resource") return true;
     return false;
   }
 
   /** The variant a subscription with these parameters gets (none: a subscription by name), if any. */
   choose(params: Params | undefined): Entry | undefined {
-    if (this.#index === undefined) return this.#byText.get("");
+    if (this.#index === undefined) return this.get("");
     return this.#index.select(params ?? NO_PARAMETERS)?.variant.value;
   }
 
   /** Adds or replaces the entry of its variant (the caller checked overlaps). */
   set(entry: Entry): void {
-    const text = entry.variant?.text ?? "";
-    this.#byText.delete(text);
-    this.#byText.set(text, entry);
+    const text = textOf(entry);
+    const entries = this.#entries;
+    if (entries === undefined || (!(entries instanceof Map) && textOf(entries) === text)) this.#entries = entry;
+    else if (entries instanceof Map) {
+      entries.delete(text);
+      entries.set(text, entry);
+    } else {
+      this.#entries = new Map([
+        [textOf(entries), entries],
+        [text, entry],
+      ]);
+    }
     if (this.#index !== undefined) this.#index.add(entry.variant?.constraints ?? TRUE, entry);
     else if (entry.variant !== undefined) {
       const index = createVariantIndex<Entry>();
-      for (const e of this.#byText.values()) index.add(e.variant?.constraints ?? TRUE, e);
+      for (const e of this.values()) index.add(e.variant?.constraints ?? TRUE, e);
       this.#index = index;
     }
   }
@@ -135,10 +152,15 @@ export class VariantGroup {
    * (false when `settleOverlaps` follows).
    */
   delete(text: string, recheck = true): Entry | undefined {
-    const entry = this.#byText.get(text);
+    const entry = this.get(text);
     if (entry === undefined) return undefined;
-    this.#byText.delete(text);
-    if (this.#byText.size === 0 || (this.#byText.size === 1 && this.#byText.has(""))) this.#index = undefined;
+    const entries = this.#entries;
+    if (entries instanceof Map) {
+      entries.delete(text);
+      if (entries.size === 1) this.#entries = entries.values().next().value;
+    } else this.#entries = undefined;
+    const only = this.#entries;
+    if (only === undefined || (!(only instanceof Map) && only.variant === undefined)) this.#index = undefined;
     else this.#index?.remove(entry.variant?.constraints ?? TRUE);
     if (recheck && this.#overlapping) this.#overlapping = findOverlaps(this.#candidates()).length > 0;
     return entry;
@@ -159,12 +181,12 @@ export class VariantGroup {
     // A new version of a variant keeps its constraints: only new constraints, or a variant taking back its
     // permission, can make a new overlap.
     const changesShape = incoming.some((c) => {
-      const existing = this.#byText.get(c.variant?.text ?? "");
+      const existing = this.get(c.variant?.text ?? "");
       return replaceAll || existing === undefined || (existing.allowOverlap && !c.allowOverlap);
     });
     if (!changesShape) return undefined;
     const texts = new Set(incoming.map((c) => c.variant?.text ?? ""));
-    const kept = replaceAll ? [] : [...this.#byText.values()].filter((e) => !texts.has(e.variant?.text ?? ""));
+    const kept = replaceAll ? [] : [...this.values()].filter((e) => !texts.has(textOf(e)));
     if (kept.length + incoming.length < 2) return false;
     const items = [
       ...incoming.map((c) => ({ ...toItem(c), incoming: true })),
@@ -184,9 +206,12 @@ export class VariantGroup {
   }
 
   #candidates(): { constraints: Expr }[] {
-    return [...this.#byText.values()].map((e) => ({ constraints: e.variant?.constraints ?? TRUE }));
+    return [...this.values()].map((e) => ({ constraints: e.variant?.constraints ?? TRUE }));
   }
 }
+
+/** An entry's key in its group: its canonical constraints, "" for the unconstrained variant. */
+const textOf = (entry: Entry): string => entry.variant?.text ?? "";
 
 function toItem(c: VariantCandidate) {
   return {
