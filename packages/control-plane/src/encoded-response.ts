@@ -177,7 +177,8 @@ function encodeHead(
   const byProtobufEs: (Uint8Array | undefined)[] = [];
   let total = before.length + after.length;
   const partsAllowed = schema.typeName === "envoy.service.discovery.v3.Resource";
-  for (const resource of resources) {
+  for (let i = 0; i < resources.length; i++) {
+    const resource = resources[i] as ResponseResource;
     if (!partsAllowed && isParts(resource)) {
       throw new TypeError(`${schema.typeName} resources cannot be given by the parts of a Resource`);
     }

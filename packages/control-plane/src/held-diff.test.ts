@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { expect, test } from "vitest";
 import { asSets, NOTHING } from "../test/held-sets.js";
 import type { Entry, VariantRef } from "./entry.js";
-import { diffHeld } from "./held-diff.js";
+import { diffHeld, distinctEntries, fullState } from "./held-diff.js";
 import {
   EMPTY_HELD,
   type HeldState,
@@ -158,6 +158,40 @@ test("the diff from the names changed since a settled state equals the full diff
         const logged = [...new Set([...changedNames, ...extra])];
         if (reorder) logged.reverse();
         expect(asSets(diffHeld(settled, sub, entries1, logged))).toEqual(asSets(diffHeld(settled, sub, entries1)));
+      },
+    ),
+    { numRuns: 1000 },
+  );
+}, 60_000);
+
+test("every list a response is made from gives a name's subscriptions together, and distinctEntries dedupes it as a Set would", () => {
+  const check = (list: readonly (readonly [string, Entry])[]): void => {
+    const names = list.map(([, entry]) => entry.name);
+    // Together: once a name's run ends, the name does not come back.
+    const ended = new Set<string>();
+    names.forEach((name, i) => {
+      expect(ended.has(name)).toBe(false);
+      if (names[i + 1] !== name) ended.add(name);
+    });
+    expect(distinctEntries(list)).toEqual([...new Set(list.map(([, entry]) => entry))]);
+  };
+  fc.assert(
+    fc.property(
+      holds,
+      subscription,
+      slots,
+      fc.uniqueArray(fc.constantFrom(...NAMES), { maxLength: 5 }),
+      (start, subInit, state, changed) => {
+        const sub = subscriptionOf(subInit);
+        const entries = entriesOf(state);
+        const held = heldPruned(start, sub);
+        for (const diff of [diffHeld(held, sub, entries), diffHeld(held, sub, entries, changed)]) {
+          check(diff.changed);
+          check(diff.errors);
+        }
+        const full = fullState(held, sub, entries);
+        check(full.resources);
+        check(full.errors);
       },
     ),
     { numRuns: 1000 },

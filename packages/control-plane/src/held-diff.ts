@@ -183,7 +183,9 @@ export function fullState(holds: HeldState, sub: TypeSubscription, entries: Grou
     else for (const slot of sub.slotsOf(name)) add(slot.key, slot.explicit, group.choose(slot.params));
   };
   if (sub.wildcard) {
-    for (const [name, group] of entries ?? []) visit(name, group);
+    // forEach rather than for-of: this runs on few calls over many names, mostly unoptimized, where each step of a
+    // Map iterator with destructuring allocates.
+    entries?.forEach((group, name) => visit(name, group));
   } else {
     for (const name of sub.names()) {
       const group = entries?.get(name);
@@ -193,8 +195,20 @@ export function fullState(holds: HeldState, sub: TypeSubscription, entries: Grou
   return { resources, errors, differs: differs || errors.length > 0 || resources.length !== holds.resources.size };
 }
 
-/** The distinct entries of a per-subscription list, in order: what goes on the wire. */
+/**
+ * The distinct entries of a per-subscription list, in order: what goes on the wire. Lists from `diffHeld` and
+ * `fullState` give a name's subscriptions one after another (held-diff.test.ts checks it), and one entry is one name's,
+ * so a repeat can only be within the run of its name: only that run is searched, not a set of every entry.
+ */
 export function distinctEntries<E extends Entry>(bySlot: readonly (readonly [string, E])[]): E[] {
-  if (bySlot.length < 2) return bySlot.map(([, entry]) => entry);
-  return [...new Set(bySlot.map(([, entry]) => entry))];
+  const out: E[] = [];
+  let run = 0;
+  for (let i = 0; i < bySlot.length; i++) {
+    const entry = (bySlot[i] as readonly [string, E])[1];
+    if (out.length > run && (out[run] as E).name !== entry.name) run = out.length;
+    let seen = false;
+    for (let j = run; j < out.length && !seen; j++) seen = out[j] === entry;
+    if (!seen) out.push(entry);
+  }
+  return out;
 }

@@ -90,22 +90,22 @@ export function heldAfter(held: HeldState, sent: SentBySlot): HeldState {
   const notFound = sent.notFound ?? [];
   const gone = [...notFound, ...(sent.forgotten ?? [])];
   const set = [
-    ...sent.resources.map(([key, entry]) => [key, heldValueOf(entry)] as const),
+    ...sent.resources.map((pair) => [pair[0], heldValueOf(pair[1])] as const),
     ...notFound.map((key) => [key, NOT_FOUND_SENT] as const),
   ];
   // A full-state response is applied as changes too (a re-push with one resource changed changes one), then what it
   // does not list is dropped: with every listed subscription held, the sizes tell whether anything else is.
-  let resources = held.resources.with(set, [...sent.errors.map(([key]) => key), ...(sent.forgotten ?? [])]);
+  let resources = held.resources.with(set, [...sent.errors.map((pair) => pair[0]), ...(sent.forgotten ?? [])]);
   if (sent.replace && resources.size !== set.length) {
-    const listed = new Set(set.map(([key]) => key));
+    const listed = new Set(set.map((pair) => pair[0]));
     resources = resources.with(
       [],
       [...resources.keys()].filter((key) => !listed.has(key)),
     );
   }
   const errors = held.errors.with(
-    sent.errors.map(([key, entry]) => [key, heldValueOf(entry)] as const),
-    [...sent.resources.map(([key]) => key), ...gone],
+    sent.errors.map((pair) => [pair[0], heldValueOf(pair[1])] as const),
+    [...sent.resources.map((pair) => pair[0]), ...gone],
   );
   return resources === held.resources && errors === held.errors ? held : { resources, errors };
 }

@@ -65,10 +65,12 @@ export class LayeredMap<V> implements ReadonlyMap<string, V> {
       top.set(name, value);
       if (top.size > limit) flat = flatten(this.#base, top);
     };
-    // Indexed loops: this runs once per response plan, mostly before the optimizing compiler gets to it, and an
-    // unoptimized for-of with destructuring allocates per element.
+    // Indexed loops, no destructuring: this runs once per response plan, mostly before the optimizing compiler gets
+    // to it, and unoptimized iteration allocates per element.
     for (let i = 0; i < set.length; i++) {
-      const [name, value] = set[i] as readonly [string, V];
+      const pair = set[i] as readonly [string, V];
+      const name = pair[0];
+      const value = pair[1];
       const before = current(name);
       if (before === value) continue;
       if (before === GONE) size++;
