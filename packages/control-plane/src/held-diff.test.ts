@@ -164,6 +164,26 @@ test("the diff from the names changed since a settled state equals the full diff
   );
 }, 60_000);
 
+test("the short path for names only the wildcard covers gives exactly what the general one gives", () => {
+  fc.assert(
+    fc.property(
+      holds,
+      subscription,
+      slots,
+      fc.uniqueArray(fc.constantFrom(...NAMES), { maxLength: 5 }),
+      (start, subInit, state, changed) => {
+        const sub = subscriptionOf({ ...subInit, wildcard: true });
+        const entries = entriesOf(state);
+        for (const held of [start, heldPruned(start, sub)]) {
+          expect(diffHeld(held, sub, entries, undefined, true)).toEqual(diffHeld(held, sub, entries, undefined, false));
+          expect(diffHeld(held, sub, entries, changed, true)).toEqual(diffHeld(held, sub, entries, changed, false));
+        }
+      },
+    ),
+    { numRuns: 2000 },
+  );
+}, 60_000);
+
 test("every list a response is made from gives a name's subscriptions together, and distinctEntries dedupes it as a Set would", () => {
   const check = (list: readonly (readonly [string, Entry])[]): void => {
     const names = list.map(([, entry]) => entry.name);

@@ -49,6 +49,8 @@ export function diffHeld(
   sub: TypeSubscription,
   entries: Grouped,
   changedNames?: readonly string[],
+  /** Internal, for the test that compares the two: names only the wildcard covers take the short path. */
+  coveredFastPath = true,
 ): HeldDiff {
   const diff = {
     changed: [] as (readonly [string, ResourceEntry])[],
@@ -57,8 +59,44 @@ export function diffHeld(
     notFound: [] as string[],
     forgotten: [] as string[],
   };
-  for (const name of changedNames ?? candidateNames(holds, sub, entries)) diffName(diff, holds, sub, name, entries);
+  for (const name of changedNames ?? candidateNames(holds, sub, entries)) {
+    // Most names of a wildcard subscription are ones the client did not name: one subscription, no parameters.
+    if (coveredFastPath && sub.wildcard && !sub.hasName(name)) diffCovered(diff, holds, name, entries?.get(name));
+    else diffName(diff, holds, sub, name, entries);
+  }
   return diff;
+}
+
+type MutableDiff = {
+  changed: (readonly [string, ResourceEntry])[];
+  errors: (readonly [string, ErrorEntry])[];
+  removed: Removal[];
+  notFound: string[];
+  forgotten: string[];
+};
+
+/**
+ * `diffName` for a name only the wildcard covers, without its slot and lists: the one subscription gets the
+ * unconstrained-parameters choice, never an error (TP3 errors go to explicit subscriptions), and what it held is
+ * removed unless it is what it gets now (held-diff.test.ts checks it against `diffName`).
+ */
+function diffCovered(diff: MutableDiff, holds: HeldState, name: string, group: VariantGroup | undefined): void {
+  const key = plainKey(name);
+  const choice = group?.choose(undefined);
+  if (choice?.kind === "error") return;
+  const heldResource = holds.resources.get(key);
+  let lost: Identity | undefined;
+  if (choice !== undefined) {
+    if (heldResource === heldValueOf(choice)) return;
+    diff.changed.push([key, choice]);
+    lost = identityOf(heldResource ?? holds.errors.get(key));
+    if (lost === (choice.variant ?? PLAIN)) return;
+  } else {
+    lost = identityOf(heldResource) ?? identityOf(holds.errors.get(key));
+    if (lost === undefined) return;
+    diff.forgotten.push(key);
+  }
+  if (lost !== undefined) diff.removed.push(lost === PLAIN ? { name, variant: undefined } : { name, variant: lost });
 }
 
 /** Every name a full comparison looks at: the type's names if wildcard, the names subscribed, the names held. */
@@ -86,19 +124,7 @@ function* candidateNames(holds: HeldState, sub: TypeSubscription, entries: Group
   }
 }
 
-function diffName(
-  diff: {
-    changed: (readonly [string, ResourceEntry])[];
-    errors: (readonly [string, ErrorEntry])[];
-    removed: Removal[];
-    notFound: string[];
-    forgotten: string[];
-  },
-  holds: HeldState,
-  sub: TypeSubscription,
-  name: string,
-  entries: Grouped,
-): void {
+function diffName(diff: MutableDiff, holds: HeldState, sub: TypeSubscription, name: string, entries: Grouped): void {
   const slots = sub.slotsOf(name);
   if (slots.length === 0) return;
   const group = entries?.get(name);
