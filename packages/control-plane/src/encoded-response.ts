@@ -104,10 +104,28 @@ const isParts = (resource: ResponseResource): resource is PlainResourceParts => 
 // an Any (SotW), and a delta `Resource` with only a version, the resource and a name (how this server sends one
 // unless it is a variant or not to be cached), as a message or by its parts. Anything else is left to protobuf-es.
 
+// The resources of a response nearly always share one type URL: its field is encoded once and copied.
+let lastTypeUrl = "";
+let lastTypeUrlField: Uint8Array = new Uint8Array(0);
+
+/** Field 1 of an Any, `type_url`, encoded. */
+function typeUrlField(typeUrl: string): Uint8Array {
+  if (typeUrl !== lastTypeUrl) {
+    const field = Buffer.allocUnsafe(stringSize(typeUrl));
+    writeString(field, 0, 1, typeUrl);
+    lastTypeUrl = typeUrl;
+    lastTypeUrlField = field;
+  }
+  return lastTypeUrlField;
+}
+
 /** Any: type_url = 1, value = 2. */
-const anySize = (any: Any): number => stringSize(any.typeUrl) + bytesSize(any.value);
-const writeAny = (out: Buffer, at: number, any: Any): number =>
-  writeBytes(out, writeString(out, at, 1, any.typeUrl), 2, any.value);
+const anySize = (any: Any): number => typeUrlField(any.typeUrl).length + bytesSize(any.value);
+function writeAny(out: Buffer, at: number, any: Any): number {
+  const field = typeUrlField(any.typeUrl);
+  out.set(field, at);
+  return writeBytes(out, at + field.length, 2, any.value);
+}
 const plainAny = (any: Any | undefined): any is Any => any !== undefined && (any as WithUnknown).$unknown === undefined;
 
 /** Whether a Resource message is the plain shape. */
