@@ -161,7 +161,7 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscover
       );
     };
     return {
-      send: diff.changed.length > 0 || diff.errors.length > 0 || removed.length > 0,
+      send: diff.changed.keys.length > 0 || diff.errors.keys.length > 0 || removed.length > 0,
       content,
       next: () =>
         heldAfter(holds, {

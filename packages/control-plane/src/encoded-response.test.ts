@@ -7,6 +7,7 @@ import {
   DeltaDiscoveryResponseSchema,
   type DiscoveryResponse,
   DiscoveryResponseSchema,
+  type Resource,
   ResourceSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import fc from "fast-check";
@@ -157,7 +158,7 @@ test("delta resources given by their parts are written as the Resource messages 
       fc.array(fc.oneof(partsOf, partsOf.map(message)), { maxLength: 6 }),
       nonce,
       (envelope, resources, nonce) => {
-        const whole = { ...envelope, resources: resources.map(message), nonce };
+        const whole = { ...envelope, resources: resources.map(message) as Resource[], nonce };
         const wire = withNonce(encodeBody(DeltaDiscoveryResponseSchema, envelope, resources), nonce);
         expect(joined(wire.parts)).toEqual(toBinary(DeltaDiscoveryResponseSchema, whole));
         expect(wire.size).toBe(toBinary(DeltaDiscoveryResponseSchema, whole).length);

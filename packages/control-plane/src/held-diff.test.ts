@@ -12,6 +12,7 @@ import { asSets, NOTHING } from "../test/held-sets.js";
 import type { Entry, VariantRef } from "./entry.js";
 import { diffHeld, distinctEntries, fullState } from "./held-diff.js";
 import {
+  type BySlot,
   EMPTY_HELD,
   type HeldState,
   type HeldValue,
@@ -185,15 +186,16 @@ test("the short path for names only the wildcard covers gives exactly what the g
 }, 60_000);
 
 test("every list a response is made from gives a name's subscriptions together, and distinctEntries dedupes it as a Set would", () => {
-  const check = (list: readonly (readonly [string, Entry])[]): void => {
-    const names = list.map(([, entry]) => entry.name);
+  const check = (list: BySlot<Entry>): void => {
+    expect(list.entries.length).toBe(list.keys.length);
+    const names = list.entries.map((entry) => entry.name);
     // Together: once a name's run ends, the name does not come back.
     const ended = new Set<string>();
     names.forEach((name, i) => {
       expect(ended.has(name)).toBe(false);
       if (names[i + 1] !== name) ended.add(name);
     });
-    expect(distinctEntries(list)).toEqual([...new Set(list.map(([, entry]) => entry))]);
+    expect(distinctEntries(list)).toEqual([...new Set(list.entries)]);
   };
   fc.assert(
     fc.property(

@@ -1,5 +1,5 @@
 import type { Entry, ErrorEntry, ResourceEntry, VariantRef } from "./entry.js";
-import { type HeldState, type HeldValue, heldValueOf, NOT_FOUND_SENT } from "./held-state.js";
+import { type BySlot, type HeldState, type HeldValue, heldValueOf, NOT_FOUND_SENT } from "./held-state.js";
 import { isPlainKey, nameOfPlainKey, plainKey, type TypeSubscription } from "./subscription.js";
 import type { VariantGroup } from "./variant-group.js";
 
@@ -9,12 +9,24 @@ export interface Removal {
   readonly variant: VariantRef | undefined;
 }
 
+interface BySlotBuilder<E extends Entry> extends BySlot<E> {
+  readonly keys: string[];
+  readonly entries: E[];
+}
+
+const bySlot = <E extends Entry>(): BySlotBuilder<E> => ({ keys: [], entries: [] });
+
+function add<E extends Entry>(list: BySlotBuilder<E>, key: string, entry: E): void {
+  list.keys.push(key);
+  list.entries.push(entry);
+}
+
 /** How what a client holds of a type differs from the type's resources, subscription by subscription. */
 export interface HeldDiff {
   /** Subscriptions (slot keys) and the resource each gets: one it does not hold at that version. */
-  readonly changed: readonly (readonly [string, ResourceEntry])[];
+  readonly changed: BySlot<ResourceEntry>;
   /** Explicit subscriptions and the error each gets instead (TP3 does not cover wildcards). */
-  readonly errors: readonly (readonly [string, ErrorEntry])[];
+  readonly errors: BySlot<ErrorEntry>;
   /**
    * For delta: variants the client holds that none of its subscriptions gets any more (replaced by another variant,
    * gone, or matching none), and names that do not exist for an explicit subscription that was never told so.
@@ -52,12 +64,12 @@ export function diffHeld(
   /** Internal, for the test that compares the two: names only the wildcard covers take the short path. */
   coveredFastPath = true,
 ): HeldDiff {
-  const diff = {
-    changed: [] as (readonly [string, ResourceEntry])[],
-    errors: [] as (readonly [string, ErrorEntry])[],
-    removed: [] as Removal[],
-    notFound: [] as string[],
-    forgotten: [] as string[],
+  const diff: MutableDiff = {
+    changed: bySlot(),
+    errors: bySlot(),
+    removed: [],
+    notFound: [],
+    forgotten: [],
   };
   for (const name of changedNames ?? candidateNames(holds, sub, entries)) {
     // Most names of a wildcard subscription are ones the client did not name: one subscription, no parameters.
@@ -67,13 +79,13 @@ export function diffHeld(
   return diff;
 }
 
-type MutableDiff = {
-  changed: (readonly [string, ResourceEntry])[];
-  errors: (readonly [string, ErrorEntry])[];
-  removed: Removal[];
-  notFound: string[];
-  forgotten: string[];
-};
+interface MutableDiff extends HeldDiff {
+  readonly changed: BySlotBuilder<ResourceEntry>;
+  readonly errors: BySlotBuilder<ErrorEntry>;
+  readonly removed: Removal[];
+  readonly notFound: string[];
+  readonly forgotten: string[];
+}
 
 /**
  * `diffName` for a name only the wildcard covers, without its slot and lists: the one subscription gets the
@@ -88,7 +100,7 @@ function diffCovered(diff: MutableDiff, holds: HeldState, name: string, group: V
   let lost: Identity | undefined;
   if (choice !== undefined) {
     if (heldResource === heldValueOf(choice)) return;
-    diff.changed.push([key, choice]);
+    add(diff.changed, key, choice);
     lost = identityOf(heldResource ?? holds.errors.get(key));
     if (lost === (choice.variant ?? PLAIN)) return;
   } else {
@@ -130,18 +142,18 @@ function diffName(diff: MutableDiff, holds: HeldState, sub: TypeSubscription, na
   const group = entries?.get(name);
   const choices = slots.map((slot) => group?.choose(slot.params));
   const lost: Identity[] = [];
-  const changedFrom = diff.changed.length;
+  const changedFrom = diff.changed.keys.length;
   slots.forEach((slot, i) => {
     const choice = choices[i];
     const heldResource = holds.resources.get(slot.key);
     const heldError = holds.errors.get(slot.key);
     if (choice?.kind === "resource") {
       if (heldResource === heldValueOf(choice)) return;
-      diff.changed.push([slot.key, choice]);
+      add(diff.changed, slot.key, choice);
       lose(lost, identityOf(heldResource ?? heldError));
     } else if (choice?.kind === "error") {
       if (!slot.explicit || heldError === heldValueOf(choice)) return;
-      diff.errors.push([slot.key, choice]);
+      add(diff.errors, slot.key, choice);
       lose(lost, identityOf(heldResource));
     } else {
       const held = identityOf(heldResource) ?? identityOf(heldError);
@@ -170,11 +182,11 @@ function diffName(diff: MutableDiff, holds: HeldState, sub: TypeSubscription, na
   }
   // Overlapping variants: a client picks among what a response carries, so it must carry what every subscription
   // of the name holds (variant-group.ts).
-  if (group?.overlapping && diff.changed.length > changedFrom) {
-    const sent = new Set(diff.changed.slice(changedFrom).map(([key]) => key));
+  if (group?.overlapping && diff.changed.keys.length > changedFrom) {
+    const sent = new Set(diff.changed.keys.slice(changedFrom));
     slots.forEach((slot, i) => {
       const choice = choices[i];
-      if (choice?.kind === "resource" && !sent.has(slot.key)) diff.changed.push([slot.key, choice]);
+      if (choice?.kind === "resource" && !sent.has(slot.key)) add(diff.changed, slot.key, choice);
     });
   }
 }
@@ -185,28 +197,28 @@ function lose(lost: Identity[], identity: Identity | undefined): void {
 
 /** What a SotW full-state response lists: every subscription's resource, and the errors the client does not hold. */
 export interface FullState {
-  readonly resources: readonly (readonly [string, ResourceEntry])[];
-  readonly errors: readonly (readonly [string, ErrorEntry])[];
+  readonly resources: BySlot<ResourceEntry>;
+  readonly errors: BySlot<ErrorEntry>;
   /** Whether the client holds anything else than `resources`, or lacks an error. */
   readonly differs: boolean;
 }
 
 export function fullState(holds: HeldState, sub: TypeSubscription, entries: Grouped): FullState {
-  const resources: (readonly [string, ResourceEntry])[] = [];
-  const errors: (readonly [string, ErrorEntry])[] = [];
+  const resources = bySlot<ResourceEntry>();
+  const errors = bySlot<ErrorEntry>();
   let differs = false;
-  const add = (key: string, explicit: boolean, choice: Entry | undefined): void => {
+  const list = (key: string, explicit: boolean, choice: Entry | undefined): void => {
     if (choice?.kind === "resource") {
-      resources.push([key, choice]);
+      add(resources, key, choice);
       if (!differs && holds.resources.get(key) !== heldValueOf(choice)) differs = true;
     } else if (choice?.kind === "error" && explicit && holds.errors.get(key) !== heldValueOf(choice)) {
-      errors.push([key, choice]);
+      add(errors, key, choice);
     }
   };
   const visit = (name: string, group: VariantGroup): void => {
     // The common case, a name the wildcard covers and the client did not name, without allocating its slot.
-    if (!sub.hasName(name)) add(plainKey(name), false, group.choose(undefined));
-    else for (const slot of sub.slotsOf(name)) add(slot.key, slot.explicit, group.choose(slot.params));
+    if (!sub.hasName(name)) list(plainKey(name), false, group.choose(undefined));
+    else for (const slot of sub.slotsOf(name)) list(slot.key, slot.explicit, group.choose(slot.params));
   };
   if (sub.wildcard) {
     // forEach rather than for-of: this runs on few calls over many names, mostly unoptimized, where each step of a
@@ -218,7 +230,11 @@ export function fullState(holds: HeldState, sub: TypeSubscription, entries: Grou
       if (group) visit(name, group);
     }
   }
-  return { resources, errors, differs: differs || errors.length > 0 || resources.length !== holds.resources.size };
+  return {
+    resources,
+    errors,
+    differs: differs || errors.keys.length > 0 || resources.keys.length !== holds.resources.size,
+  };
 }
 
 /**
@@ -226,11 +242,11 @@ export function fullState(holds: HeldState, sub: TypeSubscription, entries: Grou
  * `fullState` give a name's subscriptions one after another (held-diff.test.ts checks it), and one entry is one name's,
  * so a repeat can only be within the run of its name: only that run is searched, not a set of every entry.
  */
-export function distinctEntries<E extends Entry>(bySlot: readonly (readonly [string, E])[]): E[] {
+export function distinctEntries<E extends Entry>(list: BySlot<E>): E[] {
   const out: E[] = [];
   let run = 0;
-  for (let i = 0; i < bySlot.length; i++) {
-    const entry = (bySlot[i] as readonly [string, E])[1];
+  for (let i = 0; i < list.entries.length; i++) {
+    const entry = list.entries[i] as E;
     if (out.length > run && (out[run] as E).name !== entry.name) run = out.length;
     let seen = false;
     for (let j = run; j < out.length && !seen; j++) seen = out[j] === entry;

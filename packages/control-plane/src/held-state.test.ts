@@ -18,6 +18,7 @@ const version = fc.integer({ min: 1, max: 4 });
 const resource = (name: string, v: number) =>
   ({ kind: "resource", name, version: v, variant: undefined }) as ResourceEntry;
 const error = (name: string, v: number) => ({ kind: "error", name, version: v, variant: undefined }) as ErrorEntry;
+const EMPTY = { keys: [], entries: [] };
 
 /** A held state, built by layering edits so that bases and tops both occur. */
 const held: fc.Arbitrary<HeldState> = fc
@@ -28,20 +29,24 @@ const held: fc.Arbitrary<HeldState> = fc
     ),
     { minLength: 1, maxLength: 3 },
   )
-  .chain((layers) =>
-    fc.constant(
-      layers.reduce<HeldState>(
-        (state, [keys, versions]) => ({
+  .map((layers) =>
+    layers.reduce<HeldState>(
+      (state, [keys, versions]) => {
+        const resourceKeys = keys.filter((_, i) => i % 3 !== 0);
+        const errorKeys = keys.filter((_, i) => i % 3 === 0);
+        return {
           resources: state.resources.with(
-            keys
-              .filter((_, i) => i % 3 !== 0)
-              .map((k, i) => [k, versions[i] === 4 ? NOT_FOUND_SENT : (versions[i] as number)]),
+            resourceKeys,
+            resourceKeys.map((_, i) => (versions[i] === 4 ? NOT_FOUND_SENT : (versions[i] as number))),
             keys.filter((_, i) => i % 5 === 0),
           ),
-          errors: state.errors.with(keys.filter((_, i) => i % 3 === 0).map((k, i) => [k, versions[i] as number])),
-        }),
-        { resources: LayeredMap.empty<HeldValue>(), errors: LayeredMap.empty<HeldValue>() },
-      ),
+          errors: state.errors.with(
+            errorKeys,
+            errorKeys.map((_, i) => versions[i] as number),
+          ),
+        };
+      },
+      { resources: LayeredMap.empty<HeldValue>(), errors: LayeredMap.empty<HeldValue>() },
     ),
   );
 
@@ -53,15 +58,19 @@ const sent: fc.Arbitrary<SentBySlot> = fc
     fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), version), { minLength: 30, maxLength: 30 }),
   )
   .map(([replace, keys, picks]) => {
-    const resources: [string, ResourceEntry][] = [];
-    const errors: [string, ErrorEntry][] = [];
+    const resources = { keys: [] as string[], entries: [] as ResourceEntry[] };
+    const errors = { keys: [] as string[], entries: [] as ErrorEntry[] };
     const notFound: string[] = [];
     const forgotten: string[] = [];
     keys.forEach((key, i) => {
       const [list, v] = picks[i] as [number, number];
-      if (list === 0) resources.push([key, resource(key, v)]);
-      else if (list === 1) errors.push([key, error(key, v)]);
-      else if (list === 2) notFound.push(key);
+      if (list === 0) {
+        resources.keys.push(key);
+        resources.entries.push(resource(key, v));
+      } else if (list === 1) {
+        errors.keys.push(key);
+        errors.entries.push(error(key, v));
+      } else if (list === 2) notFound.push(key);
       else forgotten.push(key);
     });
     return { replace, resources, errors, notFound, forgotten };
@@ -73,18 +82,18 @@ function model(
 ): { resources: Map<string, HeldValue>; errors: Map<string, HeldValue> } {
   const resources = response.replace ? new Map<string, HeldValue>() : new Map(before.resources);
   const errors = new Map(before.errors);
-  for (const [key, entry] of response.resources) {
-    resources.set(key, heldValueOf(entry));
+  response.resources.keys.forEach((key, i) => {
+    resources.set(key, heldValueOf(response.resources.entries[i] as ResourceEntry));
     errors.delete(key);
-  }
+  });
   for (const key of response.notFound ?? []) {
     resources.set(key, NOT_FOUND_SENT);
     errors.delete(key);
   }
-  for (const [key, entry] of response.errors) {
-    errors.set(key, heldValueOf(entry));
+  response.errors.keys.forEach((key, i) => {
+    errors.set(key, heldValueOf(response.errors.entries[i] as ErrorEntry));
     resources.delete(key);
-  }
+  });
   for (const key of response.forgotten ?? []) {
     resources.delete(key);
     errors.delete(key);
@@ -109,24 +118,27 @@ test("heldAfter reads as the same response applied to plain Maps", () => {
 
 test("a full-state re-push with one resource changed keeps the rest of what the client held", () => {
   const keys = Array.from({ length: 1000 }, (_, i) => `c${i}`);
+  const full = (version: (i: number) => number, from = 0) => ({
+    replace: true,
+    resources: { keys: keys.slice(from), entries: keys.slice(from).map((k, i) => resource(k, version(i + from))) },
+    errors: EMPTY,
+  });
   const first = heldAfter(
     { resources: LayeredMap.empty(), errors: LayeredMap.empty() },
-    { replace: true, resources: keys.map((k) => [k, resource(k, 1)]), errors: [] },
+    full(() => 1),
   );
-  const second = heldAfter(first, {
-    replace: true,
-    resources: keys.map((k, i) => [k, resource(k, i === 7 ? 2 : 1)]),
-    errors: [],
-  });
+  const second = heldAfter(
+    first,
+    full((i) => (i === 7 ? 2 : 1)),
+  );
   expect(second.resources.get("c7")).toBe(2);
   expect(second.resources.size).toBe(1000);
   // The order is the first response's.
   expect([...second.resources.keys()]).toEqual(keys);
-  const third = heldAfter(second, {
-    replace: true,
-    resources: keys.slice(1).map((k) => [k, resource(k, 1)]),
-    errors: [],
-  });
+  const third = heldAfter(
+    second,
+    full(() => 1, 1),
+  );
   expect(third.resources.has("c0")).toBe(false);
   expect(third.resources.size).toBe(999);
 });

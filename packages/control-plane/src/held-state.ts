@@ -73,12 +73,21 @@ export function heldFromInitialVersions(versions: Readonly<Record<string, string
   };
 }
 
+/**
+ * Subscriptions (slot keys) and the entry each gets, as two arrays of one length: a response of many resources makes
+ * two arrays, not one per subscription.
+ */
+export interface BySlot<E extends Entry> {
+  readonly keys: readonly string[];
+  readonly entries: readonly E[];
+}
+
 /** What a response carried, per subscription: each subscription (slot key) at most once in `resources`. */
 export interface SentBySlot {
   /** `replace`: the client holds nothing else (a SotW full-state response lists everything). */
   readonly replace: boolean;
-  readonly resources: readonly (readonly [string, ResourceEntry])[];
-  readonly errors: readonly (readonly [string, ErrorEntry])[];
+  readonly resources: BySlot<ResourceEntry>;
+  readonly errors: BySlot<ErrorEntry>;
   /** Subscriptions told their resource does not exist: remembered as such. */
   readonly notFound?: readonly string[];
   /** Subscriptions whose resource is gone, and that are forgotten (a wildcard's). */
@@ -88,25 +97,27 @@ export interface SentBySlot {
 /** What the client holds after a response: a resource replaces the subscription's error and the other way round. */
 export function heldAfter(held: HeldState, sent: SentBySlot): HeldState {
   const notFound = sent.notFound ?? [];
-  const gone = [...notFound, ...(sent.forgotten ?? [])];
-  const set = [
-    ...sent.resources.map((pair) => [pair[0], heldValueOf(pair[1])] as const),
-    ...notFound.map((key) => [key, NOT_FOUND_SENT] as const),
-  ];
+  const forgotten = sent.forgotten ?? [];
+  const { resources: got, errors: failed } = sent;
+  const keys = notFound.length === 0 ? got.keys : [...got.keys, ...notFound];
+  const values: HeldValue[] = got.entries.map(heldValueOf);
+  for (let i = 0; i < notFound.length; i++) values.push(NOT_FOUND_SENT);
   // A full-state response is applied as changes too (a re-push with one resource changed changes one), then what it
   // does not list is dropped: with every listed subscription held, the sizes tell whether anything else is.
-  let resources = held.resources.with(set, [...sent.errors.map((pair) => pair[0]), ...(sent.forgotten ?? [])]);
-  if (sent.replace && resources.size !== set.length) {
-    const listed = new Set(set.map((pair) => pair[0]));
+  let resources = held.resources.with(
+    keys,
+    values,
+    forgotten.length === 0 ? failed.keys : [...failed.keys, ...forgotten],
+  );
+  if (sent.replace && resources.size !== keys.length) {
+    const listed = new Set(keys);
     resources = resources.with(
+      [],
       [],
       [...resources.keys()].filter((key) => !listed.has(key)),
     );
   }
-  const errors = held.errors.with(
-    sent.errors.map((pair) => [pair[0], heldValueOf(pair[1])] as const),
-    [...sent.resources.map((pair) => pair[0]), ...gone],
-  );
+  const errors = held.errors.with(failed.keys, failed.entries.map(heldValueOf), [...keys, ...forgotten]);
   return resources === held.resources && errors === held.errors ? held : { resources, errors };
 }
 
@@ -117,9 +128,11 @@ export function heldAfter(held: HeldState, sent: SentBySlot): HeldState {
 export function heldPruned(held: HeldState, sub: TypeSubscription): HeldState {
   const resources = held.resources.with(
     [],
+    [],
     [...held.resources.keys()].filter((key) => !sub.hasSlot(key)),
   );
   const errors = held.errors.with(
+    [],
     [],
     [...held.errors.keys()].filter((key) => !sub.slots.has(key)),
   );

@@ -20,7 +20,11 @@ test("a chain of edits reads as the same edits on a plain Map", () => {
         const versions = [layered];
         for (const { set, remove } of edits) {
           const before = new Map(plain);
-          layered = layered.with(set, remove);
+          layered = layered.with(
+            set.map(([k]) => k),
+            set.map(([, v]) => v),
+            remove,
+          );
           for (const [k, v] of set) plain.set(k, v);
           for (const k of remove) plain.delete(k);
           versions.push(layered);
@@ -54,10 +58,7 @@ test("a name changed in place keeps its position in iteration", () => {
     ["a", 1],
     ["b", 2],
     ["c", 3],
-  ]).with([
-    ["b", 20],
-    ["d", 4],
-  ]);
+  ]).with(["b", "d"], [20, 4]);
   expect([...map.keys()]).toEqual(["a", "b", "c", "d"]);
   expect([...map.values()]).toEqual([1, 20, 3, 4]);
 });

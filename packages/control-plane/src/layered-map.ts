@@ -41,10 +41,11 @@ export class LayeredMap<V> implements ReadonlyMap<string, V> {
   }
 
   /**
-   * A copy with `set` set and `remove` removed (a name in both ends up removed); this map when nothing changes. The
-   * changes go in a top layer while they are few; once they outgrow an eighth of the base, in a flat copy.
+   * A copy with each of `names` set to the value at its index in `values`, and `remove` removed (a name in both ends
+   * up removed); this map when nothing changes. The changes go in a top layer while they are few; once they outgrow
+   * an eighth of the base, in a flat copy.
    */
-  with(set: readonly (readonly [string, V])[], remove: readonly string[] = []): LayeredMap<V> {
+  with(names: readonly string[], values: readonly V[], remove: readonly string[] = []): LayeredMap<V> {
     const limit = (this.#base.size + 64) / 8;
     let top: Map<string, V | typeof GONE> | undefined;
     let flat: Map<string, V> | undefined;
@@ -67,10 +68,9 @@ export class LayeredMap<V> implements ReadonlyMap<string, V> {
     };
     // Indexed loops, no destructuring: this runs once per response plan, mostly before the optimizing compiler gets
     // to it, and unoptimized iteration allocates per element.
-    for (let i = 0; i < set.length; i++) {
-      const pair = set[i] as readonly [string, V];
-      const name = pair[0];
-      const value = pair[1];
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i] as string;
+      const value = values[i] as V;
       const before = current(name);
       if (before === value) continue;
       if (before === GONE) size++;

@@ -128,7 +128,7 @@ export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, 
       // What changed or is newly subscribed; a resource that is gone stays with the client until it unsubscribes.
       const { changed, errors } = diffHeld(holds, sub, entries, changedNames);
       sent = { replace: false, resources: changed, errors };
-      send = changed.length > 0 || errors.length > 0;
+      send = changed.keys.length > 0 || errors.keys.length > 0;
     }
     const { controlPlane, wrapResources } = this.host;
     const content = () => {

@@ -26,11 +26,12 @@ export const PARAMETER_MAPS: readonly Readonly<Record<string, string>>[] = [
 const label = (entry: Entry) => `${entry.name}{${entry.variant?.text ?? ""}}@${entry.version}`;
 
 export const asSets = (diff: HeldDiff) => ({
-  changed: new Set(diff.changed.map(([key, e]) => `${key}->${label(e)}`)),
-  errors: new Set(diff.errors.map(([key, e]) => `${key}->${label(e)}`)),
+  changed: new Set(diff.changed.keys.map((key, i) => `${key}->${label(diff.changed.entries[i] as Entry)}`)),
+  errors: new Set(diff.errors.keys.map((key, i) => `${key}->${label(diff.errors.entries[i] as Entry)}`)),
   removed: new Set(diff.removed.map((r) => `${r.name}{${r.variant?.text ?? ""}}`)),
   notFound: new Set(diff.notFound),
   forgotten: new Set(diff.forgotten),
 });
 
-export const NOTHING = asSets({ changed: [], errors: [], removed: [], notFound: [], forgotten: [] });
+const NONE = { keys: [], entries: [] };
+export const NOTHING = asSets({ changed: NONE, errors: NONE, removed: [], notFound: [], forgotten: [] });
