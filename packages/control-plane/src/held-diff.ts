@@ -111,29 +111,26 @@ function diffCovered(diff: MutableDiff, holds: HeldState, name: string, group: V
   if (lost !== undefined) diff.removed.push(lost === PLAIN ? { name, variant: undefined } : { name, variant: lost });
 }
 
-/** Every name a full comparison looks at: the type's names if wildcard, the names subscribed, the names held. */
-function* candidateNames(holds: HeldState, sub: TypeSubscription, entries: Grouped): Iterable<string> {
-  if (!sub.wildcard) {
-    yield* sub.names();
-    return;
+/**
+ * Every name a full comparison looks at: the type's names if wildcard, then the names subscribed and the names held
+ * that are not among them. An array, not a generator, and a set only for the names beyond the type's: a first
+ * response of many resources walks them once.
+ */
+function candidateNames(holds: HeldState, sub: TypeSubscription, entries: Grouped): Iterable<string> {
+  if (!sub.wildcard) return sub.names();
+  const names = entries ? [...entries.keys()] : [];
+  let more: Set<string> | undefined;
+  const consider = (name: string): void => {
+    if (entries?.has(name) || more?.has(name)) return;
+    more ??= new Set();
+    more.add(name);
+    names.push(name);
+  };
+  for (const name of sub.names()) consider(name);
+  if (holds.resources.size > 0) {
+    for (const key of holds.resources.keys()) if (isPlainKey(key)) consider(nameOfPlainKey(key));
   }
-  const seen = new Set<string>();
-  for (const name of entries?.keys() ?? []) {
-    seen.add(name);
-    yield name;
-  }
-  for (const name of sub.names()) {
-    if (seen.has(name)) continue;
-    seen.add(name);
-    yield name;
-  }
-  for (const key of holds.resources.keys()) {
-    if (!isPlainKey(key)) continue;
-    const name = nameOfPlainKey(key);
-    if (seen.has(name)) continue;
-    seen.add(name);
-    yield name;
-  }
+  return names;
 }
 
 function diffName(diff: MutableDiff, holds: HeldState, sub: TypeSubscription, name: string, entries: Grouped): void {
