@@ -13,8 +13,8 @@ import type {
   DiscoveryResponse,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { serverEndpoint } from "./server-target.js";
-import type { XdsStream, XdsTransportFactory } from "./transport-types.js";
 import { createTlsDialer, readTlsCredentials } from "./transport-tls.js";
+import type { XdsStream, XdsTransportFactory } from "./transport-types.js";
 
 /**
  * connect-node's session manager, watching which HTTP/2 sessions completed their handshake: a session counts once the

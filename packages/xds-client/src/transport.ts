@@ -18,7 +18,9 @@ const loadHttp2: TransportLoader = () => import("./transport-http2.js").then((m)
 export class TransportLoadError extends Error {
   readonly code = StatusCode.UNAVAILABLE;
   constructor(cause: unknown) {
-    super(`the xDS transport could not be loaded: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super(`the xDS transport could not be loaded: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
   }
 }
 
