@@ -1,9 +1,9 @@
 // The four built-in resource types as the package exports them. Each is a small object holding the type's names;
-// its decoder, and the envoy message descriptors the decoder needs, are loaded when the type is first watched
-// (`decoderLoading`, which the client awaits before decoding a response), or at once by `require` of the ES module
-// when `decode` is called before that (Node supports it from 20.19, the engines field's minimum).
-import { createRequire } from "node:module";
+// its decoder, and the envoy message descriptors the decoder needs, are loaded (lazy-module.ts) when the client
+// first needs it (`decoderLoading`, which the client awaits before decoding a response), or at once when `decode`
+// is called before that.
 import type { Any } from "@bufbuild/protobuf/wkt";
+import { loadModule, requireModule } from "./lazy-module.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "./resource-type.js";
 import type * as ClusterModule from "./resources/cluster.js";
 import type { ClusterResourceTypeOptions, ClusterUpdate } from "./resources/cluster.js";
@@ -14,7 +14,7 @@ import type { ListenerUpdate } from "./resources/listener.js";
 import type * as RouteModule from "./resources/route-configuration.js";
 import type { RouteConfigurationUpdate } from "./resources/route-configuration.js";
 
-/** How to get a built-in type's real `ResourceType`: asynchronously, or now. */
+/** How to get a lazy type's real `ResourceType`: asynchronously, or now. */
 interface Decoder<T> {
   readonly load: () => Promise<ResourceType<T>>;
   readonly loadNow: () => ResourceType<T>;
@@ -23,22 +23,19 @@ interface Decoder<T> {
 }
 
 const decoders = new WeakMap<ResourceType<unknown>, Decoder<unknown>>();
-const require = createRequire(import.meta.url);
 
 type Names = Pick<ResourceType<unknown>, "typeUrl" | "typeName" | "allResourcesRequiredInSotW">;
 
-function lazyType<T, M>(
+/**
+ * A resource type with these names whose real type comes from `load` (or `loadNow`, when `decode` is called before
+ * `load` settled). Internal: the built-in types, and tests.
+ */
+export function lazyResourceType<T>(
   names: Names,
-  path: string,
-  load: () => Promise<M>,
-  pick: (module: M) => ResourceType<T>,
+  load: () => Promise<ResourceType<T>>,
+  loadNow: () => ResourceType<T>,
 ): ResourceType<T> {
-  const decoder: Decoder<T> = {
-    load: () => load().then(pick),
-    loadNow: () => pick(require(path) as M),
-    real: undefined,
-    loading: undefined,
-  };
+  const decoder: Decoder<T> = { load, loadNow, real: undefined, loading: undefined };
   const type: ResourceType<T> = Object.freeze({
     ...names,
     decode(resource: Any, context: DecodeContext): DecodeResult<T> {
@@ -50,8 +47,22 @@ function lazyType<T, M>(
   return type;
 }
 
+/** A built-in type: `pick` finds it in the module at `path` (`importer` imports that path). */
+function builtin<T, M>(
+  names: Names,
+  path: string,
+  importer: () => Promise<M>,
+  pick: (module: M) => ResourceType<T>,
+): ResourceType<T> {
+  return lazyResourceType(
+    names,
+    () => loadModule(path, importer).then(pick),
+    () => pick(requireModule<M>(path)),
+  );
+}
+
 /**
- * Starts loading the decoder of a built-in type, if it is not loaded yet: the promise is set while it loads (it
+ * Starts loading the decoder of a lazy type, if it is not loaded yet: the promise is set while it loads (it
  * rejects when the load fails; the next call tries again). Undefined once loaded, and for every other type.
  */
 export function decoderLoading(type: ResourceType<unknown>): Promise<void> | undefined {
@@ -78,7 +89,7 @@ const CLUSTER: Names = {
 
 /** CDS: a ResourceType for `envoy.config.cluster.v3.Cluster` (EDS, LOGICAL_DNS or aggregate), gRPC's rules. */
 export function createClusterResourceType(options: ClusterResourceTypeOptions = {}): ResourceType<ClusterUpdate> {
-  return lazyType(
+  return builtin(
     CLUSTER,
     "./resources/cluster.js",
     (): Promise<typeof ClusterModule> => import("./resources/cluster.js"),
@@ -87,7 +98,7 @@ export function createClusterResourceType(options: ClusterResourceTypeOptions = 
 }
 
 /** CDS with the default options. */
-export const clusterResourceType: ResourceType<ClusterUpdate> = lazyType(
+export const clusterResourceType: ResourceType<ClusterUpdate> = builtin(
   CLUSTER,
   "./resources/cluster.js",
   (): Promise<typeof ClusterModule> => import("./resources/cluster.js"),
@@ -95,7 +106,7 @@ export const clusterResourceType: ResourceType<ClusterUpdate> = lazyType(
 );
 
 /** EDS: `envoy.config.endpoint.v3.ClusterLoadAssignment`. */
-export const endpointResourceType: ResourceType<EndpointUpdate> = lazyType(
+export const endpointResourceType: ResourceType<EndpointUpdate> = builtin(
   {
     typeUrl: "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
     typeName: "EndpointResource",
@@ -107,7 +118,7 @@ export const endpointResourceType: ResourceType<EndpointUpdate> = lazyType(
 );
 
 /** LDS: `envoy.config.listener.v3.Listener` (API listeners). */
-export const listenerResourceType: ResourceType<ListenerUpdate> = lazyType(
+export const listenerResourceType: ResourceType<ListenerUpdate> = builtin(
   {
     typeUrl: "type.googleapis.com/envoy.config.listener.v3.Listener",
     typeName: "ListenerResource",
@@ -119,7 +130,7 @@ export const listenerResourceType: ResourceType<ListenerUpdate> = lazyType(
 );
 
 /** RDS: `envoy.config.route.v3.RouteConfiguration`. */
-export const routeConfigurationResourceType: ResourceType<RouteConfigurationUpdate> = lazyType(
+export const routeConfigurationResourceType: ResourceType<RouteConfigurationUpdate> = builtin(
   {
     typeUrl: "type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
     typeName: "RouteConfigurationResource",

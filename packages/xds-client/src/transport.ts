@@ -1,6 +1,8 @@
 // The transport: opens bidi ADS streams to one xDS server. The default uses @connectrpc/connect-node's gRPC
 // transport over HTTP/2 (transport-http2.ts), loaded when its first stream opens; tests and embedders may inject
 // another (an in-memory pair, a proxy).
+import { loadModule } from "./lazy-module.js";
+import type * as Http2Module from "./transport-http2.js";
 import type { XdsStream, XdsTransport, XdsTransportFactory } from "./transport-types.js";
 import { StatusCode } from "./xds-error.js";
 
@@ -12,7 +14,10 @@ export const DEFAULT_MAX_RECEIVE_MESSAGE_BYTES = 1 << 30;
 /** Loads a transport factory; the default one imports transport-http2.ts. */
 export type TransportLoader = () => Promise<XdsTransportFactory>;
 
-const loadHttp2: TransportLoader = () => import("./transport-http2.js").then((m) => m.createHttp2Transport);
+const loadHttp2: TransportLoader = () =>
+  loadModule("./transport-http2.js", (): Promise<typeof Http2Module> => import("./transport-http2.js")).then(
+    (m) => m.createHttp2Transport,
+  );
 
 /** Why a stream failed when its transport could not be loaded: a connectivity failure, like any other. */
 export class TransportLoadError extends Error {

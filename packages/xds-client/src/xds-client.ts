@@ -191,8 +191,11 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
       const known = types.get(type.typeUrl);
       if (known === undefined) {
         types.set(type.typeUrl, type as ResourceType<unknown>);
-        // A built-in type's decoder starts loading; a failure shows when a response needs it (a call failure).
-        decoderLoading(type as ResourceType<unknown>)?.catch(() => {});
+        // A built-in type's decoder loads once this tick's work is done (while the connection is being made), not
+        // inside watch(); a failure shows when a response needs it (as a call failure).
+        setImmediate(() => {
+          if (!closed) decoderLoading(type as ResourceType<unknown>)?.catch(() => {});
+        });
       } else if (known !== type)
         logger.warn(`two resource types share ${type.typeUrl}; the first one registered decodes`);
       const typeName = type.typeUrl.slice(type.typeUrl.lastIndexOf("/") + 1);
