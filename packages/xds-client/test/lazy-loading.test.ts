@@ -1,0 +1,175 @@
+// What the client loads when first used (src/lazy-module.ts) can fail to load, or still be loading when a response
+// arrives: a failure reaches the watchers as a connection error (never an unhandled rejection or a throwing
+// watch()), the next attempt loads again, and no response is decoded before its type's decoder is there.
+// test/cold-start.test.ts checks, in a fresh Node on the build, what is and is not loaded.
+import { describe, expect, it, onTestFinished } from "vitest";
+import { lazyResourceType } from "../src/builtin-types.js";
+import type { BootstrapConfig, ResourceType, XdsClientOptions } from "../src/index.js";
+import { createXdsClientWithInternals, type XdsClientInternals } from "../src/internal.js";
+import { loadProtocol, type ProtocolLoader } from "../src/protocol-loader.js";
+import { lazyTransportFactory } from "../src/transport.js";
+import { createFakeServer } from "./support/fake-transport.js";
+import { flush, recordingWatcher, summarize } from "./support/recorder.js";
+import { endpointsAny, type TestEndpoints, testEndpointsType } from "./support/test-types.js";
+import { createVirtualClock } from "./support/virtual-clock.js";
+
+const CLA = testEndpointsType.typeUrl;
+const BOOTSTRAP: BootstrapConfig = {
+  xds_servers: [{ server_uri: "primary:443", channel_creds: [{ type: "insecure" }] }],
+  node: { id: "lazy-node" },
+};
+
+function client(options: Partial<XdsClientOptions>, internals: XdsClientInternals = {}) {
+  const clock = createVirtualClock();
+  const created = createXdsClientWithInternals(
+    { bootstrap: BOOTSTRAP, env: {}, ...options },
+    { clock, random: () => 0.5, ...internals },
+  );
+  onTestFinished(() => created.close());
+  return { client: created, clock };
+}
+
+/** Resolves once `predicate` holds, checked after each settled round of callbacks. */
+async function until(predicate: () => boolean): Promise<void> {
+  while (!predicate()) await flush();
+}
+
+describe("a module that fails to load", () => {
+  it("the transport: the watchers hear a connection error naming the load failure", async () => {
+    const factory = lazyTransportFactory(() => Promise.reject(new Error("Cannot find module 'connect-node'")));
+    const { client: c } = client({ transportFactory: factory });
+    const watcher = recordingWatcher<TestEndpoints>();
+    expect(() => c.watch(testEndpointsType, "cla-1", watcher)).not.toThrow();
+    await until(() => watcher.events.length > 0);
+    expect(summarize(watcher.take())).toEqual(["error:UNAVAILABLE:connection"]);
+  });
+
+  it("the transport: the message says what could not be loaded, and the next attempt loads again", async () => {
+    const server = createFakeServer();
+    let attempts = 0;
+    const factory = lazyTransportFactory(async () => {
+      attempts += 1;
+      if (attempts === 1) throw new Error("Cannot find module 'connect-node'");
+      return server.transportFactory;
+    });
+    const { client: c, clock } = client({ transportFactory: factory });
+    const watcher = recordingWatcher<TestEndpoints>();
+    c.watch(testEndpointsType, "cla-1", watcher);
+    await until(() => watcher.events.length > 0);
+    const [failure] = watcher.take();
+    expect(failure?.kind === "error" && failure.error.message).toContain(
+      "the xDS transport could not be loaded: Cannot find module 'connect-node'",
+    );
+    // The retry after backoff loads the transport and gets the resource.
+    await clock.advance(10_000);
+    const stream = await server.nextStream();
+    await stream.nextRequest();
+    await stream.exchange({ typeUrl: CLA, versionInfo: "1", nonce: "1", resources: [endpointsAny("cla-1")] });
+    expect(attempts).toBe(2);
+    expect(summarize(watcher.take())).toEqual(["resource:1:cla-1"]);
+  });
+
+  it("the protocol module: no stream opens, the watchers hear a connection error, the retry loads it", async () => {
+    const server = createFakeServer();
+    let attempts = 0;
+    const failingOnce: ProtocolLoader = () => {
+      attempts += 1;
+      return attempts === 1 ? Promise.reject(new Error("Cannot find module 'protocol.js'")) : loadProtocol();
+    };
+    const { client: c, clock } = client({ transportFactory: server.transportFactory }, { loadProtocol: failingOnce });
+    const watcher = recordingWatcher<TestEndpoints>();
+    expect(() => c.watch(testEndpointsType, "cla-1", watcher)).not.toThrow();
+    await until(() => watcher.events.length > 0);
+    const [failure] = watcher.take();
+    expect(failure?.kind === "error" && failure.error.kind).toBe("connection");
+    expect(failure?.kind === "error" && failure.error.message).toContain("Cannot find module 'protocol.js'");
+    expect(server.streams).toHaveLength(0);
+    await clock.advance(10_000);
+    const stream = await server.nextStream();
+    await stream.nextRequest();
+    await stream.exchange({ typeUrl: CLA, versionInfo: "1", nonce: "1", resources: [endpointsAny("cla-1")] });
+    expect(summarize(watcher.take())).toEqual(["resource:1:cla-1"]);
+  });
+});
+
+describe("a type whose decoder loads lazily", () => {
+  /**
+   * A lazy type over testEndpointsType whose load the test settles (once it failed, every later load fails at once);
+   * what happened, in order, in `log`.
+   */
+  function lazyEndpoints() {
+    const log: string[] = [];
+    let failure: Error | undefined;
+    let settle: { resolve: (type: ResourceType<TestEndpoints>) => void; reject: (error: Error) => void } | undefined;
+    const counted: ResourceType<TestEndpoints> = {
+      ...testEndpointsType,
+      decode(resource, context) {
+        log.push("decoded");
+        return testEndpointsType.decode(resource, context);
+      },
+    };
+    const { typeUrl, typeName, allResourcesRequiredInSotW } = testEndpointsType;
+    const type = lazyResourceType<TestEndpoints>(
+      { typeUrl, typeName, allResourcesRequiredInSotW },
+      () =>
+        new Promise((resolve, reject) => {
+          log.push("load started");
+          if (failure !== undefined) reject(failure);
+          else settle = { resolve, reject };
+        }),
+      () => {
+        // Only a decode before the load settled gets here: the client must never do that.
+        log.push("loaded synchronously");
+        return counted;
+      },
+    );
+    return {
+      type,
+      log,
+      resolve() {
+        log.push("loaded");
+        settle?.resolve(counted);
+      },
+      reject(error: Error) {
+        log.push("failed");
+        failure = error;
+        settle?.reject(error);
+      },
+    };
+  }
+
+  it("a response that arrives while the decoder loads is decoded once it is loaded", async () => {
+    const server = createFakeServer();
+    const { client: c } = client({ transportFactory: server.transportFactory });
+    const lazy = lazyEndpoints();
+    const watcher = recordingWatcher<TestEndpoints>();
+    c.watch(lazy.type, "cla-1", watcher);
+    const stream = await server.nextStream();
+    await stream.nextRequest();
+    await until(() => lazy.log.includes("load started"));
+    const ack = stream.exchange({ typeUrl: CLA, versionInfo: "1", nonce: "1", resources: [endpointsAny("cla-1")] });
+    // Rounds of callbacks in which a decode without the wait would happen.
+    for (let i = 0; i < 5; i++) await flush();
+    lazy.resolve();
+    expect((await ack).nack).toBe(false);
+    expect(summarize(watcher.take())).toEqual(["resource:1:cla-1"]);
+    expect(lazy.log).toEqual(["load started", "loaded", "decoded"]);
+  });
+
+  it("a decoder that fails to load fails the call as a connection error; nothing is decoded without it", async () => {
+    const server = createFakeServer();
+    const { client: c } = client({ transportFactory: server.transportFactory });
+    const lazy = lazyEndpoints();
+    const watcher = recordingWatcher<TestEndpoints>();
+    c.watch(lazy.type, "cla-1", watcher);
+    const stream = await server.nextStream();
+    await stream.nextRequest();
+    await until(() => lazy.log.includes("load started"));
+    stream.respond({ typeUrl: CLA, versionInfo: "1", nonce: "1", resources: [endpointsAny("cla-1")] });
+    lazy.reject(new Error("Cannot find module 'endpoint.js'"));
+    await until(() => watcher.events.length > 0);
+    expect(summarize(watcher.take())).toEqual(["error:UNAVAILABLE:connection"]);
+    expect(lazy.log).not.toContain("decoded");
+    expect(lazy.log).not.toContain("loaded synchronously");
+  });
+});
