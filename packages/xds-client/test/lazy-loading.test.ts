@@ -2,12 +2,18 @@
 // arrives: a failure reaches the watchers as a connection error (never an unhandled rejection or a throwing
 // watch()), the next attempt loads again, and no response is decoded before its type's decoder is there.
 // test/cold-start.test.ts checks, in a fresh Node on the build, what is and is not loaded.
+import { Cluster_DiscoveryType, ClusterSchema } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
+import { RoundRobinSchema } from "@xdskit/protos/envoy/extensions/load_balancing_policies/round_robin/v3/round_robin_pb";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { lazyResourceType } from "../src/builtin-types.js";
+import * as lazyTypes from "../src/builtin-types.js";
+import { decoderLoading, lazyResourceType } from "../src/builtin-types.js";
 import type { BootstrapConfig, ResourceType, XdsClientOptions } from "../src/index.js";
 import { createXdsClientWithInternals, type XdsClientInternals } from "../src/internal.js";
 import { loadProtocol, type ProtocolLoader } from "../src/protocol-loader.js";
+import * as realTypes from "../src/resources/index.js";
 import { lazyTransportFactory } from "../src/transport.js";
+import { context, pack } from "./resources/context.js";
+import { typedStruct } from "./resources/typed-struct.js";
 import { createFakeServer } from "./support/fake-transport.js";
 import { flush, recordingWatcher, summarize } from "./support/recorder.js";
 import { endpointsAny, type TestEndpoints, testEndpointsType } from "./support/test-types.js";
@@ -171,5 +177,45 @@ describe("a type whose decoder loads lazily", () => {
     expect(summarize(watcher.take())).toEqual(["error:UNAVAILABLE:connection"]);
     expect(lazy.log).not.toContain("decoded");
     expect(lazy.log).not.toContain("loaded synchronously");
+  });
+});
+
+describe("the built-in types as the package exports them", () => {
+  const names = ({ typeUrl, typeName, allResourcesRequiredInSotW }: ResourceType<unknown>) => ({
+    typeUrl,
+    typeName,
+    allResourcesRequiredInSotW,
+  });
+
+  it("carry the names of the types they load", () => {
+    const pairs = [
+      [lazyTypes.clusterResourceType, realTypes.clusterResourceType],
+      [lazyTypes.createClusterResourceType(), realTypes.createClusterResourceType()],
+      [lazyTypes.endpointResourceType, realTypes.endpointResourceType],
+      [lazyTypes.listenerResourceType, realTypes.listenerResourceType],
+      [lazyTypes.routeConfigurationResourceType, realTypes.routeConfigurationResourceType],
+    ] as const;
+    for (const [lazy, real] of pairs) expect(names(lazy as ResourceType<unknown>)).toEqual(names(real));
+  });
+
+  it("createClusterResourceType hands its options to the type it loads", async () => {
+    const cluster = pack(ClusterSchema, {
+      name: "cluster-a",
+      clusterDiscoveryType: { case: "type", value: Cluster_DiscoveryType.EDS },
+      edsClusterConfig: { edsConfig: { configSourceSpecifier: { case: "ads", value: {} } }, serviceName: "eds-a" },
+      loadBalancingPolicy: {
+        policies: [typedStruct("type.googleapis.com/test.MyPolicy", { n: 2 }), pack(RoundRobinSchema, {})].map(
+          (typedConfig) => ({ typedExtensionConfig: { name: "p", typedConfig } }),
+        ),
+      },
+    });
+    const options = { customLbPolicies: ["test.MyPolicy"] };
+    const lazy = lazyTypes.createClusterResourceType(options);
+    await decoderLoading(lazy as ResourceType<unknown>);
+    const custom = lazy.decode(cluster, context);
+    expect(custom.ok).toBe(true);
+    expect(custom).toEqual(realTypes.createClusterResourceType(options).decode(cluster, context));
+    // The option matters: without it the same cluster decodes to another policy.
+    expect(custom).not.toEqual(lazyTypes.clusterResourceType.decode(cluster, context));
   });
 });
