@@ -1,6 +1,7 @@
 // Loads protocol.ts when first needed (docs/architecture.md#what-loads-when): a channel awaits `loadProtocol()`
 // before its first ADS call; what runs only after a call started (applying responses, expiring subscriptions) uses
-// `protocolNow()`, which finds it loaded.
+// `protocolNow()`, which finds it loaded. CSDS (csds-dump.ts) loads when first asked for.
+import type * as CsdsModule from "./csds-dump.js";
 import { loadModule, requireModule } from "./lazy-module.js";
 import type * as ProtocolModule from "./protocol.js";
 
@@ -30,4 +31,18 @@ export const loadProtocol: ProtocolLoader = () => {
 export function protocolNow(): Protocol {
   loaded ??= requireModule<Protocol>("./protocol.js");
   return loaded;
+}
+
+type Csds = typeof CsdsModule;
+let csds: Csds | undefined;
+
+/** CSDS's module, now (`dumpResources()` is synchronous). */
+export function csdsNow(): Csds {
+  csds ??= requireModule<Csds>("./csds-dump.js");
+  return csds;
+}
+
+/** Loads CSDS's module ahead of `csdsNow()`, for where `require` cannot load it (see lazy-module.ts). */
+export async function loadCsds(): Promise<void> {
+  csds ??= await loadModule("./csds-dump.js", (): Promise<Csds> => import("./csds-dump.js"));
 }

@@ -13,7 +13,7 @@ import { type Clock, systemClock } from "./clock.js";
 import { resolveFeatures, type XdsFeatures } from "./features.js";
 import { type Logger, noopLogger, scopeLogger } from "./logger.js";
 import { noopMetrics, type XdsMetricsRecorder } from "./metrics.js";
-import { loadProtocol, type ProtocolLoader, protocolNow } from "./protocol-loader.js";
+import { csdsNow, loadProtocol, type ProtocolLoader, protocolNow } from "./protocol-loader.js";
 import { createResourceCache } from "./resource-cache.js";
 import { parseResourceName } from "./resource-name.js";
 import type { ResourceWatcher, WatcherEntry } from "./resource-state.js";
@@ -245,7 +245,7 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
       };
     },
     dumpResources() {
-      return protocolNow().dumpClientConfig(nodeMessage(), cache.entries(), target);
+      return csdsNow().dumpClientConfig(nodeMessage(), cache.entries(), target);
     },
     async close() {
       if (closed) return;
