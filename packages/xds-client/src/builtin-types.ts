@@ -13,6 +13,7 @@ import type * as ListenerModule from "./resources/listener.js";
 import type { ListenerUpdate } from "./resources/listener.js";
 import type * as RouteModule from "./resources/route-configuration.js";
 import type { RouteConfigurationUpdate } from "./resources/route-configuration.js";
+import { errorMessage } from "./xds-error.js";
 
 /** How to get a lazy type's real `ResourceType`: asynchronously, or now. */
 interface Decoder<T> {
@@ -39,7 +40,14 @@ export function lazyResourceType<T>(
   const type: ResourceType<T> = Object.freeze({
     ...names,
     decode(resource: Any, context: DecodeContext): DecodeResult<T> {
-      decoder.real ??= decoder.loadNow();
+      if (decoder.real === undefined) {
+        try {
+          decoder.real = decoder.loadNow();
+        } catch (error) {
+          // Decoders never throw (resource-type.ts).
+          return { ok: false, error: `the ${names.typeName} decoder could not be loaded: ${errorMessage(error)}` };
+        }
+      }
       return decoder.real.decode(resource, context);
     },
   });

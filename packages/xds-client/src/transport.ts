@@ -77,8 +77,7 @@ function lazyStream<Req, Res>(
   let cancelled = false;
   const opened = transport.then((t) => {
     if (cancelled) throw new Error("stream cancelled before its transport loaded");
-    const stream = open(t);
-    return stream;
+    return open(t);
   });
   // Reported through `responses`; the other uses of `opened` handle it themselves.
   opened.catch(() => {});

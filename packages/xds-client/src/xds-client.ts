@@ -110,12 +110,14 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
   const types = new Map<string, ResourceType<unknown>>();
   /** Settles once every registered type's decoder loaded (undefined when they all are): decoding waits for it. */
   const decodersLoading = (): Promise<void> | undefined => {
-    const loading: Promise<void>[] = [];
+    let loading: Promise<void>[] | undefined;
     for (const type of types.values()) {
       const pending = decoderLoading(type);
-      if (pending !== undefined) loading.push(pending);
+      if (pending === undefined) continue;
+      if (loading === undefined) loading = [pending];
+      else loading.push(pending);
     }
-    return loading.length === 0 ? undefined : Promise.all(loading).then(() => {});
+    return loading === undefined ? undefined : Promise.all(loading).then(() => {});
   };
   const transportFactory = options.transportFactory ?? createConnectTransport;
   const maxReceiveMessageBytes = options.maxReceiveMessageBytes ?? DEFAULT_MAX_RECEIVE_MESSAGE_BYTES;

@@ -162,6 +162,21 @@ describe("a type whose decoder loads lazily", () => {
     expect(lazy.log).toEqual(["load started", "loaded", "decoded"]);
   });
 
+  it("decode called directly when the decoder cannot be loaded returns the failure (decoders never throw)", () => {
+    const { typeUrl, typeName, allResourcesRequiredInSotW } = testEndpointsType;
+    const type = lazyResourceType<TestEndpoints>(
+      { typeUrl, typeName, allResourcesRequiredInSotW },
+      () => Promise.reject(new Error("not used")),
+      () => {
+        throw new Error("Cannot find module 'endpoint.js'");
+      },
+    );
+    expect(type.decode(endpointsAny("cla-1"), context)).toEqual({
+      ok: false,
+      error: "the TestEndpoints decoder could not be loaded: Cannot find module 'endpoint.js'",
+    });
+  });
+
   it("a decoder that fails to load fails the call as a connection error; nothing is decoded without it", async () => {
     const server = createFakeServer();
     const { client: c } = client({ transportFactory: server.transportFactory });
