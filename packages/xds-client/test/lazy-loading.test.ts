@@ -35,6 +35,13 @@ function client(options: Partial<XdsClientOptions>, internals: XdsClientInternal
   return { client: created, clock };
 }
 
+/** A type's names, as `lazyResourceType` takes them. */
+const names = ({ typeUrl, typeName, allResourcesRequiredInSotW }: ResourceType<unknown>) => ({
+  typeUrl,
+  typeName,
+  allResourcesRequiredInSotW,
+});
+
 /** Resolves once `predicate` holds, checked after each settled round of callbacks. */
 async function until(predicate: () => boolean): Promise<void> {
   while (!predicate()) await flush();
@@ -114,9 +121,8 @@ describe("a type whose decoder loads lazily", () => {
         return testEndpointsType.decode(resource, context);
       },
     };
-    const { typeUrl, typeName, allResourcesRequiredInSotW } = testEndpointsType;
     const type = lazyResourceType<TestEndpoints>(
-      { typeUrl, typeName, allResourcesRequiredInSotW },
+      names(testEndpointsType),
       () =>
         new Promise((resolve, reject) => {
           log.push("load started");
@@ -144,7 +150,8 @@ describe("a type whose decoder loads lazily", () => {
     };
   }
 
-  it("a response that arrives while the decoder loads is decoded once it is loaded", async () => {
+  /** A watch of cla-1 with a lazy type, once its request is on the stream and its decoder is loading. */
+  async function watchWhileLoading() {
     const server = createFakeServer();
     const { client: c } = client({ transportFactory: server.transportFactory });
     const lazy = lazyEndpoints();
@@ -153,6 +160,11 @@ describe("a type whose decoder loads lazily", () => {
     const stream = await server.nextStream();
     await stream.nextRequest();
     await until(() => lazy.log.includes("load started"));
+    return { stream, lazy, watcher };
+  }
+
+  it("a response that arrives while the decoder loads is decoded once it is loaded", async () => {
+    const { stream, lazy, watcher } = await watchWhileLoading();
     const ack = stream.exchange({ typeUrl: CLA, versionInfo: "1", nonce: "1", resources: [endpointsAny("cla-1")] });
     // Rounds of callbacks in which a decode without the wait would happen.
     for (let i = 0; i < 5; i++) await flush();
@@ -163,9 +175,8 @@ describe("a type whose decoder loads lazily", () => {
   });
 
   it("decode called directly when the decoder cannot be loaded returns the failure (decoders never throw)", () => {
-    const { typeUrl, typeName, allResourcesRequiredInSotW } = testEndpointsType;
     const type = lazyResourceType<TestEndpoints>(
-      { typeUrl, typeName, allResourcesRequiredInSotW },
+      names(testEndpointsType),
       () => Promise.reject(new Error("not used")),
       () => {
         throw new Error("Cannot find module 'endpoint.js'");
@@ -178,14 +189,7 @@ describe("a type whose decoder loads lazily", () => {
   });
 
   it("a decoder that fails to load fails the call as a connection error; nothing is decoded without it", async () => {
-    const server = createFakeServer();
-    const { client: c } = client({ transportFactory: server.transportFactory });
-    const lazy = lazyEndpoints();
-    const watcher = recordingWatcher<TestEndpoints>();
-    c.watch(lazy.type, "cla-1", watcher);
-    const stream = await server.nextStream();
-    await stream.nextRequest();
-    await until(() => lazy.log.includes("load started"));
+    const { stream, lazy, watcher } = await watchWhileLoading();
     stream.respond({ typeUrl: CLA, versionInfo: "1", nonce: "1", resources: [endpointsAny("cla-1")] });
     lazy.reject(new Error("Cannot find module 'endpoint.js'"));
     await until(() => watcher.events.length > 0);
@@ -196,12 +200,6 @@ describe("a type whose decoder loads lazily", () => {
 });
 
 describe("the built-in types as the package exports them", () => {
-  const names = ({ typeUrl, typeName, allResourcesRequiredInSotW }: ResourceType<unknown>) => ({
-    typeUrl,
-    typeName,
-    allResourcesRequiredInSotW,
-  });
-
   it("carry the names of the types they load", () => {
     const pairs = [
       [lazyTypes.clusterResourceType, realTypes.clusterResourceType],
