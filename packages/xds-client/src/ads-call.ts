@@ -41,6 +41,8 @@ export interface CallHost {
   subscriptions(typeUrl: string): readonly ResourceState[];
   /** The registered resource type of a type URL. */
   typeOf(typeUrl: string): ResourceType<unknown> | undefined;
+  /** Set while a registered type's decoder is still loading: a response is decoded once it settles. */
+  decodersLoading(): Promise<void> | undefined;
   /** A does-not-exist timer of this call fired for `state` (`transient`: the 30 s `resource_timer_is_transient_error` one). */
   expired(state: ResourceState, transient: boolean): void;
 }
@@ -133,6 +135,8 @@ export function createCallCore<Req extends { node?: Node | undefined }, Res>(
         const read = stream.responses.next();
         const result = deadline === undefined ? await read : await Promise.race([read, deadline.hit]);
         if (result.done) return undefined;
+        const loading = host.decodersLoading();
+        if (loading !== undefined) await loading;
         const decoded = decode(result.value);
         if (decoded !== undefined) return decoded;
       }

@@ -19,14 +19,14 @@ export type { Logger, LogLevel } from "./logger.js";
 export { XdsMetricName } from "./metrics.js";
 export type { MetricLabels, XdsCounterName, XdsGaugeName, XdsMetricsRecorder } from "./metrics.js";
 
-// The four xDS resource types, registered like any user type, and their updates.
+// The four xDS resource types, registered like any user type (their decoders load when first used), and their updates.
 export {
   clusterResourceType,
   createClusterResourceType,
   endpointResourceType,
   listenerResourceType,
   routeConfigurationResourceType,
-} from "./resources/index.js";
+} from "./builtin-types.js";
 export type {
   ClusterResourceTypeOptions,
   ClusterUpdate,

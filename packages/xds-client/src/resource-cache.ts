@@ -1,10 +1,11 @@
 // The cache: the one owner of resource states (A47: authority → type → name → dynamic parameters). It creates and
 // removes entries as watches come and go, answers what the channels must subscribe to, applies decoded responses
 // (routing each resource to the subscriptions it is for, TP2 variants included), the does-not-exist timers and the
-// outages the authority manager reports, and reports itself to CSDS and A78 metrics.
-import { canonicalText, comparePreference, matches, type Ranked, specificity, TRUE } from "@xdskit/constraint-matcher";
+// outages the authority manager reports, and reports itself to CSDS and A78 metrics. What applies responses and
+// timers (the constraint matcher, cache-updates.ts) comes from the protocol module, loaded before any ADS call.
+import type { Ranked } from "@xdskit/constraint-matcher";
 import type { XdsServerConfig } from "./bootstrap-types.js";
-import { applyDeletion, applyResource, applyResourceError, applyTimeout, type UpdateContext } from "./cache-updates.js";
+import type { UpdateContext } from "./cache-updates.js";
 import type { CallbackQueue } from "./callback-queue.js";
 import type { Clock } from "./clock.js";
 import type { DecodedResource, DecodedResponse, VariantRef } from "./decoded-response.js";
@@ -17,12 +18,13 @@ import {
   XdsMetricName,
   type XdsMetricsRecorder,
 } from "./metrics.js";
+import { protocolNow } from "./protocol-loader.js";
 import { authorityOfName } from "./resource-name.js";
 import { parametersKey, parametersText, ResourceState, type WatcherEntry } from "./resource-state.js";
 import type { XdsError } from "./xds-error.js";
 
 /** How the variant sent without constraints ranks among the others (docs/decisions.md#ambiguous-variants). */
-const UNCONSTRAINED_TEXT = canonicalText(TRUE);
+let unconstrainedText: string | undefined;
 
 export interface ResourceCacheOptions {
   readonly queue: CallbackQueue;
@@ -114,6 +116,7 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
 
   /** The subscriptions a removal or an error is for: those holding its variant, or holding none and matching it. */
   function holders(candidates: readonly ResourceState[], ref: VariantRef): ResourceState[] {
+    const { matches } = protocolNow();
     return candidates.filter((state) =>
       state.variant !== undefined
         ? state.variant.key === ref.variant.key
@@ -134,6 +137,7 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
     seen: Set<ResourceState> | undefined,
   ): void {
     const { typeUrl, version } = response;
+    const { applyResource, canonicalText, comparePreference, matches, specificity, TRUE } = protocolNow();
     if (!response.resources.some((d) => d.constraints.kind !== "true")) {
       for (const d of response.resources) {
         for (const state of statesFor(served, typeUrl, d.name)) {
@@ -143,10 +147,11 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
       }
       return;
     }
+    unconstrainedText ??= canonicalText(TRUE);
     const best = new Map<ResourceState, { d: DecodedResource; rank: Ranked; count: number }>();
     for (const d of response.resources) {
       // An unconstrained resource ranks by the canonical text of TRUE, as the matcher and servers rank it.
-      const text = d.constraints.kind === "true" ? UNCONSTRAINED_TEXT : d.variant.key;
+      const text = d.constraints.kind === "true" ? unconstrainedText : d.variant.key;
       const rank = { specificity: specificity(d.constraints), canonicalText: text };
       for (const state of statesFor(served, typeUrl, d.name)) {
         if (d.constraints.kind !== "true" && !matches(d.constraints, state.parameters)) continue;
@@ -244,6 +249,7 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
       return false;
     },
     apply(served, server, response) {
+      const { applyDeletion, applyResourceError } = protocolNow();
       const context = contextFor(server);
       const { typeUrl, version } = response;
       // SotW LDS/CDS: which subscriptions the response gave something to (a resource, valid or not, or an error).
@@ -282,6 +288,7 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
       }
     },
     expire(state, server, transient) {
+      const { applyTimeout } = protocolNow();
       queue.grouped(() => applyTimeout(contextFor(server), state, transient));
     },
     outageStarted(authority, error) {

@@ -1,165 +1,109 @@
 // The transport: opens bidi ADS streams to one xDS server. The default uses @connectrpc/connect-node's gRPC
-// transport over HTTP/2; tests and embedders may inject another (an in-memory pair, a proxy).
-import type * as http2 from "node:http2";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createWritableIterable } from "@connectrpc/connect/protocol";
-import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
-import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
-import type {
-  DeltaDiscoveryRequest,
-  DeltaDiscoveryResponse,
-  DiscoveryRequest,
-  DiscoveryResponse,
-} from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import type { XdsServerConfig } from "./bootstrap-types.js";
-import { serverEndpoint } from "./server-target.js";
-import { createTlsDialer, readTlsCredentials } from "./transport-tls.js";
+// transport over HTTP/2 (transport-http2.ts), loaded when its first stream opens; tests and embedders may inject
+// another (an in-memory pair, a proxy).
+import { loadModule } from "./lazy-module.js";
+import type * as Http2Module from "./transport-http2.js";
+import type { XdsStream, XdsTransport, XdsTransportFactory } from "./transport-types.js";
+import { StatusCode } from "./xds-error.js";
 
-/** One bidi stream. */
-export interface XdsStream<Req, Res> {
-  /** Queues a request; resolves once it was handed to the connection, rejects if the stream has ended. */
-  send(request: Req): Promise<void>;
-  /** The responses; ends when the server closes the stream with OK, throws when it fails. */
-  readonly responses: AsyncIterator<Res>;
-  /** Ends the stream from our side (no error is reported to the reader). */
-  cancel(): void;
-  /**
-   * Resolves once the stream runs on an established connection (for HTTP/2: the server answered the connection
-   * preface), which is when a request written on it counts as sent (A57). Never settles if that does not happen.
-   * Absent: a request counts as sent once `send` resolves.
-   */
-  readonly established?: Promise<void>;
-}
-
-/** The streams of one xDS server. */
-export interface XdsTransport {
-  streamAggregatedResources(): XdsStream<DiscoveryRequest, DiscoveryResponse>;
-  deltaAggregatedResources(): XdsStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>;
-  /** Closes the connection and every stream on it. */
-  close(): void;
-}
-
-export interface TransportOptions {
-  /** Largest message accepted from the server, in bytes. */
-  readonly maxReceiveMessageBytes: number;
-}
-
-export type XdsTransportFactory = (server: XdsServerConfig, options: TransportOptions) => XdsTransport;
+export type { TransportOptions, XdsStream, XdsTransport, XdsTransportFactory } from "./transport-types.js";
 
 /** Default receive limit: 1 GiB, enough for 100,000 clusters in one response (grpc-js-xds is stuck at 4 MiB). */
 export const DEFAULT_MAX_RECEIVE_MESSAGE_BYTES = 1 << 30;
 
-/**
- * connect-node's session manager, watching which HTTP/2 sessions completed their handshake: a session counts once the
- * server's SETTINGS frame or the answer to a PING arrived (a server that accepts TCP and never speaks HTTP/2 gives
- * neither). Streams opened on it wait for the first session a request uses after they were opened.
- */
-class HandshakeAwareSessionManager extends Http2SessionManager {
-  private readonly handshakes = new WeakMap<http2.ClientHttp2Session, Promise<void>>();
-  private waiting: ((session: http2.ClientHttp2Session) => void)[] = [];
+/** Loads a transport factory; the default one imports transport-http2.ts. */
+export type TransportLoader = () => Promise<XdsTransportFactory>;
 
-  override async request(...args: Parameters<Http2SessionManager["request"]>): Promise<http2.ClientHttp2Stream> {
-    const stream = await super.request(...args);
-    const waiting = this.waiting;
-    this.waiting = [];
-    for (const notify of waiting) notify(stream.session as http2.ClientHttp2Session);
-    return stream;
-  }
+const loadHttp2: TransportLoader = () =>
+  loadModule("./transport-http2.js", (): Promise<typeof Http2Module> => import("./transport-http2.js")).then(
+    (m) => m.createHttp2Transport,
+  );
 
-  /** Resolves once a request made after this call runs on a session whose handshake completed. */
-  established(): Promise<void> {
-    return new Promise<http2.ClientHttp2Session>((resolve) => this.waiting.push(resolve)).then((s) =>
-      this.handshake(s),
-    );
-  }
-
-  private handshake(session: http2.ClientHttp2Session): Promise<void> {
-    let done = this.handshakes.get(session);
-    if (!done) {
-      done = new Promise<void>((resolve) => {
-        session.once("remoteSettings", () => resolve());
-        try {
-          // Answered only after the server's own preface, so it also covers settings received before we looked.
-          session.ping((error) => {
-            if (!error) resolve();
-          });
-        } catch {
-          // A closed session: the stream on it fails and reports why.
-        }
-      });
-      this.handshakes.set(session, done);
-    }
-    return done;
+/** Why a stream failed when its transport could not be loaded: a connectivity failure, like any other. */
+export class TransportLoadError extends Error {
+  readonly code = StatusCode.UNAVAILABLE;
+  constructor(cause: unknown) {
+    super(`the xDS transport could not be loaded: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
   }
 }
 
 /**
- * The default transport: gRPC over HTTP/2 with connect-node, one HTTP/2 connection per server. Creating it does no
- * I/O and never throws: TLS files are read for each connection, and what goes wrong there fails the streams.
- * - TLS failures fail the streams with UNAVAILABLE and a message naming TLS and the cause.
- * - A stream cancelled before its connection finished the HTTP/2 handshake (the connect deadline,
- *   docs/decisions.md#connect-deadline) takes that connection with it, so the next stream dials afresh instead of
- *   waiting on the same silent server.
+ * A factory whose transports load the real one (`load`) when their first stream opens, then hand every stream to
+ * it. Creating a transport does nothing else; a failed load fails that stream as a connection failure (its
+ * `responses` reject with a `TransportLoadError`) and the next stream tries again.
  */
-export const createConnectTransport: XdsTransportFactory = (server, options) => {
-  const creds = server.channelCredentials;
-  const tls = creds.type === "tls" ? () => readTlsCredentials(creds) : undefined;
-  const { baseUrl, sessionOptions } = serverEndpoint(server.serverUri, tls);
-  const dialer =
-    tls !== undefined && sessionOptions.createConnection !== undefined
-      ? createTlsDialer(sessionOptions.createConnection, creds.type === "tls" && creds.certificateFile !== undefined)
-      : undefined;
-  const sessionManager = new HandshakeAwareSessionManager(
-    baseUrl,
-    { pingIntervalMs: 60_000, pingTimeoutMs: 20_000, pingIdleConnection: false },
-    dialer === undefined ? sessionOptions : { ...sessionOptions, createConnection: dialer.createConnection },
-  );
-  const transport = createGrpcTransport({ baseUrl, sessionManager, readMaxBytes: options.maxReceiveMessageBytes });
-  const client = createClient(AggregatedDiscoveryService, transport);
-
-  /** A stream's failure, as a TLS failure when its connection failed at the TLS level. */
-  const explain = (error: unknown, http2Established: boolean): unknown => {
-    const failure = dialer?.failure(http2Established);
-    if (failure === undefined) return error;
-    const message = `TLS handshake with xDS server ${server.serverUri} failed: ${failure.reason}`;
-    return new ConnectError(message, Code.Unavailable, undefined, undefined, failure.cause ?? error);
-  };
-
-  function open<Req, Res>(start: (input: AsyncIterable<Req>, signal: AbortSignal) => AsyncIterable<Res>) {
-    const requests = createWritableIterable<Req>();
-    const abort = new AbortController();
-    let isEstablished = false;
-    const established = sessionManager.established().then(() => {
-      isEstablished = true;
-    });
-    const responses = start(requests, abort.signal)[Symbol.asyncIterator]();
-    let cancelled = false;
-    const stream: XdsStream<Req, Res> = {
-      send: (request) => requests.write(request),
-      responses: {
-        next: () =>
-          responses.next().catch((error: unknown) => {
-            throw cancelled ? error : explain(error, isEstablished);
-          }),
-      },
-      established,
-      cancel: () => {
-        cancelled = true;
-        requests.close();
-        abort.abort();
-        if (!isEstablished) sessionManager.abort();
+export function lazyTransportFactory(load: TransportLoader): XdsTransportFactory {
+  return (server, options) => {
+    let real: Promise<XdsTransport> | undefined;
+    let closed = false;
+    const transport = (): Promise<XdsTransport> => {
+      if (real === undefined) {
+        const loading = load().then(
+          (factory) => {
+            const created = factory(server, options);
+            if (closed) created.close();
+            return created;
+          },
+          (error: unknown) => {
+            real = undefined;
+            throw new TransportLoadError(error);
+          },
+        );
+        real = loading;
+      }
+      return real;
+    };
+    return {
+      streamAggregatedResources: () => lazyStream(transport(), (t) => t.streamAggregatedResources()),
+      deltaAggregatedResources: () => lazyStream(transport(), (t) => t.deltaAggregatedResources()),
+      close() {
+        closed = true;
+        real?.then(
+          (t) => t.close(),
+          () => {},
+        );
       },
     };
-    return stream;
-  }
-
-  return {
-    streamAggregatedResources: () =>
-      open<DiscoveryRequest, DiscoveryResponse>((input, signal) => client.streamAggregatedResources(input, { signal })),
-    deltaAggregatedResources: () =>
-      open<DeltaDiscoveryRequest, DeltaDiscoveryResponse>((input, signal) =>
-        client.deltaAggregatedResources(input, { signal }),
-      ),
-    close: () => sessionManager.abort(),
   };
-};
+}
+
+/** A stream opened once `transport` is ready; until then, sends wait (in order) and reads wait. */
+function lazyStream<Req, Res>(
+  transport: Promise<XdsTransport>,
+  open: (transport: XdsTransport) => XdsStream<Req, Res>,
+): XdsStream<Req, Res> {
+  let cancelled = false;
+  const opened = transport.then((t) => {
+    if (cancelled) throw new Error("stream cancelled before its transport loaded");
+    return open(t);
+  });
+  // Reported through `responses`; the other uses of `opened` handle it themselves.
+  opened.catch(() => {});
+  return {
+    send: (request) => opened.then((stream) => stream.send(request)),
+    responses: { next: () => opened.then((stream) => stream.responses.next()) },
+    // Never settles when the stream fails to open, as the interface asks of a stream never established.
+    established: new Promise<void>((resolve) => {
+      opened.then(
+        (stream) => (stream.established ?? Promise.resolve()).then(resolve),
+        () => {},
+      );
+    }),
+    cancel() {
+      cancelled = true;
+      opened.then(
+        (stream) => stream.cancel(),
+        () => {},
+      );
+    },
+  };
+}
+
+/**
+ * The default transport: gRPC over HTTP/2 with connect-node, one HTTP/2 connection per server. Creating it does no
+ * I/O and never throws; connect-node is loaded when the first stream opens. TLS files are read for each connection,
+ * and what goes wrong there (or in loading) fails the streams; details in transport-http2.ts.
+ */
+export const createConnectTransport: XdsTransportFactory = lazyTransportFactory(loadHttp2);

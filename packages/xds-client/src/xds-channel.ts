@@ -2,20 +2,21 @@
 // bootstrap's `api_type`): start, coalesced requests, flow-controlled reads, one ACK or NACK per response,
 // reconnects after a response, backoff after a failure, and what it tells the layer above (the authority manager)
 // about reachability. It knows nothing of authorities or the cache: it asks its host what to subscribe to and hands
-// it each decoded response.
+// it each decoded response. The protocol module (protocol.ts) is loaded before the first call; a failure to load it
+// counts as a call that failed with no responses.
 import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import type { AdsCall, CallHost } from "./ads-call.js";
 import type { Bootstrap, XdsServerConfig } from "./bootstrap-types.js";
 import type { CallbackQueue } from "./callback-queue.js";
 import { type Clock, createBackoff } from "./clock.js";
-import { type DecodedResponse, DecodeMemo } from "./decoded-response.js";
-import { createDeltaCall } from "./delta-call.js";
+import type { DecodedResponse, DecodeMemo } from "./decoded-response.js";
 import type { XdsFeatures } from "./features.js";
 import type { ScopedLogger } from "./logger.js";
 import { XdsMetricName, type XdsMetricsRecorder } from "./metrics.js";
+import type { Protocol, ProtocolLoader } from "./protocol-loader.js";
 import type { ResourceState } from "./resource-state.js";
 import type { ResourceType } from "./resource-type.js";
-import { createSotwCall, type SotwMemory } from "./sotw-call.js";
+import type { SotwMemory } from "./sotw-call.js";
 import type { XdsTransport } from "./transport.js";
 import { errorMessage, StatusCode, statusCodeName, XdsError } from "./xds-error.js";
 
@@ -40,7 +41,12 @@ export interface XdsChannelOptions {
   readonly host: ChannelHost;
   readonly bootstrap: Bootstrap;
   readonly features: XdsFeatures;
-  readonly node: Node;
+  /** The Node message of the first request of each call, built (with the protocol module) when first needed. */
+  readonly node: () => Node;
+  /** Loads the protocol module; the first call starts once it is loaded. */
+  readonly loadProtocol: ProtocolLoader;
+  /** Set while a registered type's decoder is still loading: decoding waits for it. */
+  readonly decodersLoading: () => Promise<void> | undefined;
   readonly clock: Clock;
   readonly random: () => number;
   /** SotW: the byte-identical skip (DecodeMemo) is on. */
@@ -69,13 +75,16 @@ export function createXdsChannel(options: XdsChannelOptions): XdsChannel {
   const backoff = createBackoff(options.random);
   const versions = new Map<string, string>();
   const memos = new Map<string, DecodeMemo>();
+  /** Set once the protocol module is loaded (before the first call). */
+  let protocol: Protocol | undefined;
+  let loadingProtocol = false;
   const sotwMemory: SotwMemory = {
     versions,
     memo(typeUrl) {
-      if (!options.decodeMemo) return undefined;
+      if (!options.decodeMemo || protocol === undefined) return undefined;
       let memo = memos.get(typeUrl);
       if (!memo) {
-        memo = new DecodeMemo();
+        memo = new protocol.DecodeMemo();
         memos.set(typeUrl, memo);
       }
       return memo;
@@ -116,7 +125,9 @@ export function createXdsChannel(options: XdsChannelOptions): XdsChannel {
 
   const callHost: CallHost = {
     server,
-    node: options.node,
+    get node() {
+      return options.node();
+    },
     clock,
     log,
     decode: {
@@ -126,6 +137,7 @@ export function createXdsChannel(options: XdsChannelOptions): XdsChannel {
     connectTimeoutMs: options.connectTimeoutMs,
     subscriptions: (typeUrl) => host.subscriptions(channel, typeUrl),
     typeOf: (typeUrl) => host.typeOf(typeUrl),
+    decodersLoading: options.decodersLoading,
     expired: (state, transient) => host.expired(channel, state, transient),
   };
 
@@ -147,7 +159,32 @@ export function createXdsChannel(options: XdsChannelOptions): XdsChannel {
     }
   }
 
+  /** Starts a call once the protocol module is loaded; a failed load is a call failed with no responses. */
   function startCall(): void {
+    if (protocol !== undefined) {
+      startLoadedCall(protocol);
+      return;
+    }
+    if (loadingProtocol) return;
+    loadingProtocol = true;
+    options.loadProtocol().then(
+      (loaded) => {
+        loadingProtocol = false;
+        protocol = loaded;
+        if (!closed && !call && retryTimer === undefined && host.subscribedTypes(channel).length > 0) {
+          startLoadedCall(loaded);
+        }
+      },
+      (error: unknown) => {
+        loadingProtocol = false;
+        if (closed || call || retryTimer !== undefined) return;
+        log.warn(`the xDS protocol module could not be loaded (${errorMessage(error)})`);
+        failed(error);
+      },
+    );
+  }
+
+  function startLoadedCall({ createDeltaCall, createSotwCall }: Protocol): void {
     const next =
       server.apiType === "DELTA_GRPC"
         ? createDeltaCall(callHost, transport.deltaAggregatedResources())
@@ -211,6 +248,12 @@ export function createXdsChannel(options: XdsChannelOptions): XdsChannel {
       return;
     }
     log.warn(`ADS call #${ended.id} failed with no responses received (${status})`);
+    failed(failure);
+  }
+
+  /** No call got a response: the server counts as unreachable until one does; retried with backoff. */
+  function failed(failure: unknown): void {
+    const status = describeFailure(failure);
     if (healthy) {
       healthy = false;
       options.metrics.addCounter(XdsMetricName.serverFailure, 1, {

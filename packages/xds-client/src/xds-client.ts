@@ -1,17 +1,19 @@
 // createXdsClient: the watch API. It wires the layers (docs/architecture.md): the cache owns resource states, the
 // authority manager owns which server serves what, channels run ADS calls; watchers hear through the callback queue.
+// Creating a client and watching load nothing more: the protocol module, the decoders of the built-in types and the
+// transport load when first needed (docs/architecture.md#what-loads-when).
 import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import type { ClientConfig } from "@xdskit/protos/envoy/service/status/v3/csds_pb";
 import { createAuthorityManager } from "./authority-manager.js";
 import { loadBootstrap } from "./bootstrap.js";
 import type { Bootstrap, BootstrapConfig } from "./bootstrap-types.js";
+import { decoderLoading } from "./builtin-types.js";
 import { createCallbackQueue } from "./callback-queue.js";
 import { type Clock, systemClock } from "./clock.js";
-import { dumpClientConfig } from "./csds-dump.js";
 import { resolveFeatures, type XdsFeatures } from "./features.js";
 import { type Logger, noopLogger, scopeLogger } from "./logger.js";
 import { noopMetrics, type XdsMetricsRecorder } from "./metrics.js";
-import { buildNode } from "./node.js";
+import { csdsNow, loadProtocol, type ProtocolLoader, protocolNow } from "./protocol-loader.js";
 import { createResourceCache } from "./resource-cache.js";
 import { parseResourceName } from "./resource-name.js";
 import type { ResourceWatcher, WatcherEntry } from "./resource-state.js";
@@ -74,6 +76,8 @@ export interface XdsClientInternals {
   readonly random?: () => number;
   /** SotW: reuse the decode of a resource whose bytes were in the previous response (default true; off in tests). */
   readonly decodeMemo?: boolean;
+  /** Loads the protocol module (protocol.ts); tests inject one that fails. */
+  readonly loadProtocol?: ProtocolLoader;
 }
 
 export function createXdsClient(options: XdsClientOptions = {}): XdsClient {
@@ -98,8 +102,23 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
   const queue = createCallbackQueue((error) =>
     logger.error(`a watcher threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
   );
-  const node: Node = buildNode(bootstrap.node);
+  let node: Node | undefined;
+  const nodeMessage = (): Node => {
+    node ??= protocolNow().buildNode(bootstrap.node);
+    return node;
+  };
   const types = new Map<string, ResourceType<unknown>>();
+  /** Settles once every registered type's decoder loaded (undefined when they all are): decoding waits for it. */
+  const decodersLoading = (): Promise<void> | undefined => {
+    let loading: Promise<void>[] | undefined;
+    for (const type of types.values()) {
+      const pending = decoderLoading(type);
+      if (pending === undefined) continue;
+      if (loading === undefined) loading = [pending];
+      else loading.push(pending);
+    }
+    return loading === undefined ? undefined : Promise.all(loading).then(() => {});
+  };
   const transportFactory = options.transportFactory ?? createConnectTransport;
   const maxReceiveMessageBytes = options.maxReceiveMessageBytes ?? DEFAULT_MAX_RECEIVE_MESSAGE_BYTES;
   const cache = createResourceCache({
@@ -125,7 +144,9 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
         host,
         bootstrap,
         features,
-        node,
+        node: nodeMessage,
+        loadProtocol: internals.loadProtocol ?? loadProtocol,
+        decodersLoading,
         clock,
         random: internals.random ?? Math.random,
         decodeMemo: internals.decodeMemo ?? true,
@@ -170,8 +191,14 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
         );
       }
       const known = types.get(type.typeUrl);
-      if (known === undefined) types.set(type.typeUrl, type as ResourceType<unknown>);
-      else if (known !== type)
+      if (known === undefined) {
+        types.set(type.typeUrl, type as ResourceType<unknown>);
+        // A built-in type's decoder loads once this tick's work is done (while the connection is being made), not
+        // inside watch(); a failure shows when a response needs it (as a call failure).
+        setImmediate(() => {
+          if (!closed) decoderLoading(type as ResourceType<unknown>)?.catch(() => {});
+        });
+      } else if (known !== type)
         logger.warn(`two resource types share ${type.typeUrl}; the first one registered decodes`);
       const typeName = type.typeUrl.slice(type.typeUrl.lastIndexOf("/") + 1);
       if (name.startsWith("xdstp:") && !features.federation) {
@@ -220,7 +247,7 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
       };
     },
     dumpResources() {
-      return dumpClientConfig(node, cache.entries(), target);
+      return csdsNow().dumpClientConfig(nodeMessage(), cache.entries(), target);
     },
     async close() {
       if (closed) return;

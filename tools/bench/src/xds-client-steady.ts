@@ -4,7 +4,8 @@
 //     changed cluster, against a re-push with all N changed in the same warm process (a full decode); the same with
 //     the clusters in reverse order; the same over delta (only the changed resource sent; grpc-js-xds has no delta);
 //   - watcher churn: 1,000 watchers coming and going per second: requests the server received, heap before and after;
-//   - import + client creation in a fresh process (median of several processes);
+//   - import + client creation in a fresh process (median of several processes), and the same to the first CDS
+//     resource delivered (what is loaded later, when first used, is counted there);
 //   - the heap a client holds per cached cluster.
 // `--quick` shrinks the churn to 10 s, the rounds to 3 and the cache to 20,000 clusters (the table says so);
 // `--only <scenario>` runs one of repush, churn, cold, heap.
@@ -224,8 +225,28 @@ async function held(which: Which, count: number) {
 async function coldMs(which: Which, runs: number): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < runs; i++) times.push((await runWorker(["cold", which])).cold!.ms!);
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
+  return median(times);
+}
+
+/**
+ * Import, create, watch one cluster, until its callback: a fresh process per run, against a raw ADS server that answers
+ * each stream's first CDS request at once with a pre-encoded response.
+ */
+async function firstResourceMs(which: Which, runs: number): Promise<number> {
+  const response = sotwResponse(1, "none", 1);
+  const server = await serveRawAds("sotw", (call) =>
+    call.on("data", (request: DiscoveryRequest) => {
+      if (request.typeUrl === CDS && request.responseNonce === "") call.write(Buffer.from(response));
+    }),
+  );
+  try {
+    const port = server.address.split(":")[1]!;
+    const times: number[] = [];
+    for (let i = 0; i < runs; i++) times.push((await runWorker(["first", which, port])).first!.ms!);
+    return median(times);
+  } finally {
+    await server.close();
+  }
 }
 
 const ms = (n: number) => n.toFixed(1);
@@ -293,6 +314,12 @@ if (runs("cold")) {
     `import + client creation in a fresh process, median of ${processes} (ms)`,
     await coldMs("xdskit", processes),
     await coldMs("grpc-js-xds", processes),
+    ms,
+  );
+  pair(
+    `import + client creation + first CDS resource delivered, fresh process, median of ${processes} (ms)`,
+    await firstResourceMs("xdskit", processes),
+    await firstResourceMs("grpc-js-xds", processes),
     ms,
   );
 }

@@ -1,6 +1,7 @@
 // Child process of xds-client-steady.ts: one client (ours or @grpc/grpc-js-xds) in one scenario, reporting as JSON
 // lines on stdout (`{ event, t, ... }`, t in ms since the epoch, comparable across processes). Run with --expose-gc.
 //   cold <which>                               import + client creation in this fresh process;
+//   first <which> <port>                       import, client creation and one CDS watch until its resource arrives;
 //   repush <which> <port> <count> <api>        watch <count> clusters; `all` once each arrived, then `middle` and
 //                                              `last` at each callback of cluster-<count/2> and cluster-<count-1>;
 //   churn <which> <port> <seconds> <perSecond> <pool>  watches come and go; heap after the first second and at the end;
@@ -87,6 +88,18 @@ async function cold(): Promise<void> {
   }
 }
 
+/** Cold, to the first resource: what `cold` measures, then until the watch of cluster-0 delivers it. */
+async function first(port: string): Promise<void> {
+  const start = performance.now();
+  // As in `cold`: grpc-js-xds loads the whole package, as `register()` does.
+  if (which === "grpc-js-xds") require("@grpc/grpc-js-xds");
+  const client = await createClient(port);
+  client.watch("cluster-0", () => {
+    say({ event: "first", ms: performance.now() - start });
+    process.exit(0);
+  });
+}
+
 async function repush(port: string, count: number, api: string): Promise<void> {
   const client = await createClient(port, api);
   const seen = new Set<string>();
@@ -153,6 +166,7 @@ async function heap(port: string, count: number): Promise<void> {
 
 const [a, b, c, d] = rest;
 if (mode === "cold") await cold();
+else if (mode === "first") await first(a!);
 else if (mode === "repush") await repush(a!, Number(b), c!);
 else if (mode === "churn") await churn(a!, Number(b), Number(c), Number(d));
 else if (mode === "heap") await heap(a!, Number(b));

@@ -1,0 +1,23 @@
+// How the client loads the modules it needs only once in use (docs/architecture.md#what-loads-when): in Node, by
+// `require` of the ES module (Node >= 20.19, the engines field's minimum), which is synchronous, so a module is
+// never half-loaded and a later synchronous need (CSDS, a built-in type's `decode` called directly) can always load
+// it too. Where `require` cannot load it (a bundle, the sources run by a TypeScript-aware test runner), by `import()`.
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+
+/** The module at `path` (relative to this directory), now. Throws when `require` cannot load it. */
+export function requireModule<M>(path: string): M {
+  return require(path) as M;
+}
+
+/** The module at `path`: required at once where possible, else imported by `importer` (`import()` of `path`). */
+export function loadModule<M>(path: string, importer: () => Promise<M>): Promise<M> {
+  let module: M;
+  try {
+    module = requireModule<M>(path);
+  } catch {
+    return importer();
+  }
+  return Promise.resolve(module);
+}

@@ -1,0 +1,132 @@
+// The default transport's implementation: gRPC over HTTP/2 with @connectrpc/connect-node. Loaded only when a client
+// opens its first stream with the default transport (transport.ts), so importing and creating a client does not load
+// Connect, connect-node or node:http2.
+import type * as http2 from "node:http2";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createWritableIterable } from "@connectrpc/connect/protocol";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
+import type {
+  DeltaDiscoveryRequest,
+  DeltaDiscoveryResponse,
+  DiscoveryRequest,
+  DiscoveryResponse,
+} from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { serverEndpoint } from "./server-target.js";
+import { createTlsDialer, readTlsCredentials } from "./transport-tls.js";
+import type { XdsStream, XdsTransportFactory } from "./transport-types.js";
+
+/**
+ * connect-node's session manager, watching which HTTP/2 sessions completed their handshake: a session counts once the
+ * server's SETTINGS frame or the answer to a PING arrived (a server that accepts TCP and never speaks HTTP/2 gives
+ * neither). Streams opened on it wait for the first session a request uses after they were opened.
+ */
+class HandshakeAwareSessionManager extends Http2SessionManager {
+  private readonly handshakes = new WeakMap<http2.ClientHttp2Session, Promise<void>>();
+  private waiting: ((session: http2.ClientHttp2Session) => void)[] = [];
+
+  override async request(...args: Parameters<Http2SessionManager["request"]>): Promise<http2.ClientHttp2Stream> {
+    const stream = await super.request(...args);
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const notify of waiting) notify(stream.session as http2.ClientHttp2Session);
+    return stream;
+  }
+
+  /** Resolves once a request made after this call runs on a session whose handshake completed. */
+  established(): Promise<void> {
+    return new Promise<http2.ClientHttp2Session>((resolve) => this.waiting.push(resolve)).then((s) =>
+      this.handshake(s),
+    );
+  }
+
+  private handshake(session: http2.ClientHttp2Session): Promise<void> {
+    let done = this.handshakes.get(session);
+    if (!done) {
+      done = new Promise<void>((resolve) => {
+        session.once("remoteSettings", () => resolve());
+        try {
+          // Answered only after the server's own preface, so it also covers settings received before we looked.
+          session.ping((error) => {
+            if (!error) resolve();
+          });
+        } catch {
+          // A closed session: the stream on it fails and reports why.
+        }
+      });
+      this.handshakes.set(session, done);
+    }
+    return done;
+  }
+}
+
+/**
+ * The default transport: gRPC over HTTP/2 with connect-node, one HTTP/2 connection per server. Creating it does no
+ * I/O and never throws: TLS files are read for each connection, and what goes wrong there fails the streams.
+ * - TLS failures fail the streams with UNAVAILABLE and a message naming TLS and the cause.
+ * - A stream cancelled before its connection finished the HTTP/2 handshake (the connect deadline,
+ *   docs/decisions.md#connect-deadline) takes that connection with it, so the next stream dials afresh instead of
+ *   waiting on the same silent server.
+ */
+export const createHttp2Transport: XdsTransportFactory = (server, options) => {
+  const creds = server.channelCredentials;
+  const tls = creds.type === "tls" ? () => readTlsCredentials(creds) : undefined;
+  const { baseUrl, sessionOptions } = serverEndpoint(server.serverUri, tls);
+  const dialer =
+    tls !== undefined && sessionOptions.createConnection !== undefined
+      ? createTlsDialer(sessionOptions.createConnection, creds.type === "tls" && creds.certificateFile !== undefined)
+      : undefined;
+  const sessionManager = new HandshakeAwareSessionManager(
+    baseUrl,
+    { pingIntervalMs: 60_000, pingTimeoutMs: 20_000, pingIdleConnection: false },
+    dialer === undefined ? sessionOptions : { ...sessionOptions, createConnection: dialer.createConnection },
+  );
+  const transport = createGrpcTransport({ baseUrl, sessionManager, readMaxBytes: options.maxReceiveMessageBytes });
+  const client = createClient(AggregatedDiscoveryService, transport);
+
+  /** A stream's failure, as a TLS failure when its connection failed at the TLS level. */
+  const explain = (error: unknown, http2Established: boolean): unknown => {
+    const failure = dialer?.failure(http2Established);
+    if (failure === undefined) return error;
+    const message = `TLS handshake with xDS server ${server.serverUri} failed: ${failure.reason}`;
+    return new ConnectError(message, Code.Unavailable, undefined, undefined, failure.cause ?? error);
+  };
+
+  function open<Req, Res>(start: (input: AsyncIterable<Req>, signal: AbortSignal) => AsyncIterable<Res>) {
+    const requests = createWritableIterable<Req>();
+    const abort = new AbortController();
+    let isEstablished = false;
+    const established = sessionManager.established().then(() => {
+      isEstablished = true;
+    });
+    const responses = start(requests, abort.signal)[Symbol.asyncIterator]();
+    let cancelled = false;
+    const stream: XdsStream<Req, Res> = {
+      send: (request) => requests.write(request),
+      responses: {
+        next: () =>
+          responses.next().catch((error: unknown) => {
+            throw cancelled ? error : explain(error, isEstablished);
+          }),
+      },
+      established,
+      cancel: () => {
+        cancelled = true;
+        requests.close();
+        abort.abort();
+        if (!isEstablished) sessionManager.abort();
+      },
+    };
+    return stream;
+  }
+
+  return {
+    streamAggregatedResources: () =>
+      open<DiscoveryRequest, DiscoveryResponse>((input, signal) => client.streamAggregatedResources(input, { signal })),
+    deltaAggregatedResources: () =>
+      open<DeltaDiscoveryRequest, DeltaDiscoveryResponse>((input, signal) =>
+        client.deltaAggregatedResources(input, { signal }),
+      ),
+    close: () => sessionManager.abort(),
+  };
+};

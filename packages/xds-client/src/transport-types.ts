@@ -1,0 +1,39 @@
+// The transport's interfaces: what the client needs of a connection to one xDS server (transport.ts has the default).
+import type {
+  DeltaDiscoveryRequest,
+  DeltaDiscoveryResponse,
+  DiscoveryRequest,
+  DiscoveryResponse,
+} from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import type { XdsServerConfig } from "./bootstrap-types.js";
+
+/** One bidi stream. */
+export interface XdsStream<Req, Res> {
+  /** Queues a request; resolves once it was handed to the connection, rejects if the stream has ended. */
+  send(request: Req): Promise<void>;
+  /** The responses; ends when the server closes the stream with OK, throws when it fails. */
+  readonly responses: AsyncIterator<Res>;
+  /** Ends the stream from our side (no error is reported to the reader). */
+  cancel(): void;
+  /**
+   * Resolves once the stream runs on an established connection (for HTTP/2: the server answered the connection
+   * preface), which is when a request written on it counts as sent (A57). Never settles if that does not happen.
+   * Absent: a request counts as sent once `send` resolves.
+   */
+  readonly established?: Promise<void>;
+}
+
+/** The streams of one xDS server. */
+export interface XdsTransport {
+  streamAggregatedResources(): XdsStream<DiscoveryRequest, DiscoveryResponse>;
+  deltaAggregatedResources(): XdsStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>;
+  /** Closes the connection and every stream on it. */
+  close(): void;
+}
+
+export interface TransportOptions {
+  /** Largest message accepted from the server, in bytes. */
+  readonly maxReceiveMessageBytes: number;
+}
+
+export type XdsTransportFactory = (server: XdsServerConfig, options: TransportOptions) => XdsTransport;
