@@ -1,14 +1,25 @@
 // State-of-the-world ADS: each request lists every subscribed name of its type, with the last accepted version and
 // the nonce of the last response; a response lists the whole state of its type (LDS and CDS: an omitted cached
 // resource is deleted). What the protocols share is in ads-call.ts and decoded-response.ts.
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { AnySchema } from "@bufbuild/protobuf/wkt";
 import {
   type DiscoveryRequest,
   DiscoveryRequestSchema,
   type DiscoveryResponse,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import type { SotwResponseBytes } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import { type AdsCall, type Answer, type CallHost, createCallCore, protocolCall, responseType } from "./ads-call.js";
-import { addResource, addResourceErrors, type DecodeMemo, emptyResponse, unwrapAny } from "./decoded-response.js";
+import {
+  addOutcome,
+  addResourceErrors,
+  type DecodeMemo,
+  type EntryOutcome,
+  emptyResponse,
+  outcomeOf,
+  readAny,
+  unwrapAny,
+} from "./decoded-response.js";
 import type { ResourceState } from "./resource-state.js";
 import type { XdsStream } from "./transport.js";
 
@@ -21,25 +32,45 @@ export interface SotwMemory {
 
 export function createSotwCall(
   host: CallHost,
-  stream: XdsStream<DiscoveryRequest, DiscoveryResponse>,
+  stream: XdsStream<DiscoveryRequest, DiscoveryResponse | SotwResponseBytes>,
   memory: SotwMemory,
 ): AdsCall {
   // A new stream starts with the last accepted versions and empty nonces.
   const nonces = new Map<string, string>();
   const core = createCallCore(host, stream, decode, "ADS call");
 
-  function decode(response: DiscoveryResponse) {
+  function decode(response: DiscoveryResponse | SotwResponseBytes) {
     const typeUrl = response.typeUrl;
-    const type = responseType(host, typeUrl);
-    if (!type) return undefined;
-    nonces.set(typeUrl, response.nonce);
-    const out = emptyResponse(typeUrl, type, response.versionInfo, response.nonce, true);
+    // The default transport keeps each resource as the bytes it arrived as; another may hand decoded Anys.
+    const entries =
+      response.$typeName === "xdskit.client.v1.SotwResponseBytes"
+        ? response.resources
+        : response.resources.map((any) => toBinary(AnySchema, any));
+    const type = host.typeOf(typeUrl);
+    if (!type) {
+      // Ignored, once it is known to be readable (an unreadable one fails the stream, whatever its type).
+      for (const bytes of entries) readAny(bytes);
+      responseType(host, typeUrl);
+      return undefined;
+    }
     const memo = memory.memo(typeUrl);
     const { features } = host.decode;
-    response.resources.forEach((any, i) => {
-      addResource(out, i, unwrapAny(any, typeUrl, features), host.decode, memo);
-    });
+    const outcomes: EntryOutcome[] = [];
+    try {
+      entries.forEach((bytes, i) => {
+        const outcome =
+          memo?.find(i, bytes) ?? outcomeOf(type, unwrapAny(readAny(bytes), typeUrl, features), host.decode);
+        memo?.keep(i, bytes, outcome);
+        outcomes.push(outcome);
+      });
+    } catch (error) {
+      memo?.discard();
+      throw error;
+    }
     memo?.rotate();
+    nonces.set(typeUrl, response.nonce);
+    const out = emptyResponse(typeUrl, type, response.versionInfo, response.nonce, true);
+    outcomes.forEach((outcome, i) => addOutcome(out, i, outcome));
     addResourceErrors(out, response.resourceErrors, features);
     return out;
   }

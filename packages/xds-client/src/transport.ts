@@ -11,6 +11,7 @@ import type {
   DiscoveryRequest,
   DiscoveryResponse,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { type SotwResponseBytes, SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import type { XdsServerConfig } from "./bootstrap-types.js";
 import { serverEndpoint } from "./server-target.js";
 import { createTlsDialer, readTlsCredentials } from "./transport-tls.js";
@@ -33,7 +34,11 @@ export interface XdsStream<Req, Res> {
 
 /** The streams of one xDS server. */
 export interface XdsTransport {
-  streamAggregatedResources(): XdsStream<DiscoveryRequest, DiscoveryResponse>;
+  /**
+   * SotW responses, decoded, or read as `SotwResponseBytes` (each resource the bytes of its `Any`, which lets the
+   * client skip what it already has before decoding it; the default transport does this).
+   */
+  streamAggregatedResources(): XdsStream<DiscoveryRequest, DiscoveryResponse | SotwResponseBytes>;
   deltaAggregatedResources(): XdsStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>;
   /** Closes the connection and every stream on it. */
   close(): void;
@@ -116,6 +121,17 @@ export const createConnectTransport: XdsTransportFactory = (server, options) => 
   );
   const transport = createGrpcTransport({ baseUrl, sessionManager, readMaxBytes: options.maxReceiveMessageBytes });
   const client = createClient(AggregatedDiscoveryService, transport);
+  // SotW responses read as SotwResponseBytes (the same wire format; docs/architecture.md#the-byte-identical-skip).
+  const sotw = AggregatedDiscoveryService.method.streamAggregatedResources;
+  const sotwBytes = createClient(
+    { ...AggregatedDiscoveryService, methods: [{ ...sotw, output: SotwResponseBytesSchema }] },
+    transport,
+  ) as unknown as {
+    streamAggregatedResources(
+      input: AsyncIterable<DiscoveryRequest>,
+      options: { signal: AbortSignal },
+    ): AsyncIterable<SotwResponseBytes>;
+  };
 
   /** A stream's failure, as a TLS failure when its connection failed at the TLS level. */
   const explain = (error: unknown, http2Established: boolean): unknown => {
@@ -155,7 +171,9 @@ export const createConnectTransport: XdsTransportFactory = (server, options) => 
 
   return {
     streamAggregatedResources: () =>
-      open<DiscoveryRequest, DiscoveryResponse>((input, signal) => client.streamAggregatedResources(input, { signal })),
+      open<DiscoveryRequest, SotwResponseBytes>((input, signal) =>
+        sotwBytes.streamAggregatedResources(input, { signal }),
+      ),
     deltaAggregatedResources: () =>
       open<DeltaDiscoveryRequest, DeltaDiscoveryResponse>((input, signal) =>
         client.deltaAggregatedResources(input, { signal }),
