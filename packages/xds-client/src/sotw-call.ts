@@ -30,6 +30,46 @@ export interface SotwMemory {
   memo(typeUrl: string): DecodeMemo | undefined;
 }
 
+/** What a SotW request lists for its subscriptions: each plain name once, and each subscription with parameters. */
+export interface RequestedNames {
+  readonly names: readonly string[];
+  readonly locators: readonly { readonly name: string; readonly dynamicParameters: Readonly<Record<string, string>> }[];
+}
+
+export function requestedNames(states: readonly ResourceState[]): RequestedNames {
+  const names: string[] = [];
+  const seenNames = new Set<string>();
+  const locators: { name: string; dynamicParameters: Record<string, string> }[] = [];
+  for (const state of states) {
+    if (state.parametersKey === "") {
+      if (!seenNames.has(state.name)) {
+        seenNames.add(state.name);
+        names.push(state.name);
+      }
+    } else {
+      locators.push({ name: state.name, dynamicParameters: { ...state.parameters } });
+    }
+  }
+  // Frozen: a request keeps the array it is given, and later requests may be given the same one.
+  return { names: Object.freeze(names), locators: Object.freeze(locators) };
+}
+
+/**
+ * `requestedNames`, worked out again only when the subscriptions are not the same entries in the same order as last
+ * time (an entry's name and parameters never change): an ACK in a steady state reuses the lists of the request before.
+ */
+export function createNamesCache(): (states: readonly ResourceState[]) => RequestedNames {
+  let last: readonly ResourceState[] = [];
+  let lists: RequestedNames | undefined;
+  return (states) => {
+    if (lists === undefined || states.length !== last.length || states.some((state, i) => state !== last[i])) {
+      lists = requestedNames(states);
+    }
+    last = states;
+    return lists;
+  };
+}
+
 export function createSotwCall(
   host: CallHost,
   stream: XdsStream<DiscoveryRequest, DiscoveryResponse | SotwResponseBytes>,
@@ -37,6 +77,7 @@ export function createSotwCall(
 ): AdsCall {
   // A new stream starts with the last accepted versions and empty nonces.
   const nonces = new Map<string, string>();
+  const namesOf = new Map<string, (states: readonly ResourceState[]) => RequestedNames>();
   const core = createCallCore(host, stream, decode, "ADS call");
 
   function decode(response: DiscoveryResponse | SotwResponseBytes) {
@@ -83,25 +124,18 @@ export function createSotwCall(
     }
     const nack = answer?.nack;
     const states = host.subscriptions(typeUrl);
-    const names: string[] = [];
-    const seenNames = new Set<string>();
-    const locators: { name: string; dynamicParameters: Record<string, string> }[] = [];
-    for (const state of states) {
-      if (state.parametersKey === "") {
-        if (!seenNames.has(state.name)) {
-          seenNames.add(state.name);
-          names.push(state.name);
-        }
-      } else {
-        locators.push({ name: state.name, dynamicParameters: { ...state.parameters } });
-      }
+    let cache = namesOf.get(typeUrl);
+    if (cache === undefined) {
+      cache = createNamesCache();
+      namesOf.set(typeUrl, cache);
     }
+    const { names, locators } = cache(states);
     const request = create(DiscoveryRequestSchema, {
       versionInfo: memory.versions.get(typeUrl) ?? "",
       typeUrl,
       responseNonce: nonces.get(typeUrl) ?? "",
-      resourceNames: names,
-      resourceLocators: locators,
+      resourceNames: names as string[],
+      resourceLocators: locators as RequestedNames["locators"][number][],
     });
     if (nack !== undefined) request.errorDetail = nack;
     host.log.trace(
