@@ -111,7 +111,9 @@ export function createSotwCall(
     memo?.rotate();
     nonces.set(typeUrl, response.nonce);
     const out = emptyResponse(typeUrl, type, response.versionInfo, response.nonce, true);
-    outcomes.forEach((outcome, i) => addOutcome(out, i, outcome));
+    outcomes.forEach((outcome, i) => {
+      addOutcome(out, i, outcome);
+    });
     addResourceErrors(out, response.resourceErrors, features);
     return out;
   }
