@@ -297,6 +297,7 @@ export class DecodeMemo {
   /** The response could not be read: the previous one stays the reference. */
   discard(): void {
     this.current = [];
+    this.misses = 0;
   }
 
   private index(): Map<number, Remembered | Remembered[]> {
