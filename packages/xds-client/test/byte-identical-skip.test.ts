@@ -215,3 +215,52 @@ describe("the byte-identical skip", () => {
     );
   });
 });
+
+describe("a SotW response holding bytes that are not an Any", () => {
+  it("fails the stream before anything is applied, and the skip still knows the last response read", async () => {
+    let decodes = 0;
+    const counting: ResourceType<unknown> = {
+      ...testListenerType,
+      decode: (any, c) => {
+        decodes += 1;
+        return testListenerType.decode(any, c);
+      },
+    };
+    const { client, server } = setup();
+    const w = recordingWatcher<unknown>();
+    client.watch(counting, "A", w);
+    client.watch(counting, "B", recordingWatcher<unknown>());
+    const first = await server.nextStream();
+    await first.nextRequest();
+    const a = toBinary(AnySchema, listenerAny("A", "p1"));
+    const b = toBinary(AnySchema, listenerAny("B", "p1"));
+    const ack = await first.exchange({
+      typeUrl: counting.typeUrl,
+      versionInfo: "1",
+      nonce: "n1",
+      resourceBytes: [a, b],
+    });
+    expect(ack).toMatchObject({ version: "1", nonce: "n1", nack: false });
+    await flush();
+    expect(w.take().map((e) => e.kind)).toEqual(["resource"]);
+    expect(decodes).toBe(2);
+    // A changed, then a field with wire type 7 where an Any should be.
+    first.respond({
+      typeUrl: counting.typeUrl,
+      versionInfo: "2",
+      nonce: "n2",
+      resourceBytes: [toBinary(AnySchema, listenerAny("A", "p2")), new Uint8Array([0x0f])],
+    });
+    const second = await server.nextStream();
+    expect(first.cancelled).toBe(true);
+    // The new stream asks again with the last accepted version and no nonce: the response was never taken.
+    expect(await second.nextRequest()).toMatchObject({ version: "1", nonce: "", nack: false });
+    await flush();
+    expect(w.take()).toEqual([]);
+    expect(csdsRows(client).map((r) => `${r.name}:${r.status}:${r.version}`)).toEqual(["A:ACKED:1", "B:ACKED:1"]);
+    // The same two resources again: nothing to decode.
+    decodes = 0;
+    await second.exchange({ typeUrl: counting.typeUrl, versionInfo: "3", nonce: "n3", resourceBytes: [a, b] });
+    expect(decodes).toBe(0);
+  });
+});
