@@ -220,7 +220,9 @@ export function fullState(holds: HeldState, sub: TypeSubscription, entries: Grou
   if (sub.wildcard) {
     // forEach rather than for-of: this runs on few calls over many names, mostly unoptimized, where each step of a
     // Map iterator with destructuring allocates.
-    entries?.forEach((group, name) => visit(name, group));
+    entries?.forEach((group, name) => {
+      visit(name, group);
+    });
   } else {
     for (const name of sub.names()) {
       const group = entries?.get(name);

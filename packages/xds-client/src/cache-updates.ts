@@ -26,9 +26,8 @@ function resourceOf(state: ResourceState) {
 /** A resource of a response, valid or not, for this entry. `version` is the response's (delta: the resource's). */
 export function applyResource(context: UpdateContext, state: ResourceState, d: DecodedResource, version: string): void {
   state.variant = d.variant;
-  const now = context.clock.now();
-  if (d.result.ok) valid(context, state, d.result.value, d.any, d.variant, version, now);
-  else invalid(context, state, d.result.error, d.any, version, now);
+  if (d.result.ok) valid(context, state, d.result.value, d.any, d.variant, version);
+  else invalid(context, state, d.result.error, d.any, version);
 }
 
 function valid(
@@ -38,7 +37,6 @@ function valid(
   any: Any,
   variant: HeldVariant,
   version: string,
-  now: number,
 ) {
   const cached = state.resource;
   const identical =
@@ -57,15 +55,15 @@ function valid(
     state.notifyCleared();
     return;
   }
-  state.resource = { value, version, any, variant, lastUpdated: now };
+  state.resource = { value, version, any, variant, lastUpdated: context.clock.now() };
   state.notifyResource();
 }
 
-function invalid(context: UpdateContext, state: ResourceState, detail: string, any: Any, version: string, now: number) {
+function invalid(context: UpdateContext, state: ResourceState, detail: string, any: Any, version: string) {
   const repeated = state.lastInvalid !== undefined && bytesEqual(state.lastInvalid, any.value);
   state.lastInvalid = any.value;
   state.state = "nacked";
-  state.errorState = { details: detail, version, time: now, failedConfiguration: any };
+  state.errorState = { details: detail, version, time: context.clock.now(), failedConfiguration: any };
   if (context.features.dataErrorHandling && context.server.failOnDataErrors) state.resource = undefined;
   if (repeated) return;
   state.notifyError(

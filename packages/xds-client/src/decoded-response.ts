@@ -3,7 +3,7 @@
 // TP3 `resource_errors` and delta removals, and the NACK text. The calls (sotw-call.ts, delta-call.ts) produce a
 // DecodedResponse; the cache applies it; the call ACKs or NACKs it.
 import { fromBinary } from "@bufbuild/protobuf";
-import type { Any } from "@bufbuild/protobuf/wkt";
+import { type Any, AnySchema } from "@bufbuild/protobuf/wkt";
 import { canonicalText, type Expr, fromProto, TRUE } from "@xdskit/constraint-matcher";
 import {
   type DynamicParameterConstraints,
@@ -145,6 +145,33 @@ export function unwrapAny(any: Any, typeUrl: string, features: XdsFeatures): Unw
   return unwrapResource(wrapper, typeUrl, features);
 }
 
+/**
+ * A response that cannot be read, as the transport reports one it cannot parse: the stream fails with INTERNAL and
+ * `parse binary: …` (docs/architecture.md#the-byte-identical-skip).
+ */
+export class UnreadableResponseError extends Error {
+  readonly code = StatusCode.INTERNAL;
+  readonly rawMessage: string;
+  constructor(cause: unknown) {
+    const rawMessage = `parse binary: ${errorMessage(cause)}`;
+    super(rawMessage);
+    this.rawMessage = rawMessage;
+  }
+}
+
+/**
+ * A SotW entry's bytes as the `google.protobuf.Any` they encode, read as protobuf-es reads it inside the envelope: the
+ * same checks (tags, bounds, UTF-8 of `type_url`) and the same recursion budget (the envelope is one level up). A
+ * failure fails the whole response, as it did when the envelope was read with `Any` resources.
+ */
+export function readAny(bytes: Uint8Array): Any {
+  try {
+    return fromBinary(AnySchema, bytes, { recursionLimit: 99 });
+  } catch (error) {
+    throw new UnreadableResponseError(error);
+  }
+}
+
 /** Decodes and validates, turning a throwing decoder into a failure (decoders should not throw, but may). */
 function safeDecode(type: ResourceType<unknown>, any: Any, context: DecodeContext): DecodeResult<unknown> {
   try {
@@ -160,13 +187,57 @@ export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   return Buffer.compare(a, b) === 0;
 }
 
-/** A resource's bytes and what decoding them gave. */
-interface Decoded {
-  readonly bytes: Uint8Array;
-  readonly result: DecodeResult<unknown>;
+/** What one entry of a response gave, its index aside: the resource to apply (when it can be named) and its problem. */
+export interface EntryOutcome {
+  readonly resource: DecodedResource | undefined;
+  readonly ok: boolean;
+  /** The NACK line, without its `resource index N: ` prefix; undefined when ok. */
+  readonly error: string | undefined;
 }
 
-/** FNV-1a over the bytes: the index key of a resource in `DecodeMemo` (collisions are settled by comparing bytes). */
+/**
+ * Decodes an entry: named by its wrapper, else by what the decoder read. A failure is a NACK line; a resource nobody
+ * can name reaches no watcher.
+ */
+export function outcomeOf(
+  type: ResourceType<unknown>,
+  unwrapped: Unwrapped,
+  settings: DecodeSettings,
+  version?: string,
+): EntryOutcome {
+  if ("error" in unwrapped) return { resource: undefined, ok: false, error: unwrapped.error };
+  const result = safeDecode(type, unwrapped.any, settings.context);
+  const name = unwrapped.name ?? result.name;
+  const error = result.ok ? undefined : name === undefined ? result.error : `${name}: ${result.error}`;
+  if (name === undefined) return { resource: undefined, ok: result.ok, error };
+  const resource: DecodedResource = {
+    name: canonicalName(name),
+    constraints: unwrapped.constraints,
+    variant: unwrapped.variant,
+    result,
+    any: unwrapped.any,
+    ...(version === undefined ? {} : { version }),
+  };
+  return { resource, ok: result.ok, error };
+}
+
+/** Adds the `index`th entry of a response to `out`: counted valid or invalid, its NACK line, its resource. */
+export function addOutcome(out: DecodedResponse, index: number, outcome: EntryOutcome): void {
+  if (outcome.ok) out.valid += 1;
+  else {
+    out.invalid += 1;
+    out.errors.push(`resource index ${index}: ${outcome.error}`);
+  }
+  if (outcome.resource !== undefined) out.resources.push(outcome.resource);
+}
+
+/** An entry's bytes and what they gave. */
+interface Remembered {
+  readonly bytes: Uint8Array;
+  readonly outcome: EntryOutcome;
+}
+
+/** FNV-1a over the bytes: the index key of an entry in `DecodeMemo` (collisions are settled by comparing bytes). */
 function hashBytes(bytes: Uint8Array): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < bytes.length; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
@@ -177,31 +248,45 @@ function hashBytes(bytes: Uint8Array): number {
 const SCANNED_MISSES = 4;
 
 /**
- * SotW, the byte-identical skip (docs/architecture.md#the-byte-identical-skip): a resource whose bytes are the same
- * as one of the previous response's is not decoded and validated again; its result is reused. Decoding is a function
- * of the bytes alone (the type and the decode context are the channel's), so reusing is the same as decoding. Only
- * the decode is skipped: what the result does to the cache (ACK state, A88 errors, deletions) is applied as for any
- * resource. The same position is tried first (the cheap case: a server that keeps its order); the first few misses
- * (resources that changed, usually) are looked for by a scan of the previous response; after that, its resources are
- * indexed by a hash of their bytes, once per response.
+ * SotW, the byte-identical skip (docs/architecture.md#the-byte-identical-skip): an entry (an encoded `Any`) whose
+ * bytes are the same as one of the previous response's is not read, unwrapped, decoded or validated again; what it
+ * gave is reused. All of that is a function of the bytes alone (the type, the features and the decode context are the
+ * channel's), so reusing is the same as doing it again. Only that is skipped: what the outcome does to the cache (ACK
+ * state, A88 errors, deletions) is applied as for any entry. The same position is tried first (the cheap case: a
+ * server that keeps its order); the first few misses (entries that changed, usually) are looked for by a scan of the
+ * previous response; after that, its entries are indexed by a hash of their bytes, once per response.
  */
 export class DecodeMemo {
-  private previous: Decoded[] = [];
-  private current: Decoded[] = [];
-  private byHash: Map<number, Decoded | Decoded[]> | undefined;
+  private previous: Remembered[] = [];
+  private current: Remembered[] = [];
+  private byHash: Map<number, Remembered | Remembered[]> | undefined;
   private misses = 0;
 
-  /** `scannedMisses`: for tests, which check both ways of finding a resource. */
+  /** `scannedMisses`: for tests, which check both ways of finding an entry. */
   constructor(private readonly scannedMisses = SCANNED_MISSES) {}
 
-  decode(index: number, type: ResourceType<unknown>, any: Any, context: DecodeContext): DecodeResult<unknown> {
-    const bytes = any.value;
-    const result = this.find(index, bytes) ?? safeDecode(type, any, context);
-    this.current[index] = { bytes, result };
-    return result;
+  /** What the `index`th entry gave if its bytes were in the previous response. */
+  find(index: number, bytes: Uint8Array): EntryOutcome | undefined {
+    const same = this.previous[index];
+    if (same !== undefined && bytesEqual(same.bytes, bytes)) return same.outcome;
+    if (this.previous.length === 0) return undefined;
+    if (this.misses < this.scannedMisses) {
+      this.misses += 1;
+      for (const d of this.previous) if (bytesEqual(d.bytes, bytes)) return d.outcome;
+      return undefined;
+    }
+    const found = this.index().get(hashBytes(bytes));
+    if (found === undefined) return undefined;
+    if (!Array.isArray(found)) return bytesEqual(found.bytes, bytes) ? found.outcome : undefined;
+    return found.find((d) => bytesEqual(d.bytes, bytes))?.outcome;
   }
 
-  /** Call after each response: what was decoded becomes the reference for the next one. */
+  /** Records what the `index`th entry of the response being read gave. */
+  keep(index: number, bytes: Uint8Array, outcome: EntryOutcome): void {
+    this.current[index] = { bytes, outcome };
+  }
+
+  /** Call after each response read: its entries become the reference for the next one. */
   rotate(): void {
     this.previous = this.current;
     this.current = [];
@@ -209,27 +294,16 @@ export class DecodeMemo {
     this.misses = 0;
   }
 
-  private find(index: number, bytes: Uint8Array): DecodeResult<unknown> | undefined {
-    const same = this.previous[index];
-    if (same !== undefined && bytesEqual(same.bytes, bytes)) return same.result;
-    if (this.previous.length === 0) return undefined;
-    if (this.misses < this.scannedMisses) {
-      this.misses += 1;
-      for (const d of this.previous) if (d !== undefined && bytesEqual(d.bytes, bytes)) return d.result;
-      return undefined;
-    }
-    const found = this.index().get(hashBytes(bytes));
-    if (found === undefined) return undefined;
-    if (!Array.isArray(found)) return bytesEqual(found.bytes, bytes) ? found.result : undefined;
-    return found.find((d) => bytesEqual(d.bytes, bytes))?.result;
+  /** The response could not be read: the previous one stays the reference. */
+  discard(): void {
+    this.current = [];
+    this.misses = 0;
   }
 
-  private index(): Map<number, Decoded | Decoded[]> {
+  private index(): Map<number, Remembered | Remembered[]> {
     if (this.byHash) return this.byHash;
-    const byHash = new Map<number, Decoded | Decoded[]>();
+    const byHash = new Map<number, Remembered | Remembered[]>();
     for (const d of this.previous) {
-      // A response with gaps (entries that could not be unwrapped) leaves holes.
-      if (d === undefined) continue;
       const hash = hashBytes(d.bytes);
       const held = byHash.get(hash);
       if (held === undefined) byHash.set(hash, d);
@@ -239,47 +313,6 @@ export class DecodeMemo {
     this.byHash = byHash;
     return byHash;
   }
-}
-
-/**
- * Decodes the `index`th resource of a response into `out`: named by its wrapper, else by what the decoder read.
- * Counted valid or invalid; a failure is a NACK line; a resource nobody can name reaches no watcher.
- */
-export function addResource(
-  out: DecodedResponse,
-  index: number,
-  unwrapped: Unwrapped,
-  settings: DecodeSettings,
-  memo: DecodeMemo | undefined,
-  version?: string,
-): void {
-  if ("error" in unwrapped) {
-    out.errors.push(`resource index ${index}: ${unwrapped.error}`);
-    out.invalid += 1;
-    return;
-  }
-  const result = memo
-    ? memo.decode(index, out.type, unwrapped.any, settings.context)
-    : safeDecode(out.type, unwrapped.any, settings.context);
-  const name = unwrapped.name ?? result.name;
-  if (result.ok) out.valid += 1;
-  else {
-    out.invalid += 1;
-    out.errors.push(
-      name === undefined
-        ? `resource index ${index}: ${result.error}`
-        : `resource index ${index}: ${name}: ${result.error}`,
-    );
-  }
-  if (name === undefined) return;
-  out.resources.push({
-    name: canonicalName(name),
-    constraints: unwrapped.constraints,
-    variant: unwrapped.variant,
-    result,
-    any: unwrapped.any,
-    ...(version === undefined ? {} : { version }),
-  });
 }
 
 /** A variant named by a `ResourceName` (a removal, an error), or the NACK line saying why it cannot be read. */

@@ -12,9 +12,10 @@ import {
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { type AdsCall, type Answer, type CallHost, createCallCore, protocolCall, responseType } from "./ads-call.js";
 import {
-  addResource,
+  addOutcome,
   addResourceErrors,
   emptyResponse,
+  outcomeOf,
   readVariantRef,
   UNCONSTRAINED,
   unwrapResource,
@@ -47,7 +48,7 @@ export function createDeltaCall(
     const out = emptyResponse(typeUrl, type, response.systemVersionInfo, response.nonce, false);
     const { features } = host.decode;
     response.resources.forEach((resource, i) => {
-      addResource(out, i, unwrapResource(resource, typeUrl, features), host.decode, undefined, resource.version);
+      addOutcome(out, i, outcomeOf(type, unwrapResource(resource, typeUrl, features), host.decode, resource.version));
     });
     for (const name of response.removedResources) {
       out.removals.push({ name: canonicalName(name), constraints: TRUE, variant: UNCONSTRAINED });

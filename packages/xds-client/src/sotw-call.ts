@@ -1,14 +1,25 @@
 // State-of-the-world ADS: each request lists every subscribed name of its type, with the last accepted version and
 // the nonce of the last response; a response lists the whole state of its type (LDS and CDS: an omitted cached
 // resource is deleted). What the protocols share is in ads-call.ts and decoded-response.ts.
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { AnySchema } from "@bufbuild/protobuf/wkt";
 import {
   type DiscoveryRequest,
   DiscoveryRequestSchema,
   type DiscoveryResponse,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import type { SotwResponseBytes } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import { type AdsCall, type Answer, type CallHost, createCallCore, protocolCall, responseType } from "./ads-call.js";
-import { addResource, addResourceErrors, type DecodeMemo, emptyResponse, unwrapAny } from "./decoded-response.js";
+import {
+  addOutcome,
+  addResourceErrors,
+  type DecodeMemo,
+  type EntryOutcome,
+  emptyResponse,
+  outcomeOf,
+  readAny,
+  unwrapAny,
+} from "./decoded-response.js";
 import type { ResourceState } from "./resource-state.js";
 import type { XdsStream } from "./transport.js";
 
@@ -19,27 +30,90 @@ export interface SotwMemory {
   memo(typeUrl: string): DecodeMemo | undefined;
 }
 
+/** What a SotW request lists for its subscriptions: each plain name once, and each subscription with parameters. */
+export interface RequestedNames {
+  readonly names: readonly string[];
+  readonly locators: readonly { readonly name: string; readonly dynamicParameters: Readonly<Record<string, string>> }[];
+}
+
+export function requestedNames(states: readonly ResourceState[]): RequestedNames {
+  const names: string[] = [];
+  const seenNames = new Set<string>();
+  const locators: { name: string; dynamicParameters: Record<string, string> }[] = [];
+  for (const state of states) {
+    if (state.parametersKey === "") {
+      if (!seenNames.has(state.name)) {
+        seenNames.add(state.name);
+        names.push(state.name);
+      }
+    } else {
+      locators.push({ name: state.name, dynamicParameters: { ...state.parameters } });
+    }
+  }
+  // Frozen: a request keeps the array it is given, and later requests may be given the same one.
+  return { names: Object.freeze(names), locators: Object.freeze(locators) };
+}
+
+/**
+ * `requestedNames`, worked out again only when the subscriptions are not the same entries in the same order as last
+ * time (an entry's name and parameters never change): an ACK in a steady state reuses the lists of the request before.
+ */
+export function createNamesCache(): (states: readonly ResourceState[]) => RequestedNames {
+  let last: readonly ResourceState[] = [];
+  let lists: RequestedNames | undefined;
+  return (states) => {
+    if (lists === undefined || states.length !== last.length || states.some((state, i) => state !== last[i])) {
+      lists = requestedNames(states);
+    }
+    last = states;
+    return lists;
+  };
+}
+
 export function createSotwCall(
   host: CallHost,
-  stream: XdsStream<DiscoveryRequest, DiscoveryResponse>,
+  stream: XdsStream<DiscoveryRequest, DiscoveryResponse | SotwResponseBytes>,
   memory: SotwMemory,
 ): AdsCall {
   // A new stream starts with the last accepted versions and empty nonces.
   const nonces = new Map<string, string>();
+  const namesOf = new Map<string, (states: readonly ResourceState[]) => RequestedNames>();
   const core = createCallCore(host, stream, decode, "ADS call");
 
-  function decode(response: DiscoveryResponse) {
+  function decode(response: DiscoveryResponse | SotwResponseBytes) {
     const typeUrl = response.typeUrl;
-    const type = responseType(host, typeUrl);
-    if (!type) return undefined;
-    nonces.set(typeUrl, response.nonce);
-    const out = emptyResponse(typeUrl, type, response.versionInfo, response.nonce, true);
+    // The default transport keeps each resource as the bytes it arrived as; another may hand decoded Anys.
+    const entries =
+      response.$typeName === "xdskit.client.v1.SotwResponseBytes"
+        ? response.resources
+        : response.resources.map((any) => toBinary(AnySchema, any));
+    const type = host.typeOf(typeUrl);
+    if (!type) {
+      // Ignored, once it is known to be readable (an unreadable one fails the stream, whatever its type).
+      for (const bytes of entries) readAny(bytes);
+      responseType(host, typeUrl);
+      return undefined;
+    }
     const memo = memory.memo(typeUrl);
     const { features } = host.decode;
-    response.resources.forEach((any, i) => {
-      addResource(out, i, unwrapAny(any, typeUrl, features), host.decode, memo);
-    });
+    const outcomes: EntryOutcome[] = [];
+    try {
+      entries.forEach((bytes, i) => {
+        const outcome =
+          memo?.find(i, bytes) ?? outcomeOf(type, unwrapAny(readAny(bytes), typeUrl, features), host.decode);
+        memo?.keep(i, bytes, outcome);
+        outcomes.push(outcome);
+      });
+    } catch (error) {
+      memo?.discard();
+      throw error;
+    }
     memo?.rotate();
+    nonces.set(typeUrl, response.nonce);
+    const out = emptyResponse(typeUrl, type, response.versionInfo, response.nonce, true);
+    outcomes.forEach((outcome, i) => {
+      addOutcome(out, i, outcome);
+    });
     addResourceErrors(out, response.resourceErrors, features);
     return out;
   }
@@ -52,25 +126,18 @@ export function createSotwCall(
     }
     const nack = answer?.nack;
     const states = host.subscriptions(typeUrl);
-    const names: string[] = [];
-    const seenNames = new Set<string>();
-    const locators: { name: string; dynamicParameters: Record<string, string> }[] = [];
-    for (const state of states) {
-      if (state.parametersKey === "") {
-        if (!seenNames.has(state.name)) {
-          seenNames.add(state.name);
-          names.push(state.name);
-        }
-      } else {
-        locators.push({ name: state.name, dynamicParameters: { ...state.parameters } });
-      }
+    let cache = namesOf.get(typeUrl);
+    if (cache === undefined) {
+      cache = createNamesCache();
+      namesOf.set(typeUrl, cache);
     }
+    const { names, locators } = cache(states);
     const request = create(DiscoveryRequestSchema, {
       versionInfo: memory.versions.get(typeUrl) ?? "",
       typeUrl,
       responseNonce: nonces.get(typeUrl) ?? "",
-      resourceNames: names,
-      resourceLocators: locators,
+      resourceNames: names as string[],
+      resourceLocators: locators as RequestedNames["locators"][number][],
     });
     if (nack !== undefined) request.errorDetail = nack;
     host.log.trace(

@@ -10,8 +10,8 @@ import type {
   DeltaDiscoveryRequest,
   DeltaDiscoveryResponse,
   DiscoveryRequest,
-  DiscoveryResponse,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { type SotwResponseBytes, SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import { serverEndpoint } from "./server-target.js";
 import { createTlsDialer, readTlsCredentials } from "./transport-tls.js";
 import type { XdsStream, XdsTransportFactory } from "./transport-types.js";
@@ -83,6 +83,17 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
   );
   const transport = createGrpcTransport({ baseUrl, sessionManager, readMaxBytes: options.maxReceiveMessageBytes });
   const client = createClient(AggregatedDiscoveryService, transport);
+  // SotW responses read as SotwResponseBytes (the same wire format; docs/architecture.md#the-byte-identical-skip).
+  const sotw = AggregatedDiscoveryService.method.streamAggregatedResources;
+  const sotwBytes = createClient(
+    { ...AggregatedDiscoveryService, methods: [{ ...sotw, output: SotwResponseBytesSchema }] },
+    transport,
+  ) as unknown as {
+    streamAggregatedResources(
+      input: AsyncIterable<DiscoveryRequest>,
+      options: { signal: AbortSignal },
+    ): AsyncIterable<SotwResponseBytes>;
+  };
 
   /** A stream's failure, as a TLS failure when its connection failed at the TLS level. */
   const explain = (error: unknown, http2Established: boolean): unknown => {
@@ -122,7 +133,9 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
 
   return {
     streamAggregatedResources: () =>
-      open<DiscoveryRequest, DiscoveryResponse>((input, signal) => client.streamAggregatedResources(input, { signal })),
+      open<DiscoveryRequest, SotwResponseBytes>((input, signal) =>
+        sotwBytes.streamAggregatedResources(input, { signal }),
+      ),
     deltaAggregatedResources: () =>
       open<DeltaDiscoveryRequest, DeltaDiscoveryResponse>((input, signal) =>
         client.deltaAggregatedResources(input, { signal }),

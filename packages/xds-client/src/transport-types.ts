@@ -5,6 +5,7 @@ import type {
   DiscoveryRequest,
   DiscoveryResponse,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import type { SotwResponseBytes } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import type { XdsServerConfig } from "./bootstrap-types.js";
 
 /** One bidi stream. */
@@ -25,7 +26,11 @@ export interface XdsStream<Req, Res> {
 
 /** The streams of one xDS server. */
 export interface XdsTransport {
-  streamAggregatedResources(): XdsStream<DiscoveryRequest, DiscoveryResponse>;
+  /**
+   * SotW responses, decoded, or read as `SotwResponseBytes` (each resource the bytes of its `Any`, which lets the
+   * client skip what it already has before decoding it; the default transport does this).
+   */
+  streamAggregatedResources(): XdsStream<DiscoveryRequest, DiscoveryResponse | SotwResponseBytes>;
   deltaAggregatedResources(): XdsStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>;
   /** Closes the connection and every stream on it. */
   close(): void;

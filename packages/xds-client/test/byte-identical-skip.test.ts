@@ -2,7 +2,7 @@
 // in the previous response is not decoded again. Proven against the client without it: for random sequences of
 // responses (identical, changed, reordered, malformed, wrapped, TP2 variants, removed, TP3 errors), both clients
 // tell their watchers the same things, send the same ACKs and NACKs, and report the same CSDS and metrics.
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { type Any, AnySchema, anyPack } from "@bufbuild/protobuf/wkt";
 import {
   type DynamicParameterConstraints,
@@ -10,7 +10,7 @@ import {
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DecodeMemo } from "../src/decoded-response.js";
+import { DecodeMemo, outcomeOf, readAny, unwrapAny } from "../src/decoded-response.js";
 import type { ResourceType, XdsClient } from "../src/index.js";
 import { context } from "./fuzz/decode-context.js";
 import { resourceError } from "./support/fake-transport.js";
@@ -105,10 +105,14 @@ function describeEvent(e: WatchEvent<unknown>): unknown {
   return { kind: e.kind, message: e.error.message, errorKind: e.error.kind };
 }
 
-/** Runs a scenario on a client with the skip on or off; returns everything observable, step by step. */
-async function observe(s: Scenario, decodeMemo: boolean): Promise<unknown[]> {
+/**
+ * Runs a scenario on a client with the skip on or off, its transport handing SotwResponseBytes (as the default one
+ * does) or decoded DiscoveryResponses; returns everything observable, step by step.
+ */
+async function observe(s: Scenario, decodeMemo: boolean, decodedSotw = false): Promise<unknown[]> {
   const { client, server, metrics } = setup({
     decodeMemo,
+    decodedSotw,
     serverFeatures: s.serverFeatures,
     features: { dataErrorHandling: s.dataErrorHandling },
     bootstrap: { dynamic_parameters: { env: "prod" } },
@@ -146,6 +150,19 @@ async function observe(s: Scenario, decodeMemo: boolean): Promise<unknown[]> {
   return trace;
 }
 
+/** A type that counts its decodes. */
+function countingDecodes<T>(type: ResourceType<T>) {
+  const decodes = { n: 0 };
+  const counting: ResourceType<unknown> = {
+    ...type,
+    decode: (any, c) => {
+      decodes.n += 1;
+      return type.decode(any, c);
+    },
+  };
+  return { counting, decodes };
+}
+
 describe("the byte-identical skip", () => {
   it("changes nothing a watcher, the server or CSDS can see", async () => {
     await fc.assert(
@@ -153,6 +170,15 @@ describe("the byte-identical skip", () => {
         expect(await observe(s, true)).toEqual(await observe(s, false));
       }),
       { numRuns: 150 },
+    );
+  });
+
+  it("sees the same from a transport that hands decoded Anys as from one that hands their bytes", async () => {
+    await fc.assert(
+      fc.asyncProperty(scenario, async (s) => {
+        expect(await observe(s, true, true)).toEqual(await observe(s, false));
+      }),
+      { numRuns: 60 },
     );
   });
 
@@ -164,31 +190,76 @@ describe("the byte-identical skip", () => {
         fc.nat(),
         fc.integer({ min: 0, max: 5 }),
         (ids, changed, seed, scannedMisses) => {
-          let decodes = 0;
-          const counting: ResourceType<unknown> = {
-            ...testEndpointsType,
-            decode: (any, c) => {
-              decodes += 1;
-              return testEndpointsType.decode(any, c);
-            },
+          const { counting, decodes } = countingDecodes(testEndpointsType);
+          const { features } = context;
+          const settings = { features, context };
+          const typeUrl = testEndpointsType.typeUrl;
+          const slow = (bytes: Uint8Array) =>
+            outcomeOf(testEndpointsType, unwrapAny(readAny(bytes), typeUrl, features), settings);
+          const read = (memo: DecodeMemo, i: number, bytes: Uint8Array) => {
+            const outcome =
+              memo.find(i, bytes) ?? outcomeOf(counting, unwrapAny(readAny(bytes), typeUrl, features), settings);
+            memo.keep(i, bytes, outcome);
+            return outcome;
           };
           const memo = new DecodeMemo(scannedMisses);
-          const first = ids.map((id) => endpointsAny(`r${id}`, 1));
-          for (const [i, any] of first.entries()) memo.decode(i, counting, any, context);
+          const first = ids.map((id) => toBinary(AnySchema, endpointsAny(`r${id}`, 1)));
+          for (const [i, bytes] of first.entries()) read(memo, i, bytes);
           memo.rotate();
-          expect(decodes).toBe(ids.length);
+          expect(decodes.n).toBe(ids.length);
           // The same resources (new bytes, same content) in another order, one of them changed.
           const which = changed % ids.length;
           const order = ids.map((id, i) => ({ id, i, key: (i * 7919 + seed) % 104_729 })).sort((a, b) => a.key - b.key);
-          decodes = 0;
+          decodes.n = 0;
           for (const [position, { id, i }] of order.entries()) {
-            const any = endpointsAny(`r${id}`, i === which ? 2 : 1);
-            const result = memo.decode(position, counting, any, context);
-            expect(result).toEqual(testEndpointsType.decode(any, context));
+            const bytes = toBinary(AnySchema, endpointsAny(`r${id}`, i === which ? 2 : 1));
+            expect(read(memo, position, bytes)).toEqual(slow(bytes));
           }
-          expect(decodes).toBe(1);
+          expect(decodes.n).toBe(1);
         },
       ),
     );
+  });
+});
+
+describe("a SotW response holding bytes that are not an Any", () => {
+  it("fails the stream before anything is applied, and the skip still knows the last response read", async () => {
+    const { counting, decodes } = countingDecodes(testListenerType);
+    const { client, server } = setup();
+    const w = recordingWatcher<unknown>();
+    client.watch(counting, "A", w);
+    client.watch(counting, "B", recordingWatcher<unknown>());
+    const first = await server.nextStream();
+    await first.nextRequest();
+    const a = toBinary(AnySchema, listenerAny("A", "p1"));
+    const b = toBinary(AnySchema, listenerAny("B", "p1"));
+    const ack = await first.exchange({
+      typeUrl: counting.typeUrl,
+      versionInfo: "1",
+      nonce: "n1",
+      resourceBytes: [a, b],
+    });
+    expect(ack).toMatchObject({ version: "1", nonce: "n1", nack: false });
+    await flush();
+    expect(w.take().map((e) => e.kind)).toEqual(["resource"]);
+    expect(decodes.n).toBe(2);
+    // A changed, then a field with wire type 7 where an Any should be.
+    first.respond({
+      typeUrl: counting.typeUrl,
+      versionInfo: "2",
+      nonce: "n2",
+      resourceBytes: [toBinary(AnySchema, listenerAny("A", "p2")), new Uint8Array([0x0f])],
+    });
+    const second = await server.nextStream();
+    expect(first.cancelled).toBe(true);
+    // The new stream asks again with the last accepted version and no nonce: the response was never taken.
+    expect(await second.nextRequest()).toMatchObject({ version: "1", nonce: "", nack: false });
+    await flush();
+    expect(w.take()).toEqual([]);
+    expect(csdsRows(client).map((r) => `${r.name}:${r.status}:${r.version}`)).toEqual(["A:ACKED:1", "B:ACKED:1"]);
+    // The same two resources again: nothing to decode.
+    decodes.n = 0;
+    await second.exchange({ typeUrl: counting.typeUrl, versionInfo: "3", nonce: "n3", resourceBytes: [a, b] });
+    expect(decodes.n).toBe(0);
   });
 });

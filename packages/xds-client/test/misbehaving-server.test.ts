@@ -4,7 +4,7 @@ import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createXdsClient, type XdsClient } from "../src/index.js";
-import { recordingWatcher, summarize } from "./support/recorder.js";
+import { recordingWatcher, summarize, type WatchEvent } from "./support/recorder.js";
 import { type TestListener, testListenerType } from "./support/test-types.js";
 
 let server: http2.Http2Server | undefined;
@@ -37,6 +37,10 @@ async function serve(
 }
 
 async function firstEvents(port: number, count = 1): Promise<string[]> {
+  return summarize(await firstEventsOf(port, count));
+}
+
+async function firstEventsOf(port: number, count = 1): Promise<WatchEvent<TestListener>[]> {
   client = createXdsClient({
     bootstrap: {
       xds_servers: [{ server_uri: `127.0.0.1:${port}`, channel_creds: [{ type: "insecure" }] }],
@@ -47,7 +51,7 @@ async function firstEvents(port: number, count = 1): Promise<string[]> {
   const w = recordingWatcher<TestListener>();
   client.watch(testListenerType, "L", w);
   for (let i = 0; i < 300 && w.events.length < count; i++) await new Promise((r) => setTimeout(r, 10));
-  return summarize(w.take());
+  return w.take();
 }
 
 describe("a misbehaving server", () => {
@@ -58,6 +62,23 @@ describe("a misbehaving server", () => {
       stream.write(Buffer.from([0, 0, 0, 0, 4, 0x0f, 0xff, 0xff, 0xff]));
     });
     expect(await firstEvents(port)).toEqual(["error:UNAVAILABLE:connection"]);
+  });
+
+  it("a DiscoveryResponse holding a resource that is not an Any is a connectivity error, as if the frame were garbage", async () => {
+    const typeUrl = Buffer.from(testListenerType.typeUrl);
+    // type_url (field 4), then one resource (field 2) whose bytes are a field with wire type 7: the envelope reads,
+    // the Any in it does not.
+    const message = Buffer.concat([Buffer.from([0x22, typeUrl.length]), typeUrl, Buffer.from([0x12, 1, 0x0f])]);
+    const prefix = Buffer.alloc(5);
+    prefix.writeUInt32BE(message.length, 1);
+    const port = await serve((stream) => {
+      stream.respond({ ":status": 200, "content-type": "application/grpc" });
+      stream.write(Buffer.concat([prefix, message]));
+    });
+    const events = await firstEventsOf(port);
+    expect(summarize(events)).toEqual(["error:UNAVAILABLE:connection"]);
+    const error = events[0]?.kind === "error" ? events[0].error : undefined;
+    expect(error?.message).toContain("INTERNAL: parse binary: illegal tag: field no 1 wire type 7");
   });
 
   it("answering with HTTP 500 and no gRPC is a connectivity error", async () => {

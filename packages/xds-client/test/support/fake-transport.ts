@@ -4,8 +4,8 @@
 // also tested over real HTTP/2 against @xdskit/control-plane.
 
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { create, fromBinary } from "@bufbuild/protobuf";
-import type { Any } from "@bufbuild/protobuf/wkt";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { type Any, AnySchema } from "@bufbuild/protobuf/wkt";
 import { ClusterLoadAssignmentSchema } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
 import { ListenerSchema } from "@xdskit/protos/envoy/config/listener/v3/listener_pb";
 import {
@@ -20,6 +20,7 @@ import {
   type ResourceNameSchema,
   ResourceSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import type { XdsStream, XdsTransport, XdsTransportFactory } from "../../src/index.js";
 
 export type Protocol = "sotw" | "delta";
@@ -37,6 +38,8 @@ export interface FakeResponse {
   readonly nonce?: string;
   /** Resources, plain or wrapped in `envoy.service.discovery.v3.Resource`; delta wraps plain ones itself. */
   readonly resources?: Any[];
+  /** SotW only: the resources as bytes, in place of `resources` (each should encode an Any; it need not). */
+  readonly resourceBytes?: Uint8Array[];
   readonly resourceErrors?: MessageInitShape<typeof ResourceErrorSchema>[];
   /** Delta only: `removed_resources`. */
   readonly removed?: string[];
@@ -94,6 +97,11 @@ export interface FakeServer {
   latest(): FakeStream;
   /** New streams stay unestablished (a server that accepted the connection and never speaks) until `establish()`. */
   holdEstablishment(hold: boolean): void;
+}
+
+export interface FakeServerOptions {
+  /** SotW responses as decoded DiscoveryResponses (a custom transport's choice) instead of SotwResponseBytes. */
+  readonly decodedSotw?: boolean;
 }
 
 const LISTENER = "type.googleapis.com/envoy.config.listener.v3.Listener";
@@ -176,7 +184,7 @@ function requestReader(protocol: Protocol) {
   };
 }
 
-export function createFakeServer(): FakeServer {
+export function createFakeServer({ decodedSotw = false }: FakeServerOptions = {}): FakeServer {
   const streams: FakeStream[] = [];
   let taken = 0;
   const streamWaiters: ((s: FakeStream) => void)[] = [];
@@ -223,13 +231,21 @@ export function createFakeServer(): FakeServer {
     };
     const encode = (r: FakeResponse): Res => {
       if (kind === "sotw") {
-        return create(DiscoveryResponseSchema, {
+        // As the default transport reads them (decodedSotw: as a transport that hands decoded Anys does).
+        const fields = {
           typeUrl: r.typeUrl,
           versionInfo: r.versionInfo ?? "",
           nonce: r.nonce ?? "",
-          resources: r.resources ?? [],
           resourceErrors: r.resourceErrors ?? [],
-        }) as DiscoveryResponse as Res;
+        };
+        if (decodedSotw) {
+          return create(DiscoveryResponseSchema, {
+            ...fields,
+            resources: r.resources ?? [],
+          }) as DiscoveryResponse as Res;
+        }
+        const resources = r.resourceBytes ?? (r.resources ?? []).map((any) => toBinary(AnySchema, any));
+        return create(SotwResponseBytesSchema, { ...fields, resources }) as Res;
       }
       const version = r.versionInfo ?? "";
       return create(DeltaDiscoveryResponseSchema, {

@@ -83,6 +83,8 @@ export interface SetupOptions {
   readonly logger?: Logger;
   /** SotW: the byte-identical skip (default on); off to compare against. */
   readonly decodeMemo?: boolean;
+  /** SotW: the transport hands decoded DiscoveryResponses, as a custom one may (default: SotwResponseBytes). */
+  readonly decodedSotw?: boolean;
 }
 
 /** Sets `api_type` on every server of a bootstrap (top level and per authority). */
@@ -108,7 +110,7 @@ function withApiType(bootstrap: Record<string, unknown>, protocol: Protocol): Re
 
 /** A client on an in-memory transport and a virtual clock; call it inside a test. */
 export function setup(options: SetupOptions = {}) {
-  const server = createFakeServer();
+  const server = createFakeServer({ decodedSotw: options.decodedSotw ?? false });
   const clock = createVirtualClock();
   const metrics = createTestMetrics();
   const bootstrap = withApiType(
