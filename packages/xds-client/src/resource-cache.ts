@@ -107,10 +107,15 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
     }
   }
 
-  function statesFor(served: ReadonlySet<string>, typeUrl: string, name: string): ResourceState[] {
+  /** The subscriptions of a name a server serves, by their parameters (the cache's own map: read, never kept). */
+  function subscriptionsOf(served: ReadonlySet<string>, typeUrl: string, name: string): ByParameters | undefined {
     const authority = authorityOfName(name);
-    if (authority === undefined || !served.has(authority)) return [];
-    const byParameters = authorities.get(authority)?.get(typeUrl)?.get(name);
+    if (authority === undefined || !served.has(authority)) return undefined;
+    return authorities.get(authority)?.get(typeUrl)?.get(name);
+  }
+
+  function statesFor(served: ReadonlySet<string>, typeUrl: string, name: string): ResourceState[] {
+    const byParameters = subscriptionsOf(served, typeUrl, name);
     return byParameters ? [...byParameters.values()] : [];
   }
 
@@ -139,8 +144,12 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
     const { typeUrl, version } = response;
     const { applyResource, canonicalText, comparePreference, matches, specificity, TRUE } = protocolNow();
     if (!response.resources.some((d) => d.constraints.kind !== "true")) {
+      // The common case walks the cache's maps directly: a response of 10,000 resources makes no array per name.
+      // Applying queues the watchers' callbacks, so nothing subscribes or unsubscribes meanwhile.
       for (const d of response.resources) {
-        for (const state of statesFor(served, typeUrl, d.name)) {
+        const states = subscriptionsOf(served, typeUrl, d.name);
+        if (states === undefined) continue;
+        for (const state of states.values()) {
           seen?.add(state);
           applyResource(context, state, d, d.version ?? version);
         }
@@ -271,9 +280,11 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
         // An LDS/CDS response lists every resource: a cached subscription it gave nothing to was deleted, unless it
         // holds a server error, which a TP3 server sends once (docs/decisions.md#status-codes-and-errors).
         for (const authority of served) {
-          for (const state of statesOfType(authority, typeUrl)) {
-            if (state.resource === undefined || seen.has(state) || state.state === "received_error") continue;
-            applyDeletion(context, state, version);
+          for (const byParameters of authorities.get(authority)?.get(typeUrl)?.values() ?? []) {
+            for (const state of byParameters.values()) {
+              if (state.resource === undefined || seen.has(state) || state.state === "received_error") continue;
+              applyDeletion(context, state, version);
+            }
           }
         }
       }
