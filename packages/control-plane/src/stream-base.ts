@@ -350,9 +350,14 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
       return this.planResponse(state.holds, state.sub, visible, version || "0", changedNames);
     });
     if (!this.isDue(state, plan.send)) return;
-    state.holds = plan.next();
     const nonce = this.nextNonce();
-    this.#deliver(state, this.outgoing(plan.content, nonce, withNonce(plan.content.body, nonce)));
+    // What the client holds once it has this response is worked out after the response is written (for the first
+    // stream of a fan-out that is a pass over every resource, better done with the bytes on their way) and before
+    // the hooks hear of it: nothing reads it in between.
+    const settle = () => {
+      state.holds = plan.next();
+    };
+    this.#deliver(state, this.outgoing(plan.content, nonce, withNonce(plan.content.body, nonce)), settle);
   }
 
   protected nextNonce(): string {
@@ -466,7 +471,8 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
   }
 
   /** Records the response as the type's latest and hands it to the hooks: written, held back, or dropped. */
-  #deliver(state: State, out: Outgoing): void {
+  /** `settle`: records what the client holds after this response, once it is written (or held back, or dropped). */
+  #deliver(state: State, out: Outgoing, settle?: () => void): void {
     state.lastNonce = out.nonce;
     state.lastVersion = out.versionInfo;
     if (this.logger.isEnabled("trace")) {
@@ -478,6 +484,7 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     if (delivery === "held") state.withheld = out;
     else if (delivery === "sent") this.#write(state, out);
     if (this.#closed) return;
+    settle?.();
     // A dropped response counts as sent and is not waited for: like a lost message, nothing asks for it again.
     this.host.hooks.emit(out.event(delivery));
   }
