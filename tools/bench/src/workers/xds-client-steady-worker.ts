@@ -5,7 +5,7 @@
 //   repush <which> <port> <count> <api>        watch <count> clusters; `all` once each arrived, then `middle` and
 //                                              `last` at each callback of cluster-<count/2> and cluster-<count-1>;
 //   churn <which> <port> <seconds> <perSecond> <pool>  watches come and go; heap after the first second and at the end;
-//   heap <which> <port> <count>                heap before the watches and once every cluster is cached.
+//   heap <which> <port> <count>                heap before the watches and once every cluster is cached (after a GC).
 import { createRequire } from "node:module";
 import type { BootstrapConfig } from "@xdskit/xds-client";
 
@@ -156,7 +156,8 @@ async function heap(port: string, count: number): Promise<void> {
       if (received === count) {
         seen.clear();
         setImmediate(() => {
-          say({ event: "held", bytesPerResource: (heapAfterGc() - before) / count });
+          const after = heapAfterGc();
+          say({ event: "held", bytesPerResource: (after - before) / count, heapAfter: after });
           process.exit(0);
         });
       }
