@@ -165,22 +165,24 @@ test("the diff from the names changed since a settled state equals the full diff
   );
 }, 60_000);
 
+/** What a client holds, how it subscribes, the type's variants, and some names logged as changed. */
+const situation = fc.record({
+  start: holds,
+  subInit: subscription,
+  state: slots,
+  changed: fc.uniqueArray(fc.constantFrom(...NAMES), { maxLength: 5 }),
+});
+
 test("the short path for names only the wildcard covers gives exactly what the general one gives", () => {
   fc.assert(
-    fc.property(
-      holds,
-      subscription,
-      slots,
-      fc.uniqueArray(fc.constantFrom(...NAMES), { maxLength: 5 }),
-      (start, subInit, state, changed) => {
-        const sub = subscriptionOf({ ...subInit, wildcard: true });
-        const entries = entriesOf(state);
-        for (const held of [start, heldPruned(start, sub)]) {
-          expect(diffHeld(held, sub, entries, undefined, true)).toEqual(diffHeld(held, sub, entries, undefined, false));
-          expect(diffHeld(held, sub, entries, changed, true)).toEqual(diffHeld(held, sub, entries, changed, false));
-        }
-      },
-    ),
+    fc.property(situation, ({ start, subInit, state, changed }) => {
+      const sub = subscriptionOf({ ...subInit, wildcard: true });
+      const entries = entriesOf(state);
+      for (const held of [start, heldPruned(start, sub)]) {
+        expect(diffHeld(held, sub, entries, undefined, true)).toEqual(diffHeld(held, sub, entries, undefined, false));
+        expect(diffHeld(held, sub, entries, changed, true)).toEqual(diffHeld(held, sub, entries, changed, false));
+      }
+    }),
     { numRuns: 2000 },
   );
 }, 60_000);
@@ -198,24 +200,18 @@ test("every list a response is made from gives a name's subscriptions together, 
     expect(distinctEntries(list)).toEqual([...new Set(list.entries)]);
   };
   fc.assert(
-    fc.property(
-      holds,
-      subscription,
-      slots,
-      fc.uniqueArray(fc.constantFrom(...NAMES), { maxLength: 5 }),
-      (start, subInit, state, changed) => {
-        const sub = subscriptionOf(subInit);
-        const entries = entriesOf(state);
-        const held = heldPruned(start, sub);
-        for (const diff of [diffHeld(held, sub, entries), diffHeld(held, sub, entries, changed)]) {
-          check(diff.changed);
-          check(diff.errors);
-        }
-        const full = fullState(held, sub, entries);
-        check(full.resources);
-        check(full.errors);
-      },
-    ),
+    fc.property(situation, ({ start, subInit, state, changed }) => {
+      const sub = subscriptionOf(subInit);
+      const entries = entriesOf(state);
+      const held = heldPruned(start, sub);
+      for (const diff of [diffHeld(held, sub, entries), diffHeld(held, sub, entries, changed)]) {
+        check(diff.changed);
+        check(diff.errors);
+      }
+      const full = fullState(held, sub, entries);
+      check(full.resources);
+      check(full.errors);
+    }),
     { numRuns: 1000 },
   );
 }, 60_000);
