@@ -1,7 +1,8 @@
 // How the client loads the modules it needs only once in use (docs/architecture.md#what-loads-when): in Node, by
-// `require` of the ES module (Node >= 20.19, the engines field's minimum), which is synchronous, so a module is
-// never half-loaded and a later synchronous need (CSDS, a built-in type's `decode` called directly) can always load
-// it too. Where `require` cannot load it (a bundle, the sources run by a TypeScript-aware test runner), by `import()`.
+// `require` of the ES module (Node 20.19+ and 22.12+, the engines field's range), which is synchronous, so a module
+// is never half-loaded and a later synchronous need (CSDS, a built-in type's `decode` called directly) can always
+// load it too. Where `require` cannot load it (a bundle, the sources run by a TypeScript-aware test runner), by
+// `import()`.
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
