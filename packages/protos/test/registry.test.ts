@@ -1,5 +1,5 @@
 import { create, fromBinary, fromJson, toBinary, toJson } from "@bufbuild/protobuf";
-import { anyPack, anyUnpack } from "@bufbuild/protobuf/wkt";
+import { AnySchema, anyPack, anyUnpack } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
 import { ClientResourceStatus } from "../src/gen/envoy/admin/v3/config_dump_shared_pb.js";
 import { ClusterSchema } from "../src/gen/envoy/config/cluster/v3/cluster_pb.js";
@@ -8,6 +8,7 @@ import {
   DynamicParameterConstraintsSchema,
   ResourceSchema,
 } from "../src/gen/envoy/service/discovery/v3/discovery_pb.js";
+import { SotwResponseBytesSchema } from "../src/gen/xdskit/client/v1/sotw_response_pb.js";
 import { allFiles, typeNameOfUrl, typeUrlOf, xdsRegistry } from "../src/index.js";
 
 describe("xdsRegistry", () => {
@@ -54,6 +55,31 @@ describe("wire facts", () => {
     const bytes = toBinary(DiscoveryResponseSchema, create(DiscoveryResponseSchema, { resourceErrors: [{}] }));
     // tag = (7 << 3) | 2 (length-delimited) = 0x3a, then a zero length
     expect([...bytes]).toEqual([0x3a, 0x00]);
+  });
+
+  it("reads a DiscoveryResponse as SotwResponseBytes, each resource the bytes of its Any, and back", () => {
+    const resources = [
+      anyPack(ClusterSchema, create(ClusterSchema, { name: "a" })),
+      anyPack(ResourceSchema, create(ResourceSchema, { name: "b", version: "2" })),
+      create(AnySchema, { typeUrl: "", value: new Uint8Array(0) }),
+    ];
+    const response = create(DiscoveryResponseSchema, {
+      versionInfo: "7",
+      resources,
+      canary: true,
+      typeUrl: typeUrlOf(ClusterSchema),
+      nonce: "n",
+      controlPlane: { identifier: "cp" },
+      resourceErrors: [{ resourceName: { name: "c" }, errorDetail: { code: 5, message: "gone" } }],
+    });
+    const bytes = toBinary(DiscoveryResponseSchema, response);
+    const read = fromBinary(SotwResponseBytesSchema, bytes);
+    expect(read.resources).toEqual(resources.map((any) => toBinary(AnySchema, any)));
+    // Every other field as the DiscoveryResponse has it.
+    expect({ ...read, $typeName: "", resources: [] }).toEqual({ ...response, $typeName: "", resources: [] });
+    // The same bytes either way: written as SotwResponseBytes, they read as the DiscoveryResponse.
+    expect(toBinary(SotwResponseBytesSchema, read)).toEqual(bytes);
+    expect(fromBinary(DiscoveryResponseSchema, toBinary(SotwResponseBytesSchema, read))).toEqual(response);
   });
 
   it("keeps the A88 cache states", () => {
