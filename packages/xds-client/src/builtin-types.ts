@@ -3,7 +3,7 @@
 // first needs it (`decoderLoading`, which the client awaits before decoding a response), or at once when `decode`
 // is called before that.
 import type { Any } from "@bufbuild/protobuf/wkt";
-import { loadModule, requireModule } from "./lazy-module.js";
+import { loadModule, loadOnce, requireModule } from "./lazy-module.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "./resource-type.js";
 import type * as ClusterModule from "./resources/cluster.js";
 import type { ClusterResourceTypeOptions, ClusterUpdate } from "./resources/cluster.js";
@@ -15,12 +15,11 @@ import type * as RouteModule from "./resources/route-configuration.js";
 import type { RouteConfigurationUpdate } from "./resources/route-configuration.js";
 import { errorMessage } from "./xds-error.js";
 
-/** How to get a lazy type's real `ResourceType`: asynchronously, or now. */
+/** How to get a lazy type's real `ResourceType`: asynchronously (once, retried after a failure), or now. */
 interface Decoder<T> {
-  readonly load: () => Promise<ResourceType<T>>;
+  readonly load: () => Promise<void>;
   readonly loadNow: () => ResourceType<T>;
   real: ResourceType<T> | undefined;
-  loading: Promise<void> | undefined;
 }
 
 const decoders = new WeakMap<ResourceType<unknown>, Decoder<unknown>>();
@@ -36,7 +35,15 @@ export function lazyResourceType<T>(
   load: () => Promise<ResourceType<T>>,
   loadNow: () => ResourceType<T>,
 ): ResourceType<T> {
-  const decoder: Decoder<T> = { load, loadNow, real: undefined, loading: undefined };
+  const decoder: Decoder<T> = {
+    load: loadOnce(() =>
+      load().then((real) => {
+        decoder.real ??= real;
+      }),
+    ),
+    loadNow,
+    real: undefined,
+  };
   const type: ResourceType<T> = Object.freeze({
     ...names,
     decode(resource: Any, context: DecodeContext): DecodeResult<T> {
@@ -55,38 +62,29 @@ export function lazyResourceType<T>(
   return type;
 }
 
-/** A built-in type: `pick` finds it in the module at `path` (`importer` imports that path). */
-function builtin<T, M>(
-  names: Names,
-  path: string,
-  importer: () => Promise<M>,
-  pick: (module: M) => ResourceType<T>,
-): ResourceType<T> {
+/** A module of a built-in type: its path, and `import()` of that path (written out, for bundlers to follow). */
+interface ModuleRef<M> {
+  readonly path: string;
+  readonly importer: () => Promise<M>;
+}
+
+/** A built-in type: `pick` finds it in `module`. */
+function builtin<T, M>(names: Names, module: ModuleRef<M>, pick: (module: M) => ResourceType<T>): ResourceType<T> {
   return lazyResourceType(
     names,
-    () => loadModule(path, importer).then(pick),
-    () => pick(requireModule<M>(path)),
+    () => loadModule(module.path, module.importer).then(pick),
+    () => pick(requireModule<M>(module.path)),
   );
 }
 
 /**
- * Starts loading the decoder of a lazy type, if it is not loaded yet: the promise is set while it loads (it
- * rejects when the load fails; the next call tries again). Undefined once loaded, and for every other type.
+ * Starts loading the decoder of a lazy type, if it is not loaded yet: the promise while it loads (it rejects when the
+ * load fails; the next call tries again). Undefined once loaded, and for every other type.
  */
 export function decoderLoading(type: ResourceType<unknown>): Promise<void> | undefined {
   const decoder = decoders.get(type);
   if (decoder === undefined || decoder.real !== undefined) return undefined;
-  decoder.loading ??= decoder.load().then(
-    (real) => {
-      decoder.real ??= real;
-      decoder.loading = undefined;
-    },
-    (error: unknown) => {
-      decoder.loading = undefined;
-      throw error;
-    },
-  );
-  return decoder.loading;
+  return decoder.load();
 }
 
 const CLUSTER: Names = {
@@ -95,21 +93,20 @@ const CLUSTER: Names = {
   allResourcesRequiredInSotW: true,
 };
 
+const CLUSTER_MODULE: ModuleRef<typeof ClusterModule> = {
+  path: "./resources/cluster.js",
+  importer: () => import("./resources/cluster.js"),
+};
+
 /** CDS: a ResourceType for `envoy.config.cluster.v3.Cluster` (EDS, LOGICAL_DNS or aggregate), gRPC's rules. */
 export function createClusterResourceType(options: ClusterResourceTypeOptions = {}): ResourceType<ClusterUpdate> {
-  return builtin(
-    CLUSTER,
-    "./resources/cluster.js",
-    (): Promise<typeof ClusterModule> => import("./resources/cluster.js"),
-    (module) => module.createClusterResourceType(options),
-  );
+  return builtin(CLUSTER, CLUSTER_MODULE, (module) => module.createClusterResourceType(options));
 }
 
 /** CDS with the default options. */
 export const clusterResourceType: ResourceType<ClusterUpdate> = builtin(
   CLUSTER,
-  "./resources/cluster.js",
-  (): Promise<typeof ClusterModule> => import("./resources/cluster.js"),
+  CLUSTER_MODULE,
   (module) => module.clusterResourceType,
 );
 
@@ -120,8 +117,10 @@ export const endpointResourceType: ResourceType<EndpointUpdate> = builtin(
     typeName: "EndpointResource",
     allResourcesRequiredInSotW: false,
   },
-  "./resources/endpoint.js",
-  (): Promise<typeof EndpointModule> => import("./resources/endpoint.js"),
+  {
+    path: "./resources/endpoint.js",
+    importer: (): Promise<typeof EndpointModule> => import("./resources/endpoint.js"),
+  },
   (module) => module.endpointResourceType,
 );
 
@@ -132,8 +131,10 @@ export const listenerResourceType: ResourceType<ListenerUpdate> = builtin(
     typeName: "ListenerResource",
     allResourcesRequiredInSotW: true,
   },
-  "./resources/listener.js",
-  (): Promise<typeof ListenerModule> => import("./resources/listener.js"),
+  {
+    path: "./resources/listener.js",
+    importer: (): Promise<typeof ListenerModule> => import("./resources/listener.js"),
+  },
   (module) => module.listenerResourceType,
 );
 
@@ -144,7 +145,9 @@ export const routeConfigurationResourceType: ResourceType<RouteConfigurationUpda
     typeName: "RouteConfigurationResource",
     allResourcesRequiredInSotW: false,
   },
-  "./resources/route-configuration.js",
-  (): Promise<typeof RouteModule> => import("./resources/route-configuration.js"),
+  {
+    path: "./resources/route-configuration.js",
+    importer: (): Promise<typeof RouteModule> => import("./resources/route-configuration.js"),
+  },
   (module) => module.routeConfigurationResourceType,
 );

@@ -12,6 +12,23 @@ export function requireModule<M>(path: string): M {
   return require(path) as M;
 }
 
+/**
+ * `load`, run at most once at a time: every call gets the same promise while it runs and once it has succeeded; a
+ * failure is forgotten, so the next call runs `load` again (a module that failed to load is tried again on the retry).
+ * `pending()` is that promise, if `load` has been started, without starting it.
+ */
+export function loadOnce<T>(load: () => Promise<T>): { (): Promise<T>; pending(): Promise<T> | undefined } {
+  let promise: Promise<T> | undefined;
+  const get = (): Promise<T> => {
+    promise ??= load().catch((error: unknown) => {
+      promise = undefined;
+      throw error;
+    });
+    return promise;
+  };
+  return Object.assign(get, { pending: () => promise });
+}
+
 /** The module at `path`: required at once where possible, else imported by `importer` (`import()` of `path`). */
 export function loadModule<M>(path: string, importer: () => Promise<M>): Promise<M> {
   let module: M;

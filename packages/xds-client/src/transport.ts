@@ -1,7 +1,7 @@
 // The transport: opens bidi ADS streams to one xDS server. The default uses @connectrpc/connect-node's gRPC
 // transport over HTTP/2 (transport-http2.ts), loaded when its first stream opens; tests and embedders may inject
 // another (an in-memory pair, a proxy).
-import { loadModule } from "./lazy-module.js";
+import { loadModule, loadOnce } from "./lazy-module.js";
 import type * as Http2Module from "./transport-http2.js";
 import type { XdsStream, XdsTransport, XdsTransportFactory } from "./transport-types.js";
 import { StatusCode } from "./xds-error.js";
@@ -36,31 +36,25 @@ export class TransportLoadError extends Error {
  */
 export function lazyTransportFactory(load: TransportLoader): XdsTransportFactory {
   return (server, options) => {
-    let real: Promise<XdsTransport> | undefined;
     let closed = false;
-    const transport = (): Promise<XdsTransport> => {
-      if (real === undefined) {
-        const loading = load().then(
-          (factory) => {
-            const created = factory(server, options);
-            if (closed) created.close();
-            return created;
-          },
-          (error: unknown) => {
-            real = undefined;
-            throw new TransportLoadError(error);
-          },
-        );
-        real = loading;
-      }
-      return real;
-    };
+    const transport = loadOnce(() =>
+      load().then(
+        (factory) => {
+          const created = factory(server, options);
+          if (closed) created.close();
+          return created;
+        },
+        (error: unknown) => {
+          throw new TransportLoadError(error);
+        },
+      ),
+    );
     return {
       streamAggregatedResources: () => lazyStream(transport(), (t) => t.streamAggregatedResources()),
       deltaAggregatedResources: () => lazyStream(transport(), (t) => t.deltaAggregatedResources()),
       close() {
         closed = true;
-        real?.then(
+        transport.pending()?.then(
           (t) => t.close(),
           () => {},
         );

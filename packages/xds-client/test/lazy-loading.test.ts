@@ -9,6 +9,7 @@ import * as lazyTypes from "../src/builtin-types.js";
 import { decoderLoading, lazyResourceType } from "../src/builtin-types.js";
 import type { BootstrapConfig, ResourceType, XdsClientOptions } from "../src/index.js";
 import { createXdsClientWithInternals, type XdsClientInternals } from "../src/internal.js";
+import { loadOnce } from "../src/lazy-module.js";
 import { loadProtocol, type ProtocolLoader } from "../src/protocol-loader.js";
 import * as realTypes from "../src/resources/index.js";
 import { lazyTransportFactory } from "../src/transport.js";
@@ -230,5 +231,28 @@ describe("the built-in types as the package exports them", () => {
     expect(custom).toEqual(realTypes.createClusterResourceType(options).decode(cluster, context));
     // The option matters: without it the same cluster decodes to another policy.
     expect(custom).not.toEqual(lazyTypes.clusterResourceType.decode(cluster, context));
+  });
+});
+
+describe("loadOnce", () => {
+  it("runs a load once while it runs and once it succeeded, again after a failure, and pending() starts nothing", async () => {
+    let runs = 0;
+    let fail = true;
+    const load = loadOnce(async () => {
+      runs += 1;
+      if (fail) throw new Error(`failed ${runs}`);
+      return runs;
+    });
+    expect(load.pending()).toBeUndefined();
+    expect(runs).toBe(0);
+    const first = load();
+    expect(load()).toBe(first);
+    await expect(first).rejects.toThrow("failed 1");
+    expect(load.pending()).toBeUndefined();
+    fail = false;
+    await expect(load()).resolves.toBe(2);
+    await expect(load()).resolves.toBe(2);
+    expect(load.pending()).toBe(load());
+    expect(runs).toBe(2);
   });
 });
