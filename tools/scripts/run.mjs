@@ -108,7 +108,8 @@ function test() {
   gate("generate", "pnpm", ["exec", "turbo", "run", "generate", "--output-logs=errors-only"]);
   if (inGit) {
     log("generated code matches proto/");
-    const status = run("git", ["status", "--porcelain", "--", "packages/protos/src/gen"], { capture: true });
+    const generated = ["packages/protos/src/gen", "packages/xds-client/src/gen"];
+    const status = run("git", ["status", "--porcelain", "--", ...generated], { capture: true });
     if (status.stdout.trim() !== "") {
       process.stdout.write(
         `${status.stdout}\nThe generated code differs from the committed one: run \`pnpm generate\` and commit.\n`,

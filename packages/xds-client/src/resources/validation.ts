@@ -48,17 +48,9 @@ export function deepFreezeJson<T extends JsonValue>(value: T): T {
 }
 
 /**
- * Attaches the decoded message as a non-enumerable `raw` property and freezes the update. `raw` is left out of
- * `JSON.stringify`, spreads and structural comparisons of updates; read it as `update.raw`.
- */
-export function withRaw<T extends object, R>(update: T, raw: R): T & { readonly raw: R } {
-  Object.defineProperty(update, "raw", { value: raw, enumerable: false, writable: false, configurable: false });
-  return Object.freeze(update) as T & { readonly raw: R };
-}
-
-/**
- * Like `withRaw`, for a message decoded only when `raw` is first read (then kept). `decode` runs once; if the bytes
- * cannot be decoded by the full schema, reading `raw` throws.
+ * Attaches the decoded message as a non-enumerable `raw` property, decoded when first read (then kept), and freezes
+ * the update. `raw` is left out of `JSON.stringify`, spreads and structural comparisons of updates. `decode` runs
+ * once; if the bytes cannot be decoded by the full schema, reading `raw` throws.
  */
 export function withLazyRaw<T extends object, R>(update: T, decode: () => R): T & { readonly raw: R } {
   let raw: R | undefined;
