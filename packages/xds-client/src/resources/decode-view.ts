@@ -1,4 +1,3 @@
-import { fromBinary } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import type { DecodeResult } from "../resource-type.js";
 import { ValidationErrors, withLazyRaw } from "./validation.js";
@@ -37,6 +36,5 @@ export function decodeResource<V, U extends object, R>(
   const errors = new ValidationErrors();
   const update = validate(view, errors);
   if (update === undefined || !errors.ok) return { ok: false, name, error: errors.toString() };
-  const schema = message.reader.schema;
-  return { ok: true, name, value: withLazyRaw(update, () => fromBinary(schema, bytes) as R) };
+  return { ok: true, name, value: withLazyRaw(update, message.reader.schema, bytes) };
 }

@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { type DescMessage, fromBinary, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 
 /**
  * Collects validation failures of one resource, each prefixed with the path of the field at fault
@@ -47,22 +47,49 @@ export function deepFreezeJson<T extends JsonValue>(value: T): T {
   return value;
 }
 
+/** Where an update keeps the bytes its `raw` is decoded from (own, not enumerable: spreads and JSON leave it out). */
+const RAW_BYTES = Symbol("xdskit.rawBytes");
+/** Each update's `raw`, once read. */
+const decodedRaw = new WeakMap<object, unknown>();
+/** One prototype per message type, holding the `raw` getter. */
+const rawPrototypes = new Map<DescMessage, object>();
+
+function rawPrototype(schema: DescMessage): object {
+  let prototype = rawPrototypes.get(schema);
+  if (prototype === undefined) {
+    prototype = Object.freeze<object>(
+      Object.create(Object.prototype, {
+        raw: {
+          get(this: { readonly [RAW_BYTES]: Uint8Array }) {
+            let raw = decodedRaw.get(this);
+            if (raw === undefined) {
+              raw = fromBinary(schema, this[RAW_BYTES]);
+              decodedRaw.set(this, raw);
+            }
+            return raw;
+          },
+          enumerable: false,
+        },
+      }),
+    );
+    rawPrototypes.set(schema, prototype);
+  }
+  return prototype;
+}
+
 /**
- * Attaches the decoded message as a non-enumerable `raw` property, decoded when first read (then kept), and freezes
- * the update. `raw` is left out of `JSON.stringify`, spreads and structural comparisons of updates. `decode` runs
- * once; if the bytes cannot be decoded by the full schema, reading `raw` throws.
+ * The update, frozen, with a `raw` message of `schema` decoded from `bytes` when first read (then kept). `raw` is an
+ * inherited getter, so it stays out of `JSON.stringify`, spreads, `Object.keys` and structural comparisons; one
+ * prototype per message type keeps each update's own properties to its fields and the bytes.
  */
-export function withLazyRaw<T extends object, R>(update: T, decode: () => R): T & { readonly raw: R } {
-  let raw: R | undefined;
-  Object.defineProperty(update, "raw", {
-    get: () => {
-      raw ??= decode();
-      return raw;
-    },
-    enumerable: false,
-    configurable: false,
-  });
-  return Object.freeze(update) as T & { readonly raw: R };
+export function withLazyRaw<T extends object, R>(
+  update: T,
+  schema: DescMessage,
+  bytes: Uint8Array,
+): T & { readonly raw: R } {
+  const out = Object.assign(Object.create(rawPrototype(schema)) as T, update);
+  Object.defineProperty(out, RAW_BYTES, { value: bytes });
+  return Object.freeze(out) as T & { readonly raw: R };
 }
 
 /** The shared empty array of updates (frozen; never mutated). */
