@@ -159,12 +159,60 @@ export class UnreadableResponseError extends Error {
   }
 }
 
+/** Type URLs an entry may have, as strings and as their UTF-8 bytes (`expectTypeUrls`). */
+export interface ExpectedTypeUrls {
+  readonly urls: readonly string[];
+  readonly encoded: readonly Uint8Array[];
+}
+
+/** What `readAny` compares an entry's type URL with, worked out once per response. */
+export function expectTypeUrls(...urls: string[]): ExpectedTypeUrls {
+  const encoder = new TextEncoder();
+  return { urls, encoded: urls.map((url) => encoder.encode(url)) };
+}
+
+/** Whether `bytes` holds `url` at `pos`. */
+function holds(bytes: Uint8Array, pos: number, url: Uint8Array): boolean {
+  for (let i = 0; i < url.length; i++) if (bytes[pos + i] !== url[i]) return false;
+  return true;
+}
+
+/**
+ * An Any encoded the way every server encodes one (its `type_url`, one of `expected`, then its `value`, each once,
+ * lengths below 2^28), read without protobuf-es: the message `fromBinary` reads from such bytes, with the type URL
+ * string shared by every entry. Undefined for any other encoding.
+ */
+function readPlainAny(bytes: Uint8Array, expected: ExpectedTypeUrls): Any | undefined {
+  const urlLength = bytes[1]!;
+  if (bytes[0] !== 0x0a || urlLength >= 0x80) return undefined;
+  let typeUrl: string | undefined;
+  for (let i = 0; i < expected.urls.length; i++) {
+    const url = expected.encoded[i]!;
+    if (url.length === urlLength && holds(bytes, 2, url)) typeUrl = expected.urls[i];
+  }
+  let pos = 2 + urlLength;
+  if (typeUrl === undefined || bytes[pos] !== 0x12) return undefined;
+  pos += 1;
+  let length = 0;
+  for (let shift = 0; ; shift += 7) {
+    const byte = bytes[pos++];
+    if (byte === undefined || shift === 28) return undefined;
+    length += (byte & 0x7f) * 2 ** shift;
+    if (byte < 0x80) break;
+  }
+  if (pos + length !== bytes.length) return undefined;
+  return { $typeName: "google.protobuf.Any", typeUrl, value: bytes.subarray(pos) };
+}
+
 /**
  * A SotW entry's bytes as the `google.protobuf.Any` they encode, read as protobuf-es reads it inside the envelope: the
  * same checks (tags, bounds, UTF-8 of `type_url`) and the same recursion budget (the envelope is one level up). A
- * failure fails the whole response, as it did when the envelope was read with `Any` resources.
+ * failure fails the whole response, as it did when the envelope was read with `Any` resources. An entry of an
+ * `expected` type URL encoded as servers encode it is read directly (`readPlainAny`), to the same message.
  */
-export function readAny(bytes: Uint8Array): Any {
+export function readAny(bytes: Uint8Array, expected?: ExpectedTypeUrls): Any {
+  const plain = expected === undefined ? undefined : readPlainAny(bytes, expected);
+  if (plain !== undefined) return plain;
   try {
     return fromBinary(AnySchema, bytes, { recursionLimit: 99 });
   } catch (error) {

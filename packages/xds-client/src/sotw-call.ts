@@ -16,7 +16,9 @@ import {
   type DecodeMemo,
   type EntryOutcome,
   emptyResponse,
+  expectTypeUrls,
   outcomeOf,
+  RESOURCE_WRAPPER_TYPE_URL,
   readAny,
   unwrapAny,
 } from "./decoded-response.js";
@@ -97,10 +99,11 @@ export function createSotwCall(
     const memo = memory.memo(typeUrl);
     const { features } = host.decode;
     const outcomes: EntryOutcome[] = [];
+    const expected = expectTypeUrls(typeUrl, RESOURCE_WRAPPER_TYPE_URL);
     try {
       entries.forEach((bytes, i) => {
         const outcome =
-          memo?.find(i, bytes) ?? outcomeOf(type, unwrapAny(readAny(bytes), typeUrl, features), host.decode);
+          memo?.find(i, bytes) ?? outcomeOf(type, unwrapAny(readAny(bytes, expected), typeUrl, features), host.decode);
         memo?.keep(i, bytes, outcome);
         outcomes.push(outcome);
       });

@@ -160,6 +160,10 @@ function generateFile(schema, file, plans, roots, runtimePath) {
   const enumType = (desc) => f.import(shapeName(desc), pbModule(desc), true);
   const shapeType = (desc) => f.import(shapeName(desc), pbModule(desc), true);
 
+  /** Code reading a scalar: `scalarRead`, with UTF-8-checked strings read by the runtime's `readString`. */
+  const scalarCode = (scalar, utf8, asString) =>
+    scalar === ScalarType.STRING && utf8 ? [rt("readString"), "(reader)"] : [scalarRead(scalar, utf8, asString)];
+
   /** A zero value's code: a literal, or the runtime's empty bytes. */
   const zeroCode = (code) => (code === "NO_BYTES" ? rt("NO_BYTES") : code);
 
@@ -233,7 +237,7 @@ function generateFile(schema, file, plans, roots, runtimePath) {
       return [readerOf(field.message), `(reader, reader.uint32(), depth + 1, ${previous})`];
     }
     if (field.enum !== undefined) return ["reader.int32()"];
-    return [scalarRead(field.scalar ?? ScalarType.INT32, field.utf8Validation, field.longAsString)];
+    return scalarCode(field.scalar ?? ScalarType.INT32, field.utf8Validation, field.longAsString);
   }
 
   function readField(plan, desc) {
@@ -302,7 +306,7 @@ function generateFile(schema, file, plans, roots, runtimePath) {
       }
       case "map": {
         const key = field.mapKey;
-        const keyRead = scalarRead(key, field.utf8Validation, false);
+        const keyRead = scalarCode(key, field.utf8Validation, false);
         const keyLocal =
           key === ScalarType.STRING ? "key" : key === ScalarType.BOOL || LONGS.has(key) ? "String(key)" : "key";
         const value = valueType(field);
@@ -317,7 +321,7 @@ function generateFile(schema, file, plans, roots, runtimePath) {
             ? [readerOf(field.message), "(reader, reader.uint32(), depth + 1, undefined)"]
             : field.mapKind === "enum"
               ? ["reader.int32()"]
-              : [scalarRead(field.scalar, field.utf8Validation, false)];
+              : scalarCode(field.scalar, field.utf8Validation, false);
         return [
           block,
           "const entryEnd = reader.uint32() + reader.pos;\n        let key: ",
@@ -327,7 +331,7 @@ function generateFile(schema, file, plans, roots, runtimePath) {
           " | undefined;\n        while (reader.pos < entryEnd) {\n          const entryField = ",
           rt("readTag"),
           "(reader) >>> 3;\n          if (entryField === 1) key = ",
-          keyRead,
+          ...keyRead,
           ";\n          else if (entryField === 2) value = ",
           ...valueRead,
           ";\n        }\n        const entries = (",

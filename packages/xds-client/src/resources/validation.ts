@@ -47,49 +47,49 @@ export function deepFreezeJson<T extends JsonValue>(value: T): T {
   return value;
 }
 
-/** Where an update keeps the bytes its `raw` is decoded from (own, not enumerable: spreads and JSON leave it out). */
-const RAW_BYTES = Symbol("xdskit.rawBytes");
 /** Each update's `raw`, once read. */
 const decodedRaw = new WeakMap<object, unknown>();
-/** One prototype per message type, holding the `raw` getter. */
-const rawPrototypes = new Map<DescMessage, object>();
 
-function rawPrototype(schema: DescMessage): object {
-  let prototype = rawPrototypes.get(schema);
-  if (prototype === undefined) {
-    prototype = Object.freeze<object>(
-      Object.create(Object.prototype, {
-        raw: {
-          get(this: { readonly [RAW_BYTES]: Uint8Array }) {
-            let raw = decodedRaw.get(this);
-            if (raw === undefined) {
-              raw = fromBinary(schema, this[RAW_BYTES]);
-              decodedRaw.set(this, raw);
-            }
-            return raw;
-          },
-          enumerable: false,
-        },
-      }),
-    );
-    rawPrototypes.set(schema, prototype);
+/** What an update is an instance of: it keeps the bytes its `raw` getter decodes, in a private field. */
+type RawHolder = new (bytes: Uint8Array) => object;
+
+/** One class per message type. */
+const rawHolders = new Map<DescMessage, RawHolder>();
+
+function rawHolder(schema: DescMessage): RawHolder {
+  let holder = rawHolders.get(schema);
+  if (holder === undefined) {
+    holder = class {
+      readonly #bytes: Uint8Array;
+      constructor(bytes: Uint8Array) {
+        this.#bytes = bytes;
+      }
+      get raw(): unknown {
+        let raw = decodedRaw.get(this);
+        if (raw === undefined) {
+          raw = fromBinary(schema, this.#bytes);
+          decodedRaw.set(this, raw);
+        }
+        return raw;
+      }
+    };
+    rawHolders.set(schema, holder);
   }
-  return prototype;
+  return holder;
 }
 
 /**
- * The update, frozen, with a `raw` message of `schema` decoded from `bytes` when first read (then kept). `raw` is an
- * inherited getter, so it stays out of `JSON.stringify`, spreads, `Object.keys` and structural comparisons; one
- * prototype per message type keeps each update's own properties to its fields and the bytes.
+ * The update, frozen, with a `raw` message of `schema` decoded from `bytes` when first read (then kept). `raw` is a
+ * getter of the update's class and the bytes a private field, so neither shows in `JSON.stringify`, spreads,
+ * `Object.keys` or structural comparisons.
  */
 export function withLazyRaw<T extends object, R>(
   update: T,
   schema: DescMessage,
   bytes: Uint8Array,
 ): T & { readonly raw: R } {
-  const out = Object.assign(Object.create(rawPrototype(schema)) as T, update);
-  Object.defineProperty(out, RAW_BYTES, { value: bytes });
-  return Object.freeze(out) as T & { readonly raw: R };
+  const Holder = rawHolder(schema);
+  return Object.freeze(Object.assign(new Holder(bytes), update)) as T & { readonly raw: R };
 }
 
 /** The shared empty array of updates (frozen; never mutated). */

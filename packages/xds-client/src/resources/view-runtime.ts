@@ -4,7 +4,7 @@
 // rejects, throws the same errors, and gives every field it keeps the value `fromBinary` gives it. Fields it does not
 // keep are walked (wire-walk.ts). test/fuzz/wire-views.test.ts proves it against protobuf-es.
 import { type DescMessage, fromBinary, mergeFromBinary } from "@bufbuild/protobuf";
-import type { BinaryReader } from "@bufbuild/protobuf/wire";
+import { type BinaryReader, getTextEncoding } from "@bufbuild/protobuf/wire";
 import { RECURSION_LIMIT, walkField } from "./wire-walk.js";
 
 export { walkField };
@@ -46,6 +46,31 @@ export function readTag(reader: BinaryReader): number {
   const wireType = tag & 7;
   if (fieldNo <= 0 || wireType > 5) throw new Error(`illegal tag: field no ${fieldNo} wire type ${wireType}`);
   return tag >>> 0;
+}
+
+type Latin1Slice = (this: Uint8Array, start: number, end: number) => string;
+/** Node's Buffer method that turns bytes into a string one byte per character (undefined elsewhere). */
+const latin1Slice = (globalThis as { Buffer?: { prototype: { latin1Slice?: Latin1Slice } } }).Buffer?.prototype
+  .latin1Slice;
+
+/**
+ * `reader.string(true)`: a UTF-8-checked string, the same errors in the same order (bounds, then UTF-8). ASCII, which
+ * most xDS strings are and which reads the same in UTF-8 and Latin-1, skips the TextDecoder.
+ */
+export function readString(reader: BinaryReader): string {
+  const length = reader.uint32();
+  const start = reader.pos;
+  const end = start + length;
+  reader.pos = end;
+  // BinaryReader's bounds check, with its error.
+  if (end > reader.len) throw new RangeError("premature EOF");
+  const buf = bytesOf(reader);
+  if (latin1Slice !== undefined && length <= 64) {
+    let i = start;
+    while (i < end && buf[i]! < 0x80) i++;
+    if (i === end) return latin1Slice.call(buf, start, end);
+  }
+  return getTextEncoding().decodeUtf8(buf.subarray(start, end), true);
 }
 
 /** The error `fromBinary` throws for a message nested deeper than its recursion limit. */

@@ -32,7 +32,7 @@
 // @generated from file google/protobuf/any.proto (package google.protobuf, syntax proto3)
 /* eslint-disable */
 
-import { NO_BYTES, readTag, tooDeep, walkField } from "../../../resources/view-runtime.js";
+import { NO_BYTES, readString, readTag, tooDeep, walkField } from "../../../resources/view-runtime.js";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { AnySchema } from "@bufbuild/protobuf/wkt";
 
@@ -67,7 +67,7 @@ export function readAny(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.typeUrl = reader.string(true);
+        view.typeUrl = readString(reader);
         break;
       case 2:
         view.value = reader.bytes();

@@ -15,7 +15,7 @@ import { readMetadata, readTransportSocket } from "../../core/v3/base_view.js";
 import type { ConfigSourceView } from "../../core/v3/config_source_view.js";
 import { readConfigSource } from "../../core/v3/config_source_view.js";
 import type { ViewReader } from "../../../../../resources/view-runtime.js";
-import { NO_CASE, NO_ITEMS, readTag, readWrapper, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
+import { NO_CASE, NO_ITEMS, readString, readTag, readWrapper, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import type { AnyView } from "../../../../google/protobuf/any_view.js";
 import { readAny } from "../../../../google/protobuf/any_view.js";
@@ -68,7 +68,7 @@ export function readCluster(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.name = reader.string(true);
+        view.name = readString(reader);
         break;
       case 2:
         view.clusterDiscoveryType = { case: "type", value: reader.int32() };
@@ -114,7 +114,7 @@ export function readCluster(
         break;
       case 57: {
         const items = (view.lrsReportEndpointMetrics === NO_ITEMS ? (view.lrsReportEndpointMetrics = []) : view.lrsReportEndpointMetrics) as string[];
-        items.push(reader.string(true));
+        items.push(readString(reader));
         break;
       }
       default:
@@ -205,7 +205,7 @@ export function readCluster_EdsClusterConfig(
         view.edsConfig = readConfigSource(reader, reader.uint32(), depth + 1, view.edsConfig);
         break;
       case 2:
-        view.serviceName = reader.string(true);
+        view.serviceName = readString(reader);
         break;
       default:
         walkField(reader, Cluster_EdsClusterConfigSchema, tag >>> 3, tag & 7, depth);

@@ -2,7 +2,7 @@
 // @generated from file envoy/config/core/v3/address.proto (package envoy.config.core.v3, syntax proto3)
 /* eslint-disable */
 
-import { NO_CASE, readTag, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
+import { NO_CASE, readString, readTag, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { AddressSchema, SocketAddressSchema } from "@xdskit/protos/envoy/config/core/v3/address_pb";
 
@@ -85,16 +85,16 @@ export function readSocketAddress(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 2:
-        view.address = reader.string(true);
+        view.address = readString(reader);
         break;
       case 3:
         view.portSpecifier = { case: "portValue", value: reader.uint32() };
         break;
       case 4:
-        view.portSpecifier = { case: "namedPort", value: reader.string(true) };
+        view.portSpecifier = { case: "namedPort", value: readString(reader) };
         break;
       case 5:
-        view.resolverName = reader.string(true);
+        view.resolverName = readString(reader);
         break;
       default:
         walkField(reader, SocketAddressSchema, tag >>> 3, tag & 7, depth);

@@ -4,7 +4,7 @@
 
 import type { AnyView } from "../../../../google/protobuf/any_view.js";
 import { readAny } from "../../../../google/protobuf/any_view.js";
-import { NO_CASE, NO_ENTRIES, readAsMessage, readTag, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
+import { NO_CASE, NO_ENTRIES, readAsMessage, readString, readTag, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import type { Metadata } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import { DataSourceSchema, LocalitySchema, MetadataSchema, RuntimeFractionalPercentSchema, TransportSocketSchema } from "@xdskit/protos/envoy/config/core/v3/base_pb";
@@ -161,13 +161,13 @@ export function readLocality(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.region = reader.string(true);
+        view.region = readString(reader);
         break;
       case 2:
-        view.zone = reader.string(true);
+        view.zone = readString(reader);
         break;
       case 3:
-        view.subZone = reader.string(true);
+        view.subZone = readString(reader);
         break;
       default:
         walkField(reader, LocalitySchema, tag >>> 3, tag & 7, depth);

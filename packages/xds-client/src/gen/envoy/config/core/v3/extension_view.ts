@@ -5,7 +5,7 @@
 import type { AnyView } from "../../../../google/protobuf/any_view.js";
 import { readAny } from "../../../../google/protobuf/any_view.js";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
-import { readTag, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
+import { readString, readTag, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
 import { TypedExtensionConfigSchema } from "@xdskit/protos/envoy/config/core/v3/extension_pb";
 
 /**
@@ -39,7 +39,7 @@ export function readTypedExtensionConfig(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.name = reader.string(true);
+        view.name = readString(reader);
         break;
       case 2:
         view.typedConfig = readAny(reader, reader.uint32(), depth + 1, view.typedConfig);

@@ -4,7 +4,7 @@
 
 import type { LocalityView } from "../../core/v3/base_view.js";
 import { readLocality } from "../../core/v3/base_view.js";
-import { NO_CASE, NO_ITEMS, readTag, readWrapper, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
+import { NO_CASE, NO_ITEMS, readString, readTag, readWrapper, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { UInt32ValueSchema } from "@bufbuild/protobuf/wkt";
 import { Endpoint_AdditionalAddressSchema, EndpointSchema, LbEndpointSchema, LocalityLbEndpointsSchema } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_components_pb";
@@ -100,7 +100,7 @@ export function readLbEndpoint(
         view.hostIdentifier = { case: "endpoint", value: readEndpoint(reader, reader.uint32(), depth + 1, view.hostIdentifier.case === "endpoint" ? view.hostIdentifier.value : undefined) };
         break;
       case 5:
-        view.hostIdentifier = { case: "endpointName", value: reader.string(true) };
+        view.hostIdentifier = { case: "endpointName", value: readString(reader) };
         break;
       case 2:
         view.healthStatus = reader.int32();
@@ -150,7 +150,7 @@ export function readEndpoint(
         view.address = readAddress(reader, reader.uint32(), depth + 1, view.address);
         break;
       case 3:
-        view.hostname = reader.string(true);
+        view.hostname = readString(reader);
         break;
       case 4: {
         const items = (view.additionalAddresses === NO_ITEMS ? (view.additionalAddresses = []) : view.additionalAddresses) as Endpoint_AdditionalAddressView[];

@@ -5,7 +5,7 @@
 import type { LocalityLbEndpointsView } from "./endpoint_components_view.js";
 import { readLocalityLbEndpoints } from "./endpoint_components_view.js";
 import type { ViewReader } from "../../../../../resources/view-runtime.js";
-import { NO_ITEMS, readTag, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
+import { NO_ITEMS, readString, readTag, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { ClusterLoadAssignment_Policy_DropOverloadSchema, ClusterLoadAssignment_PolicySchema, ClusterLoadAssignmentSchema } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
 import type { FractionalPercentView } from "../../../type/v3/percent_view.js";
@@ -43,7 +43,7 @@ export function readClusterLoadAssignment(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.clusterName = reader.string(true);
+        view.clusterName = readString(reader);
         break;
       case 2: {
         const items = (view.endpoints === NO_ITEMS ? (view.endpoints = []) : view.endpoints) as LocalityLbEndpointsView[];
@@ -140,7 +140,7 @@ export function readClusterLoadAssignment_Policy_DropOverload(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.category = reader.string(true);
+        view.category = readString(reader);
         break;
       case 2:
         view.dropPercentage = readFractionalPercent(reader, reader.uint32(), depth + 1, view.dropPercentage);

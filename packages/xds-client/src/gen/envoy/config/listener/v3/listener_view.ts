@@ -8,7 +8,7 @@ import type { ApiListenerView } from "./api_listener_view.js";
 import { readApiListener } from "./api_listener_view.js";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import type { ViewReader } from "../../../../../resources/view-runtime.js";
-import { readTag, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
+import { readString, readTag, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
 import { ListenerSchema } from "@xdskit/protos/envoy/config/listener/v3/listener_pb";
 
 /**
@@ -43,7 +43,7 @@ export function readListener(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.name = reader.string(true);
+        view.name = readString(reader);
         break;
       case 2:
         view.address = readAddress(reader, reader.uint32(), depth + 1, view.address);

@@ -5,7 +5,7 @@
 import type { AnyView } from "../../../../google/protobuf/any_view.js";
 import { newAnyView, readAny } from "../../../../google/protobuf/any_view.js";
 import type { ViewReader } from "../../../../../resources/view-runtime.js";
-import { NO_CASE, NO_ENTRIES, NO_ITEMS, readTag, readWrapper, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
+import { NO_CASE, NO_ENTRIES, NO_ITEMS, readString, readTag, readWrapper, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { ClusterSpecifierPluginSchema, FilterConfigSchema, HeaderMatcherSchema, QueryParameterMatcherSchema, RetryPolicy_RetryBackOffSchema, RetryPolicySchema, RouteAction_HashPolicy_FilterStateSchema, RouteAction_HashPolicy_HeaderSchema, RouteAction_HashPolicySchema, RouteAction_MaxStreamDurationSchema, RouteActionSchema, RouteMatchSchema, RouteSchema, VirtualHostSchema, WeightedCluster_ClusterWeightSchema, WeightedClusterSchema } from "@xdskit/protos/envoy/config/route/v3/route_components_pb";
 import type { RegexMatchAndSubstituteView, RegexMatcherView } from "../../../type/matcher/v3/regex_view.js";
@@ -58,11 +58,11 @@ export function readVirtualHost(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.name = reader.string(true);
+        view.name = readString(reader);
         break;
       case 2: {
         const items = (view.domains === NO_ITEMS ? (view.domains = []) : view.domains) as string[];
-        items.push(reader.string(true));
+        items.push(readString(reader));
         break;
       }
       case 3: {
@@ -76,7 +76,7 @@ export function readVirtualHost(
         let value: AnyView | undefined;
         while (reader.pos < entryEnd) {
           const entryField = readTag(reader) >>> 3;
-          if (entryField === 1) key = reader.string(true);
+          if (entryField === 1) key = readString(reader);
           else if (entryField === 2) value = readAny(reader, reader.uint32(), depth + 1, undefined);
         }
         const entries = (view.typedPerFilterConfig === NO_ENTRIES ? (view.typedPerFilterConfig = {}) : view.typedPerFilterConfig) as { [key: string]: AnyView };
@@ -127,7 +127,7 @@ export function readRoute(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 14:
-        view.name = reader.string(true);
+        view.name = readString(reader);
         break;
       case 1:
         view.match = readRouteMatch(reader, reader.uint32(), depth + 1, view.match);
@@ -157,7 +157,7 @@ export function readRoute(
         let value: AnyView | undefined;
         while (reader.pos < entryEnd) {
           const entryField = readTag(reader) >>> 3;
-          if (entryField === 1) key = reader.string(true);
+          if (entryField === 1) key = readString(reader);
           else if (entryField === 2) value = readAny(reader, reader.uint32(), depth + 1, undefined);
         }
         const entries = (view.typedPerFilterConfig === NO_ENTRIES ? (view.typedPerFilterConfig = {}) : view.typedPerFilterConfig) as { [key: string]: AnyView };
@@ -206,10 +206,10 @@ export function readRouteMatch(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.pathSpecifier = { case: "prefix", value: reader.string(true) };
+        view.pathSpecifier = { case: "prefix", value: readString(reader) };
         break;
       case 2:
-        view.pathSpecifier = { case: "path", value: reader.string(true) };
+        view.pathSpecifier = { case: "path", value: readString(reader) };
         break;
       case 10:
         view.pathSpecifier = { case: "safeRegex", value: readRegexMatcher(reader, reader.uint32(), depth + 1, view.pathSpecifier.case === "safeRegex" ? view.pathSpecifier.value : undefined) };
@@ -316,10 +316,10 @@ export function readHeaderMatcher(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.name = reader.string(true);
+        view.name = readString(reader);
         break;
       case 4:
-        view.headerMatchSpecifier = { case: "exactMatch", value: reader.string(true) };
+        view.headerMatchSpecifier = { case: "exactMatch", value: readString(reader) };
         break;
       case 11:
         view.headerMatchSpecifier = { case: "safeRegexMatch", value: readRegexMatcher(reader, reader.uint32(), depth + 1, view.headerMatchSpecifier.case === "safeRegexMatch" ? view.headerMatchSpecifier.value : undefined) };
@@ -331,13 +331,13 @@ export function readHeaderMatcher(
         view.headerMatchSpecifier = { case: "presentMatch", value: reader.bool() };
         break;
       case 9:
-        view.headerMatchSpecifier = { case: "prefixMatch", value: reader.string(true) };
+        view.headerMatchSpecifier = { case: "prefixMatch", value: readString(reader) };
         break;
       case 10:
-        view.headerMatchSpecifier = { case: "suffixMatch", value: reader.string(true) };
+        view.headerMatchSpecifier = { case: "suffixMatch", value: readString(reader) };
         break;
       case 12:
-        view.headerMatchSpecifier = { case: "containsMatch", value: reader.string(true) };
+        view.headerMatchSpecifier = { case: "containsMatch", value: readString(reader) };
         break;
       case 13:
         view.headerMatchSpecifier = { case: "stringMatch", value: readStringMatcher(reader, reader.uint32(), depth + 1, view.headerMatchSpecifier.case === "stringMatch" ? view.headerMatchSpecifier.value : undefined) };
@@ -387,7 +387,7 @@ export function readRouteAction(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.clusterSpecifier = { case: "cluster", value: reader.string(true) };
+        view.clusterSpecifier = { case: "cluster", value: readString(reader) };
         break;
       case 2:
         walkField(reader, RouteActionSchema, 2, tag & 7, depth);
@@ -397,7 +397,7 @@ export function readRouteAction(
         view.clusterSpecifier = { case: "weightedClusters", value: readWeightedCluster(reader, reader.uint32(), depth + 1, view.clusterSpecifier.case === "weightedClusters" ? view.clusterSpecifier.value : undefined) };
         break;
       case 37:
-        view.clusterSpecifier = { case: "clusterSpecifierPlugin", value: reader.string(true) };
+        view.clusterSpecifier = { case: "clusterSpecifierPlugin", value: readString(reader) };
         break;
       case 39:
         walkField(reader, RouteActionSchema, 39, tag & 7, depth);
@@ -571,7 +571,7 @@ export function readRouteAction_HashPolicy_Header(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.headerName = reader.string(true);
+        view.headerName = readString(reader);
         break;
       case 2:
         view.regexRewrite = readRegexMatchAndSubstitute(reader, reader.uint32(), depth + 1, view.regexRewrite);
@@ -613,7 +613,7 @@ export function readRouteAction_HashPolicy_FilterState(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.key = reader.string(true);
+        view.key = readString(reader);
         break;
       default:
         walkField(reader, RouteAction_HashPolicy_FilterStateSchema, tag >>> 3, tag & 7, depth);
@@ -654,7 +654,7 @@ export function readRetryPolicy(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.retryOn = reader.string(true);
+        view.retryOn = readString(reader);
         break;
       case 2:
         view.numRetries = readWrapper(reader, depth + 1, UInt32ValueSchema, view.numRetries, 0, (reader) => reader.uint32());
@@ -785,7 +785,7 @@ export function readWeightedCluster_ClusterWeight(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.name = reader.string(true);
+        view.name = readString(reader);
         break;
       case 2:
         view.weight = readWrapper(reader, depth + 1, UInt32ValueSchema, view.weight, 0, (reader) => reader.uint32());
@@ -796,7 +796,7 @@ export function readWeightedCluster_ClusterWeight(
         let value: AnyView | undefined;
         while (reader.pos < entryEnd) {
           const entryField = readTag(reader) >>> 3;
-          if (entryField === 1) key = reader.string(true);
+          if (entryField === 1) key = readString(reader);
           else if (entryField === 2) value = readAny(reader, reader.uint32(), depth + 1, undefined);
         }
         const entries = (view.typedPerFilterConfig === NO_ENTRIES ? (view.typedPerFilterConfig = {}) : view.typedPerFilterConfig) as { [key: string]: AnyView };

@@ -5,7 +5,7 @@
 import type { ClusterSpecifierPluginView, VirtualHostView } from "./route_components_view.js";
 import { readClusterSpecifierPlugin, readVirtualHost } from "./route_components_view.js";
 import type { ViewReader } from "../../../../../resources/view-runtime.js";
-import { NO_ITEMS, readTag, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
+import { NO_ITEMS, readString, readTag, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { RouteConfigurationSchema } from "@xdskit/protos/envoy/config/route/v3/route_pb";
 
@@ -41,7 +41,7 @@ export function readRouteConfiguration(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.name = reader.string(true);
+        view.name = readString(reader);
         break;
       case 2: {
         const items = (view.virtualHosts === NO_ITEMS ? (view.virtualHosts = []) : view.virtualHosts) as VirtualHostView[];

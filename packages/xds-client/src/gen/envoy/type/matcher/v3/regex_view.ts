@@ -3,7 +3,7 @@
 /* eslint-disable */
 
 import { BinaryReader } from "@bufbuild/protobuf/wire";
-import { readTag, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
+import { readString, readTag, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
 import { RegexMatchAndSubstituteSchema, RegexMatcherSchema } from "@xdskit/protos/envoy/type/matcher/v3/regex_pb";
 
 /**
@@ -36,7 +36,7 @@ export function readRegexMatcher(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 2:
-        view.regex = reader.string(true);
+        view.regex = readString(reader);
         break;
       default:
         walkField(reader, RegexMatcherSchema, tag >>> 3, tag & 7, depth);
@@ -79,7 +79,7 @@ export function readRegexMatchAndSubstitute(
         view.pattern = readRegexMatcher(reader, reader.uint32(), depth + 1, view.pattern);
         break;
       case 2:
-        view.substitution = reader.string(true);
+        view.substitution = readString(reader);
         break;
       default:
         walkField(reader, RegexMatchAndSubstituteSchema, tag >>> 3, tag & 7, depth);

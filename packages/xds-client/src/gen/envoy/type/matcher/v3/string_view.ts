@@ -4,7 +4,7 @@
 
 import type { RegexMatcherView } from "./regex_view.js";
 import { readRegexMatcher } from "./regex_view.js";
-import { NO_CASE, readTag, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
+import { NO_CASE, readString, readTag, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { StringMatcherSchema } from "@xdskit/protos/envoy/type/matcher/v3/string_pb";
 
@@ -39,19 +39,19 @@ export function readStringMatcher(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.matchPattern = { case: "exact", value: reader.string(true) };
+        view.matchPattern = { case: "exact", value: readString(reader) };
         break;
       case 2:
-        view.matchPattern = { case: "prefix", value: reader.string(true) };
+        view.matchPattern = { case: "prefix", value: readString(reader) };
         break;
       case 3:
-        view.matchPattern = { case: "suffix", value: reader.string(true) };
+        view.matchPattern = { case: "suffix", value: readString(reader) };
         break;
       case 5:
         view.matchPattern = { case: "safeRegex", value: readRegexMatcher(reader, reader.uint32(), depth + 1, view.matchPattern.case === "safeRegex" ? view.matchPattern.value : undefined) };
         break;
       case 7:
-        view.matchPattern = { case: "contains", value: reader.string(true) };
+        view.matchPattern = { case: "contains", value: readString(reader) };
         break;
       case 6:
         view.ignoreCase = reader.bool();

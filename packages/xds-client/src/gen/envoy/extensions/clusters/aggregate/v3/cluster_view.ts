@@ -3,7 +3,7 @@
 /* eslint-disable */
 
 import type { ViewReader } from "../../../../../../resources/view-runtime.js";
-import { NO_ITEMS, readTag, tooDeep, walkField } from "../../../../../../resources/view-runtime.js";
+import { NO_ITEMS, readString, readTag, tooDeep, walkField } from "../../../../../../resources/view-runtime.js";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { ClusterConfigSchema } from "@xdskit/protos/envoy/extensions/clusters/aggregate/v3/cluster_pb";
 
@@ -38,7 +38,7 @@ export function readClusterConfig(
     switch (tag >>> 3) {
       case 1: {
         const items = (view.clusters === NO_ITEMS ? (view.clusters = []) : view.clusters) as string[];
-        items.push(reader.string(true));
+        items.push(readString(reader));
         break;
       }
       default:

@@ -3,7 +3,7 @@
 /* eslint-disable */
 
 import { BinaryReader } from "@bufbuild/protobuf/wire";
-import { NO_ITEMS, readTag, readWrapper, tooDeep, walkField } from "../../../../../../resources/view-runtime.js";
+import { NO_ITEMS, readString, readTag, readWrapper, tooDeep, walkField } from "../../../../../../resources/view-runtime.js";
 import { CertificateProviderPluginInstanceSchema, CertificateValidationContext_SystemRootCertsSchema, CertificateValidationContextSchema, TlsCertificateSchema, TlsParametersSchema } from "@xdskit/protos/envoy/extensions/transport_sockets/tls/v3/common_pb";
 import type { StringMatcherView } from "../../../../type/matcher/v3/string_view.js";
 import { readStringMatcher } from "../../../../type/matcher/v3/string_view.js";
@@ -44,10 +44,10 @@ export function readCertificateProviderPluginInstance(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.instanceName = reader.string(true);
+        view.instanceName = readString(reader);
         break;
       case 2:
-        view.certificateName = reader.string(true);
+        view.certificateName = readString(reader);
         break;
       default:
         walkField(reader, CertificateProviderPluginInstanceSchema, tag >>> 3, tag & 7, depth);
@@ -100,12 +100,12 @@ export function readCertificateValidationContext(
         break;
       case 3: {
         const items = (view.verifyCertificateSpki === NO_ITEMS ? (view.verifyCertificateSpki = []) : view.verifyCertificateSpki) as string[];
-        items.push(reader.string(true));
+        items.push(readString(reader));
         break;
       }
       case 2: {
         const items = (view.verifyCertificateHash === NO_ITEMS ? (view.verifyCertificateHash = []) : view.verifyCertificateHash) as string[];
-        items.push(reader.string(true));
+        items.push(readString(reader));
         break;
       }
       case 9: {

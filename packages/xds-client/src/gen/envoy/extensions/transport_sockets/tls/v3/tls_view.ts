@@ -4,7 +4,7 @@
 
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import type { ViewReader } from "../../../../../../resources/view-runtime.js";
-import { NO_CASE, NO_ITEMS, readTag, tooDeep, walkField } from "../../../../../../resources/view-runtime.js";
+import { NO_CASE, NO_ITEMS, readString, readTag, tooDeep, walkField } from "../../../../../../resources/view-runtime.js";
 import { CommonTlsContext_CertificateProviderInstanceSchema, CommonTlsContext_CombinedCertificateValidationContextSchema, CommonTlsContextSchema, UpstreamTlsContextSchema } from "@xdskit/protos/envoy/extensions/transport_sockets/tls/v3/tls_pb";
 import type { CertificateProviderPluginInstanceView, CertificateValidationContextView, TlsCertificateView, TlsParametersView } from "./common_view.js";
 import { readCertificateProviderPluginInstance, readCertificateValidationContext, readTlsCertificate, readTlsParameters } from "./common_view.js";
@@ -47,7 +47,7 @@ export function readUpstreamTlsContext(
         view.commonTlsContext = readCommonTlsContext(reader, reader.uint32(), depth + 1, view.commonTlsContext);
         break;
       case 2:
-        view.sni = reader.string(true);
+        view.sni = readString(reader);
         break;
       default:
         walkField(reader, UpstreamTlsContextSchema, tag >>> 3, tag & 7, depth);
@@ -220,10 +220,10 @@ export function readCommonTlsContext_CertificateProviderInstance(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.instanceName = reader.string(true);
+        view.instanceName = readString(reader);
         break;
       case 2:
-        view.certificateName = reader.string(true);
+        view.certificateName = readString(reader);
         break;
       default:
         walkField(reader, CommonTlsContext_CertificateProviderInstanceSchema, tag >>> 3, tag & 7, depth);

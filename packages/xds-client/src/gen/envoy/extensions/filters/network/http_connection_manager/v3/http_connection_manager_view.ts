@@ -9,7 +9,7 @@ import { readHttpProtocolOptions } from "../../../../../config/core/v3/protocol_
 import type { TypedExtensionConfigView } from "../../../../../config/core/v3/extension_view.js";
 import { readTypedExtensionConfig } from "../../../../../config/core/v3/extension_view.js";
 import type { ViewReader } from "../../../../../../../resources/view-runtime.js";
-import { NO_CASE, NO_ITEMS, readTag, tooDeep, walkField } from "../../../../../../../resources/view-runtime.js";
+import { NO_CASE, NO_ITEMS, readString, readTag, tooDeep, walkField } from "../../../../../../../resources/view-runtime.js";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { HttpConnectionManagerSchema, HttpFilterSchema, RdsSchema } from "@xdskit/protos/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb";
 import type { AnyView } from "../../../../../../google/protobuf/any_view.js";
@@ -119,7 +119,7 @@ export function readHttpFilter(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1:
-        view.name = reader.string(true);
+        view.name = readString(reader);
         break;
       case 4:
         view.configType = { case: "typedConfig", value: readAny(reader, reader.uint32(), depth + 1, view.configType.case === "typedConfig" ? view.configType.value : undefined) };
@@ -172,7 +172,7 @@ export function readRds(
         view.configSource = readConfigSource(reader, reader.uint32(), depth + 1, view.configSource);
         break;
       case 2:
-        view.routeConfigName = reader.string(true);
+        view.routeConfigName = readString(reader);
         break;
       default:
         walkField(reader, RdsSchema, tag >>> 3, tag & 7, depth);
