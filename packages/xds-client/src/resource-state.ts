@@ -33,8 +33,11 @@ export interface WatcherEntry {
 export interface CachedResource {
   readonly value: unknown;
   version: string;
-  /** The resource as received (the inner Any, wrapper removed), for CSDS. */
-  readonly any: Any;
+  /**
+   * The value of the resource's `Any` as received (wrapper removed), one character per byte (resource-bytes.ts), for
+   * CSDS; its type URL is the entry's.
+   */
+  readonly bytes: string;
   /** The TP2 variant it is. */
   readonly variant: HeldVariant;
   readonly lastUpdated: number;
@@ -63,8 +66,8 @@ export class ResourceState {
   error: XdsError | undefined;
   /** The last rejected update, for CSDS `error_state`. */
   errorState: ErrorState | undefined;
-  /** Bytes of the last invalid update, to suppress repeating the same error to watchers. */
-  lastInvalid: Uint8Array | undefined;
+  /** Bytes of the last invalid update (as `CachedResource.bytes`), to suppress repeating the same error to watchers. */
+  lastInvalid: string | undefined;
   /** Legacy A53 mode: a deletion is being ignored. */
   deletionIgnored = false;
   /** The variant the server last sent for this subscription (a resource, valid or not, or an error). */

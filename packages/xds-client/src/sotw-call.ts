@@ -10,10 +10,10 @@ import {
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { SotwResponseBytes } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import { type AdsCall, type Answer, type CallHost, createCallCore, protocolCall, responseType } from "./ads-call.js";
+import type { DecodeMemo } from "./decode-memo.js";
 import {
   addOutcome,
   addResourceErrors,
-  type DecodeMemo,
   type EntryOutcome,
   emptyResponse,
   expectTypeUrls,
@@ -112,6 +112,9 @@ export function createSotwCall(
       throw error;
     }
     memo?.rotate();
+    // The transport's pipeline holds the message it yielded last until it yields the next: its views of the
+    // resources (about 100 bytes each) would stay alive beside the memo's ranges into the same buffer.
+    if (response.$typeName === "xdskit.client.v1.SotwResponseBytes") response.resources.length = 0;
     nonces.set(typeUrl, response.nonce);
     const out = emptyResponse(typeUrl, type, response.versionInfo, response.nonce, true);
     outcomes.forEach((outcome, i) => {

@@ -91,7 +91,8 @@ export type TypedConfig =
   | { readonly type: string; readonly kind: "json"; readonly value: JsonObject };
 
 export function toTypedConfig(extension: XdsExtension): TypedConfig {
+  // A copy: the update outlives the response its bytes came in, which a view would keep whole.
   return extension.kind === "bytes"
-    ? Object.freeze({ type: extension.type, kind: "bytes", value: extension.value })
+    ? Object.freeze({ type: extension.type, kind: "bytes", value: extension.value.slice() })
     : Object.freeze({ type: extension.type, kind: "json", value: extension.value });
 }

@@ -1,4 +1,5 @@
 import { type DescMessage, fromBinary, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { bytesText, textBytes } from "../resource-bytes.js";
 
 /**
  * Collects validation failures of one resource, each prefixed with the path of the field at fault
@@ -50,8 +51,11 @@ export function deepFreezeJson<T extends JsonValue>(value: T): T {
 /** Each update's `raw`, once read. */
 const decodedRaw = new WeakMap<object, unknown>();
 
-/** What an update is an instance of: it keeps the bytes its `raw` getter decodes, in a private field. */
-type RawHolder = new (bytes: Uint8Array) => object;
+/**
+ * What an update is an instance of: it keeps the bytes its `raw` getter decodes, in a private field, as the client
+ * keeps a resource's bytes (resource-bytes.ts: the same string, so an update costs no second copy).
+ */
+type RawHolder = new (bytes: string) => object;
 
 /** One class per message type. */
 const rawHolders = new Map<DescMessage, RawHolder>();
@@ -60,14 +64,14 @@ function rawHolder(schema: DescMessage): RawHolder {
   let holder = rawHolders.get(schema);
   if (holder === undefined) {
     holder = class {
-      readonly #bytes: Uint8Array;
-      constructor(bytes: Uint8Array) {
+      readonly #bytes: string;
+      constructor(bytes: string) {
         this.#bytes = bytes;
       }
       get raw(): unknown {
         let raw = decodedRaw.get(this);
         if (raw === undefined) {
-          raw = fromBinary(schema, this.#bytes);
+          raw = fromBinary(schema, textBytes(this.#bytes));
           decodedRaw.set(this, raw);
         }
         return raw;
@@ -89,7 +93,7 @@ export function withLazyRaw<T extends object, R>(
   bytes: Uint8Array,
 ): T & { readonly raw: R } {
   const Holder = rawHolder(schema);
-  return Object.freeze(Object.assign(new Holder(bytes), update)) as T & { readonly raw: R };
+  return Object.freeze(Object.assign(new Holder(bytesText(bytes)), update)) as T & { readonly raw: R };
 }
 
 /** The shared empty array of updates (frozen; never mutated). */
