@@ -56,7 +56,8 @@ describe.each(["GRPC", "DELTA_GRPC"] as const)("DecodeContext.wrapper over %s", 
     }
     const [v] = variant.take();
     const [p] = plain.take();
-    if (v?.kind !== "resource" || p?.kind !== "resource") throw new Error(`expected resources, got ${v?.kind} ${p?.kind}`);
+    if (v?.kind !== "resource" || p?.kind !== "resource")
+      throw new Error(`expected resources, got ${v?.kind} ${p?.kind}`);
     expect(v.resource.wrapper?.resourceName?.name).toBe("variant");
     expect(v.resource.wrapper?.resourceName?.dynamicParameterConstraints?.type.case).toBe("constraint");
     expect(v.resource.wrapper?.cacheControl?.doNotCache).toBe(true);
