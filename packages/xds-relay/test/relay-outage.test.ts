@@ -2,7 +2,7 @@
 import { buildCluster, CDS_TYPE_URL, type DeltaResponseEvent, EDS_TYPE_URL } from "@xdskit/control-plane";
 import { clusterResourceType, endpointResourceType, StatusCode } from "@xdskit/xds-client";
 import { afterEach, describe, expect, it } from "vitest";
-import { closeAll, serviceChain, startClient, startRelay, startUpstream, watch } from "./support/harness.js";
+import { closeAll, edsName, serviceChain, startClient, startRelay, startUpstream, watch } from "./support/harness.js";
 
 afterEach(closeAll);
 
@@ -36,7 +36,7 @@ describe("upstream outage", () => {
 
     // 3.
     const zoned = watch(b, clusterResourceType, "v", { env: "prod", zone: "a" });
-    expect((await zoned.nextResource()).edsServiceName).toBe("prod");
+    expect(edsName(await zoned.nextResource())).toBe("prod");
     const unknown = await watch(b, clusterResourceType, "never-cached").next();
     expect(unknown.kind === "error" && unknown.error.code).toBe(StatusCode.UNAVAILABLE);
     for (const rec of [cluster, endpoints, prod]) expect(rec.pending()).toEqual([]);
@@ -100,6 +100,6 @@ describe("another relay", () => {
     upstream.setResource(buildCluster({ name: "echo-cluster", edsServiceName: "moved" }));
     let event = await cluster.next();
     while (event.kind !== "resource") event = await cluster.next();
-    expect(event.resource.edsServiceName).toBe("moved");
+    expect(edsName(event.resource)).toBe("moved");
   });
 });

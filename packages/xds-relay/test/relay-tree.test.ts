@@ -3,7 +3,7 @@
 import { buildCluster, buildClusterLoadAssignment, CDS_TYPE_URL, EDS_TYPE_URL } from "@xdskit/control-plane";
 import { clusterResourceType, endpointResourceType } from "@xdskit/xds-client";
 import { afterEach, expect, it } from "vitest";
-import { closeAll, serviceChain, startClient, startRelay, startUpstream, watch } from "./support/harness.js";
+import { closeAll, edsName, serviceChain, startClient, startRelay, startUpstream, watch } from "./support/harness.js";
 
 afterEach(closeAll);
 
@@ -20,8 +20,8 @@ it("serves clients through two levels of relays, one upstream stream per level",
   const endpoints = clients.map((c) => watch(c, endpointResourceType, "echo-cluster"));
   const variants = clients.map((c, i) => watch(c, clusterResourceType, "v", { env: i === 0 ? "prod" : "test" }));
   for (const rec of endpoints) expect((await rec.nextResource()).clusterName).toBe("echo-cluster");
-  expect((await variants[0]!.nextResource()).edsServiceName).toBe("prod");
-  expect((await variants[1]!.nextResource()).edsServiceName).toBe("test");
+  expect(edsName(await variants[0]!.nextResource())).toBe("prod");
+  expect(edsName(await variants[1]!.nextResource())).toBe("test");
 
   // One stream per level, each holding one subscription per (name, map).
   expect(upstream.streams().map((s) => s.node?.id)).toEqual(["relay-1"]);
@@ -34,7 +34,10 @@ it("serves clients through two levels of relays, one upstream stream per level",
   }
 
   upstream.setResource(
-    buildClusterLoadAssignment({ clusterName: "echo-cluster", localities: [{ zone: "a", endpoints: ["127.0.0.1:5002"] }] }),
+    buildClusterLoadAssignment({
+      clusterName: "echo-cluster",
+      localities: [{ zone: "a", endpoints: ["127.0.0.1:5002"] }],
+    }),
   );
   for (const rec of endpoints) {
     const update = await rec.nextResource();

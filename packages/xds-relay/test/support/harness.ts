@@ -177,3 +177,8 @@ export async function until(
     const timer = setTimeout(() => done(new Error(`condition not met within ${timeoutMs} ms`)), timeoutMs);
   });
 }
+
+/** The endpoints name of an EDS cluster update (what the tests' variants differ by). */
+export function edsName(update: import("@xdskit/xds-client").ClusterUpdate): string {
+  return update.type === "eds" ? update.edsServiceName : `(${update.type})`;
+}
