@@ -26,7 +26,7 @@ import {
 import type { ResourceInput, ResourceMessage, ResourceOptions } from "./resources/resource-input.js";
 import type { ResourceErrorOptions } from "./resources/resource-set.js";
 import { type NodeScope, type NodeSelector, ResourceStore } from "./resources/resource-store.js";
-import type { ServedResolver, ServedResources } from "./resources/served.js";
+import type { ResourceSource, ServedResolver, ServedResources } from "./resources/served.js";
 import type { ConstraintsInput } from "./resources/variant-group.js";
 import { admittedRequests, createStreamAdmission } from "./security/authorization.js";
 import {
@@ -56,30 +56,6 @@ export async function createManagementServer(options: ManagementServerOptions = 
   const server = new ManagementServerImpl(options, undefined);
   await server.start();
   return server;
-}
-
-/** A stream as a resource source sees it. */
-export interface SourceStream {
-  readonly id: number;
-  /** The node of its first request, once known. */
-  readonly node: Node | undefined;
-}
-
-/**
- * Resources that come from elsewhere than the server's own sets (a caching relay's upstream): every stream, whatever
- * its node, is served from `resources` (docs/decisions.md#relay-serving).
- */
-export interface ResourceSource {
-  readonly resources: ServedResources;
-  /** Given, once, the function the source calls after each change: the streams the change may concern are woken. */
-  attach(changed: (changed: ChangedVariants) => void): void;
-  /**
-   * What a stream subscribes to of a type, each time it may have changed (before anything is planned for it; an
-   * unchanged subscription keeps its `key`). Throwing `InvalidRequestError` ends the stream with its code.
-   */
-  subscribed(stream: SourceStream, sub: TypeSubscription): void;
-  /** The stream closed: it subscribes to nothing any more. */
-  closed(stream: SourceStream): void;
 }
 
 /**

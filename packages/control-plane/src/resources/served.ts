@@ -1,5 +1,7 @@
 import type { Params } from "@xdskit/constraint-matcher";
 import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
+import type { ChangedVariants } from "../held/change-scope.js";
+import type { TypeSubscription } from "../streams/subscription.js";
 import type { Entry } from "./entry.js";
 
 // What the stream layer reads from wherever its resources come from: the server's own resource sets
@@ -47,4 +49,28 @@ export interface ServedResolver {
   resolve(node: Node | undefined): ServedResources;
   /** The resources that win for the DPDS type, if any. */
   resolveDynamicParameters(node: Node | undefined): ServedResources | undefined;
+}
+
+/** A stream as a resource source sees it. */
+export interface SourceStream {
+  readonly id: number;
+  /** The node of its first request, once known. */
+  readonly node: Node | undefined;
+}
+
+/**
+ * Resources that come from elsewhere than the server's own sets (a caching relay's upstream): every stream, whatever
+ * its node, is served from `resources` (docs/decisions.md#relay-serving).
+ */
+export interface ResourceSource {
+  readonly resources: ServedResources;
+  /** Given, once, the function the source calls after each change: the streams the change may concern are woken. */
+  attach(changed: (changed: ChangedVariants) => void): void;
+  /**
+   * What a stream subscribes to of a type, each time it may have changed (before anything is planned for it; an
+   * unchanged subscription keeps its `key`). Throwing `InvalidRequestError` ends the stream with its code.
+   */
+  subscribed(stream: SourceStream, sub: TypeSubscription): void;
+  /** The stream closed: it subscribes to nothing any more. */
+  closed(stream: SourceStream): void;
 }
