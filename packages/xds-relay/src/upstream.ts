@@ -43,6 +43,8 @@ export class Upstream {
   readonly #types = new Map<string, ResourceType<PassedResource>>();
   /** By type, name and parameters key. */
   readonly #subscriptions = new Map<string, Subscription>();
+  /** Subscriptions made since the last batch: watched together, so the upstream gets one request for them. */
+  #toWatch: Subscription[] = [];
   #closed = false;
 
   constructor(options: UpstreamOptions) {
@@ -65,7 +67,8 @@ export class Upstream {
     if (!sub) {
       sub = { group, answerable, refs: 0, cancel: () => {}, last: undefined, idle: undefined };
       this.#subscriptions.set(id, sub);
-      sub.cancel = this.#watch(sub);
+      if (this.#toWatch.length === 0) setImmediate(() => this.#watchBatch());
+      this.#toWatch.push(sub);
     }
     sub.refs++;
     clearTimeout(sub.idle);
@@ -99,6 +102,17 @@ export class Upstream {
       sub.cancel();
     }
     this.#subscriptions.clear();
+  }
+
+  #watchBatch(): void {
+    const batch = this.#toWatch;
+    this.#toWatch = [];
+    if (this.#closed) return;
+    for (const sub of batch) {
+      const id = subscriptionId(sub.group.typeUrl, sub.group.name, sub.answerable.key);
+      // Dropped before its turn (its last downstream subscription went at once, with retainUnusedMs 0).
+      if (this.#subscriptions.get(id) === sub) sub.cancel = this.#watch(sub);
+    }
   }
 
   #typeOf(typeUrl: string): ResourceType<PassedResource> {

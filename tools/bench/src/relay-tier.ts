@@ -2,8 +2,8 @@
 // and many downstream ADS streams spread over the relays, against the same streams on the control plane directly.
 //
 // Tier (delta downstream by default; `--sotw`): each stream subscribes by name to 100 clusters, a window of 99 plus
-// cluster-0 (the windows of 100 streams cover the 10,000 clusters, so each relay with 100 streams or more holds
-// them all). Steps: (1) start the control plane, then the relays, then the clients (one process; streams share
+// cluster-0 (the windows of any 100 consecutive streams of one server cover the 10,000 clusters, so each relay with
+// 100 streams or more holds them all). Steps: (1) start the control plane, then the relays, then the clients (one process; streams share
 // HTTP/2 connections, 100 per connection); (2) time until every stream has its 100 clusters; (3) cluster-0 changes:
 // time from the change until every stream has it (every stream subscribes to it); (4) what the control plane
 // served: its streams, and (relay mode) the bytes of every response it sent; (5) each relay's heap after a GC with
@@ -164,8 +164,9 @@ function runRelay(): void {
 
 // --- the clients ---------------------------------------------------------------------------------------------------
 
-function windowOf(stream: number): string[] {
-  const window = stream % 100;
+/** The clusters of the `index`th stream of its server: every 100 consecutive streams of a server cover them all. */
+function windowOf(index: number): string[] {
+  const window = index % 100;
   const names = ["cluster-0"];
   for (let i = 1; i < PER_STREAM; i++) names.push(`cluster-${1 + window * (PER_STREAM - 1) + i - 1}`);
   return names;
@@ -191,7 +192,7 @@ function runClients(): void {
           byTarget[t]!.push(connection);
           connections.push(connection);
         }
-        const names = message.hop ? ["cluster-0"] : windowOf(i);
+        const names = message.hop ? ["cluster-0"] : windowOf(perTarget);
         const stream = subscribe(byTarget[t]!.at(-1)!, protocol, CDS_TYPE_URL, names, `client-${i}`);
         reached.push(stream.until((_, total) => total >= names.length));
         streams.push(stream);
