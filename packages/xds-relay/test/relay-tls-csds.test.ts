@@ -8,27 +8,32 @@ import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { buildCluster } from "@xdskit/control-plane";
 import { ClientStatusDiscoveryService } from "@xdskit/protos/envoy/service/status/v3/csds_pb";
-import { createTestCa, issueLocalhost, writeCertificate } from "@xdskit/test-pki";
+import { createTestCa, issueLocalhost, type TestCa, type TestCertificate, writeCertificate } from "@xdskit/test-pki";
 import { clusterResourceType, createXdsClient } from "@xdskit/xds-client";
-import { afterEach, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { closeAll, startRelay, startUpstream, watch } from "./support/harness.js";
 
-const dirs: string[] = [];
-afterEach(async () => {
-  await closeAll();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+let ca: TestCa;
+let dir: string;
+let caFile: string;
+let relayIdentity: { certFile: string; keyFile: string };
+let serverCertificate: TestCertificate;
+
+// Keys are made once, before the test: RSA key generation is slow on a loaded machine.
+beforeAll(() => {
+  ca = createTestCa();
+  dir = mkdtempSync(join(tmpdir(), "xdskit-relay-tls-"));
+  caFile = join(dir, "ca.pem");
+  writeFileSync(caFile, ca.cert);
+  relayIdentity = writeCertificate(dir, "relay", ca.issue({ commonName: "relay", uris: ["spiffe://t/relay"] }));
+  serverCertificate = issueLocalhost(ca);
+}, 120_000);
+afterEach(closeAll);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 it("fetches over mTLS, serves over TLS, and answers CSDS with its upstream client's cache", async () => {
-  const ca = createTestCa();
-  const dir = mkdtempSync(join(tmpdir(), "xdskit-relay-tls-"));
-  dirs.push(dir);
-  const caFile = join(dir, "ca.pem");
-  writeFileSync(caFile, ca.cert);
-  const relayIdentity = writeCertificate(dir, "relay", ca.issue({ commonName: "relay", uris: ["spiffe://t/relay"] }));
-
   const upstream = await startUpstream({
-    tls: { ...issueLocalhost(ca), ca: ca.cert },
+    tls: { ...serverCertificate, ca: ca.cert },
     identity: { nodeIdFromCertificate: (cert) => (cert.spiffeId === "spiffe://t/relay" ? "relay" : undefined) },
   });
   upstream.setResource(buildCluster({ name: "c1" }));
@@ -42,7 +47,7 @@ it("fetches over mTLS, serves over TLS, and answers CSDS with its upstream clien
     },
   ];
   const relay = await startRelay(upstream.address, {
-    tls: issueLocalhost(ca),
+    tls: serverCertificate,
     upstream: {
       bootstrap: {
         xds_servers: [{ server_uri: `localhost:${upstream.port}`, channel_creds: tlsCreds(relayIdentity) }],

@@ -325,7 +325,9 @@ async function runHops(protocol: Protocol): Promise<{ p50: number[]; p90: number
       await clients.ask({ type: "arm" }, "armed");
       const { at } = await cp.ask<{ type: string; at: number }>({ type: "change" }, "changed");
       const { times } = await clients.ask<{ type: string; times: number[] }>({ type: "await" }, "updated");
-      times.forEach((t, path) => latencies[path]!.push(t - at));
+      times.forEach((t, path) => {
+        latencies[path]!.push(t - at);
+      });
     }
     const pick = (q: number) => latencies.map((l) => [...l].sort((a, b) => a - b)[Math.floor(l.length * q)] ?? 0);
     return { p50: pick(0.5), p90: pick(0.9) };
