@@ -307,7 +307,9 @@ test("a subscription not answered yet gets nothing and loses nothing; the rest i
         }
         // Names without a waiting subscription are diffed as if nothing waited.
         const keep = (d: ReturnType<typeof asSets>) => {
-          const named = (text: string) => !waitingNames.has(text.replace(/^\u0001\d+:/, "").charAt(0));
+          // Slot keys with parameters start "\u0001<length>:<name>"; other labels start with the name.
+          const nameOf = (text: string) => (text.startsWith("\u0001") ? text.slice(text.indexOf(":") + 1) : text);
+          const named = (text: string) => !waitingNames.has(nameOf(text).charAt(0));
           return {
             changed: [...d.changed].filter(named).sort(),
             errors: [...d.errors].filter(named).sort(),
