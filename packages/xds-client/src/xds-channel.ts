@@ -8,7 +8,7 @@ import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import type { AdsCall, CallHost } from "./ads-call.js";
 import type { Bootstrap, XdsServerConfig } from "./bootstrap-types.js";
 import type { CallbackQueue } from "./callback-queue.js";
-import { type Clock, createBackoff } from "./clock.js";
+import { type BackoffOptions, type Clock, createBackoff } from "./clock.js";
 import type { DecodedResponse, DecodeMemo } from "./decoded-response.js";
 import type { XdsFeatures } from "./features.js";
 import type { ScopedLogger } from "./logger.js";
@@ -49,6 +49,7 @@ export interface XdsChannelOptions {
   readonly decodersLoading: () => Promise<void> | undefined;
   readonly clock: Clock;
   readonly random: () => number;
+  readonly backoff: BackoffOptions;
   /** SotW: the byte-identical skip (DecodeMemo) is on. */
   readonly decodeMemo: boolean;
   readonly queue: CallbackQueue;
@@ -72,7 +73,7 @@ export interface XdsChannel {
 
 export function createXdsChannel(options: XdsChannelOptions): XdsChannel {
   const { server, transport, host, clock, queue, log } = options;
-  const backoff = createBackoff(options.random);
+  const backoff = createBackoff(options.random, options.backoff);
   const versions = new Map<string, string>();
   const memos = new Map<string, DecodeMemo>();
   /** Set once the protocol module is loaded (before the first call). */

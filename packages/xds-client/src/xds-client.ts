@@ -9,7 +9,7 @@ import { loadBootstrap } from "./bootstrap.js";
 import type { Bootstrap, BootstrapConfig } from "./bootstrap-types.js";
 import { decoderLoading } from "./builtin-types.js";
 import { createCallbackQueue } from "./callback-queue.js";
-import { type Clock, systemClock } from "./clock.js";
+import { type BackoffOptions, type Clock, systemClock } from "./clock.js";
 import { resolveFeatures, type XdsFeatures } from "./features.js";
 import { type Logger, noopLogger, scopeLogger } from "./logger.js";
 import { noopMetrics, type XdsMetricsRecorder } from "./metrics.js";
@@ -74,6 +74,8 @@ export interface XdsClientOptions {
 export interface XdsClientInternals {
   readonly clock?: Clock;
   readonly random?: () => number;
+  /** The reconnect backoff (default gRPC's: 1 s, ×1.6, ±20 %, at most 120 s); tests shorten it. */
+  readonly backoff?: BackoffOptions;
   /** SotW: reuse the decode of a resource whose bytes were in the previous response (default true; off in tests). */
   readonly decodeMemo?: boolean;
   /** Loads the protocol module (protocol.ts); tests inject one that fails. */
@@ -149,6 +151,7 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
         decodersLoading,
         clock,
         random: internals.random ?? Math.random,
+        backoff: internals.backoff ?? {},
         decodeMemo: internals.decodeMemo ?? true,
         queue,
         metrics,
