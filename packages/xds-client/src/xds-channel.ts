@@ -61,7 +61,10 @@ export interface XdsChannelOptions {
 
 export interface XdsChannel {
   readonly server: XdsServerConfig;
-  /** A78 `connected`: the current ADS call has received a response. */
+  /**
+   * A78 `connected`: a call has received a response and no call failed without one since (a call that ends after a
+   * response is not an error, A57, and leaves it set); false while nothing is watched on this server.
+   */
   readonly connected: boolean;
   /** Set while the server is unreachable: its last ADS call failed before any response. */
   readonly connectivityError: XdsError | undefined;
@@ -151,6 +154,7 @@ export function createXdsChannel(options: XdsChannelOptions): XdsChannel {
       // Nothing watched on this server: close the stream; it reopens with the next watch.
       cancelRetry();
       endCall();
+      connected = false;
       return;
     }
     if (call) {
@@ -201,7 +205,6 @@ export function createXdsChannel(options: XdsChannelOptions): XdsChannel {
     const current = call;
     if (!current) return;
     call = undefined;
-    connected = false;
     current.cancel();
   }
 
@@ -255,6 +258,7 @@ export function createXdsChannel(options: XdsChannelOptions): XdsChannel {
   /** No call got a response: the server counts as unreachable until one does; retried with backoff. */
   function failed(failure: unknown): void {
     const status = describeFailure(failure);
+    connected = false;
     if (healthy) {
       healthy = false;
       options.metrics.addCounter(XdsMetricName.serverFailure, 1, {

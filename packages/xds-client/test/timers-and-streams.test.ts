@@ -267,6 +267,38 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
       expect(summarize(w.take())).toEqual(["resource:1:A"]);
     });
 
+    it("keeps A78 connected at 1 across streams that end after a response (clean or not) until one fails with none", async () => {
+      // Steps: a response on stream 1 (connected 1); the server ends stream 1 cleanly, then stream 2 with an
+      // error after its own response: connected stays 1 while the next streams wait for responses; stream 3 fails
+      // before any response: the server is unreachable, connected 0; stream 4's response sets it back to 1.
+      const { client, server, clock, metrics } = start();
+      const connected = () => metrics.gauges().get("connected{primary:443}");
+      client.watch(testEndpointsType, "A", recordingWatcher());
+      const first = await server.nextStream();
+      await first.nextRequest();
+      expect(connected()).toBe(0);
+      await first.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
+      expect(connected()).toBe(1);
+      first.end();
+      const second = await server.nextStream();
+      await second.nextRequest();
+      expect(connected()).toBe(1);
+      await second.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n2", resources: [endpointsAny("A")] });
+      second.fail(14, "server restart");
+      const third = await server.nextStream();
+      await third.nextRequest();
+      expect(connected()).toBe(1);
+      third.fail(14, "connection refused");
+      await flush();
+      expect(connected()).toBe(0);
+      await clock.advance(clock.pending()[0]!);
+      const fourth = await server.nextStream();
+      await fourth.nextRequest();
+      expect(connected()).toBe(0);
+      await fourth.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n3", resources: [endpointsAny("A")] });
+      expect(connected()).toBe(1);
+    });
+
     it("grows the backoff 1.6x per failure up to 120 s and resets it after a response", async () => {
       const t = start();
       const { client, server, clock } = t;
