@@ -14,6 +14,7 @@ import { resolveFeatures, type XdsFeatures } from "./features.js";
 import { type Logger, noopLogger, scopeLogger } from "./logger.js";
 import { noopMetrics, type XdsMetricsRecorder } from "./metrics.js";
 import { csdsNow, loadProtocol, type ProtocolLoader, protocolNow } from "./protocol-loader.js";
+import { createProcessHold } from "./process-hold.js";
 import { createResourceCache } from "./resource-cache.js";
 import { parseResourceName } from "./resource-name.js";
 import type { ResourceWatcher, WatcherEntry } from "./resource-state.js";
@@ -68,6 +69,13 @@ export interface XdsClientOptions {
   readonly connectTimeoutMs?: number;
   /** Opens streams to a server; default gRPC over HTTP/2 with connect-node. */
   readonly transportFactory?: XdsTransportFactory;
+  /**
+   * While the client has watchers, keep the Node process alive, through outages and reconnect backoff included, as a
+   * gRPC channel with an active call does; `close()` (or cancelling every watch) lets it exit. Default true. False:
+   * the client never holds the process open by itself (an open ADS stream's connection still does, as Node's HTTP/2
+   * does for any open stream), so a process that only watches may exit while the server is unreachable.
+   */
+  readonly keepProcessAlive?: boolean;
 }
 
 /** Time and randomness, for tests (see `./internal`). */
@@ -162,6 +170,7 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
   });
   let closed = false;
   const closers: (() => void)[] = [];
+  const hold = createProcessHold(options.keepProcessAlive ?? true);
 
   function failWatch(watcher: ResourceWatcher<unknown>, error: XdsError): () => void {
     const entry: WatcherEntry = { watcher, active: true };
@@ -245,7 +254,12 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
       if (created) manager.subscriptionsChanged(authority.name, type.typeUrl);
       const entry: WatcherEntry = { watcher: untyped, active: true };
       cache.addWatcher(state, entry, manager.outage(authority.name));
+      hold.acquire();
+      let cancelled = false;
       return () => {
+        if (cancelled) return;
+        cancelled = true;
+        hold.release();
         if (cache.removeWatcher(state, entry)) manager.subscriptionsChanged(authority.name, type.typeUrl);
       };
     },
@@ -255,6 +269,7 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
     async close() {
       if (closed) return;
       closed = true;
+      hold.close();
       for (const close of closers) close();
       cache.deactivate();
       manager.close();
