@@ -269,15 +269,22 @@ class NamedOutcome implements DecodedResource, EntryOutcome {
     readonly variant: HeldVariant,
     readonly ok: boolean,
     readonly value: unknown,
-    readonly detail: string | undefined,
-    /** The NACK line (the name as sent, then `detail`), when not ok. */
-    readonly error: string | undefined,
+    /** Why it is invalid (the decoder's text), and its NACK line (the name as sent, then the text). */
+    private readonly failure: { readonly detail: string; readonly error: string } | undefined,
     readonly bytes: string,
     readonly version: string | undefined,
   ) {}
 
   get resource(): DecodedResource {
     return this;
+  }
+
+  get detail(): string | undefined {
+    return this.failure?.detail;
+  }
+
+  get error(): string | undefined {
+    return this.failure?.error;
   }
 }
 
@@ -292,36 +299,16 @@ export function outcomeOf(
   version?: string,
 ): EntryOutcome {
   if ("error" in unwrapped) return { resource: undefined, ok: false, error: unwrapped.error };
-  const value = unwrapped.any.value;
+  const any = unwrapped.any;
   const context = unwrapped.wrapper ? { ...settings.context, wrapper: unwrapped.wrapper } : settings.context;
-  const result = safeDecode(type, unwrapped.any, context);
+  const result = safeDecode(type, any, context);
   const name = unwrapped.name ?? result.name;
   if (name === undefined) return { resource: undefined, ok: result.ok, error: result.ok ? undefined : result.error };
   const { constraints, variant } = unwrapped;
-  const bytes = keptText(value);
-  return result.ok
-    ? new NamedOutcome(
-        canonicalName(name),
-        constraints,
-        variant,
-        true,
-        result.value,
-        undefined,
-        undefined,
-        bytes,
-        version,
-      )
-    : new NamedOutcome(
-        canonicalName(name),
-        constraints,
-        variant,
-        false,
-        undefined,
-        result.error,
-        `${name}: ${result.error}`,
-        bytes,
-        version,
-      );
+  const bytes = keptText(any.value);
+  const failure = result.ok ? undefined : { detail: result.error, error: `${name}: ${result.error}` };
+  const value = result.ok ? result.value : undefined;
+  return new NamedOutcome(canonicalName(name), constraints, variant, result.ok, value, failure, bytes, version);
 }
 
 /** Adds the `index`th entry of a response to `out`: counted valid or invalid, its NACK line, its resource. */

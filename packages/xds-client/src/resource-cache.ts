@@ -74,8 +74,40 @@ export interface ResourceCache {
   deactivate(): void;
 }
 
-type ByParameters = Map<string, ResourceState>;
+/** The subscriptions of one name by their parameters key: one (most names) without a Map, or a Map of several. */
+type ByParameters = OneSubscription | Map<string, ResourceState>;
 type ByName = Map<string, ByParameters>;
+
+/** A name's only subscription, as the map of its subscriptions (one small object where a Map takes ~180 bytes). */
+class OneSubscription implements ReadonlyMap<string, ResourceState> {
+  constructor(readonly state: ResourceState) {}
+  get size(): number {
+    return 1;
+  }
+  get(key: string): ResourceState | undefined {
+    return key === this.state.parametersKey ? this.state : undefined;
+  }
+  has(key: string): boolean {
+    return key === this.state.parametersKey;
+  }
+  *entries(): MapIterator<[string, ResourceState]> {
+    yield [this.state.parametersKey, this.state];
+  }
+  *keys(): MapIterator<string> {
+    yield this.state.parametersKey;
+  }
+  *values(): MapIterator<ResourceState> {
+    yield this.state;
+  }
+  [Symbol.iterator](): MapIterator<[string, ResourceState]> {
+    return this.entries();
+  }
+  forEach(callback: (value: ResourceState, key: string, map: ReadonlyMap<string, ResourceState>) => void): void {
+    callback(this.state, this.state.parametersKey, this);
+  }
+}
+
+const NO_PARAMETERS: Readonly<Record<string, string>> = Object.freeze({});
 type ByType = Map<string, ByName>;
 
 export function createResourceCache(options: ResourceCacheOptions): ResourceCache {
@@ -142,31 +174,41 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
         byName = new Map();
         byType.set(typeUrl, byName);
       }
-      let byParameters = byName.get(name);
-      if (!byParameters) {
-        byParameters = new Map();
-        byName.set(name, byParameters);
-      }
+      const byParameters = byName.get(name);
       const key = parametersKey(parameters);
-      const existing = byParameters.get(key);
+      const existing = byParameters?.get(key);
       if (existing) return { state: existing, created: false };
-      const state = new ResourceState(authority, typeUrl, name, Object.freeze({ ...parameters }), key, queue);
-      byParameters.set(key, state);
+      const frozen = key === "" ? NO_PARAMETERS : Object.freeze({ ...parameters });
+      const state = new ResourceState(authority, typeUrl, name, frozen, key, queue);
+      if (byParameters === undefined) byName.set(name, new OneSubscription(state));
+      else if (byParameters instanceof Map) byParameters.set(key, state);
+      else
+        byName.set(
+          name,
+          new Map([
+            [byParameters.state.parametersKey, byParameters.state],
+            [key, state],
+          ]),
+        );
       return { state, created: true };
     },
     addWatcher(state, entry, outage) {
-      state.watchers.add(entry);
+      state.addWatcher(entry);
       state.catchUp(entry, outage?.withContext({ resource: { typeUrl: state.typeUrl, name: state.name } }));
     },
     removeWatcher(state, entry) {
       entry.active = false;
-      if (!state.watchers.delete(entry) || state.watchers.size > 0) return false;
+      if (!state.removeWatcher(entry) || state.watcherCount > 0) return false;
       const byType = authorities.get(state.authority);
       const byName = byType?.get(state.typeUrl);
       const byParameters = byName?.get(state.name);
       if (!byType || !byName || byParameters?.get(state.parametersKey) !== state) return false;
-      byParameters.delete(state.parametersKey);
-      if (byParameters.size === 0) byName.delete(state.name);
+      if (!(byParameters instanceof Map)) byName.delete(state.name);
+      else {
+        byParameters.delete(state.parametersKey);
+        const [last] = byParameters.values();
+        if (byParameters.size === 1 && last !== undefined) byName.set(state.name, new OneSubscription(last));
+      }
       if (byName.size === 0) byType.delete(state.typeUrl);
       return true;
     },
@@ -276,7 +318,7 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
       for (const { labels, n } of counts.values()) record(XdsMetricName.resources, n, labels);
     },
     deactivate() {
-      for (const state of entries()) for (const entry of state.watchers) entry.active = false;
+      for (const state of entries()) for (const entry of state.watchers()) entry.active = false;
     },
   };
 }
