@@ -20,6 +20,7 @@ import {
 import { protocolNow } from "./protocol-loader.js";
 import { authorityOfName } from "./resource-name.js";
 import { parametersKey, parametersText, ResourceState, type WatcherEntry } from "./resource-state.js";
+import { type NameSubscriptions, OneSubscription } from "./subscriptions.js";
 import { createVariantRouting } from "./variant-routing.js";
 import type { XdsError } from "./xds-error.js";
 
@@ -53,7 +54,7 @@ export interface ResourceCache {
   /** The entries of a canonical `name` of `typeUrl`, among `authorities` (only the name's own authority has any). */
   statesFor(authorities: ReadonlySet<string>, typeUrl: string, name: string): ResourceState[];
   /** What a server serving `authorities` must subscribe to for `typeUrl`, in a stable order. */
-  subscriptionsOf(authorities: Iterable<string>, typeUrl: string): ResourceState[];
+  subscriptionsOf(authorities: Iterable<string>, typeUrl: string): readonly ResourceState[];
   /** The types with at least one entry among `authorities`. */
   typesOf(authorities: Iterable<string>): string[];
   /** A71: an entry of `authority` still waits for its first answer (known not to exist counts as answered). */
@@ -74,38 +75,9 @@ export interface ResourceCache {
   deactivate(): void;
 }
 
-/** The subscriptions of one name by their parameters key: one (most names) without a Map, or a Map of several. */
-type ByParameters = OneSubscription | Map<string, ResourceState>;
+/** The subscriptions of one name by their parameters key (subscriptions.ts). */
+type ByParameters = NameSubscriptions;
 type ByName = Map<string, ByParameters>;
-
-/** A name's only subscription, as the map of its subscriptions (one small object where a Map takes ~180 bytes). */
-class OneSubscription implements ReadonlyMap<string, ResourceState> {
-  constructor(readonly state: ResourceState) {}
-  get size(): number {
-    return 1;
-  }
-  get(key: string): ResourceState | undefined {
-    return key === this.state.parametersKey ? this.state : undefined;
-  }
-  has(key: string): boolean {
-    return key === this.state.parametersKey;
-  }
-  *entries(): MapIterator<[string, ResourceState]> {
-    yield [this.state.parametersKey, this.state];
-  }
-  *keys(): MapIterator<string> {
-    yield this.state.parametersKey;
-  }
-  *values(): MapIterator<ResourceState> {
-    yield this.state;
-  }
-  [Symbol.iterator](): MapIterator<[string, ResourceState]> {
-    return this.entries();
-  }
-  forEach(callback: (value: ResourceState, key: string, map: ReadonlyMap<string, ResourceState>) => void): void {
-    callback(this.state, this.state.parametersKey, this);
-  }
-}
 
 const NO_PARAMETERS: Readonly<Record<string, string>> = Object.freeze({});
 type ByType = Map<string, ByName>;
@@ -114,6 +86,10 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
   const { queue, features, log } = options;
   const authorities = new Map<string, ByType>();
   const contexts = new Map<string, UpdateContext>();
+  /** Moves on whenever an entry is created or removed: a list of entries made before is stale. */
+  let generation = 0;
+  /** The last list of each type's subscriptions (an ACK asks for it after every response), and what it is of. */
+  const lists = new Map<string, { generation: number; served: string[]; states: readonly ResourceState[] }>();
 
   function contextFor(server: XdsServerConfig): UpdateContext {
     let context = contexts.get(server.key);
@@ -148,6 +124,23 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
     return byParameters ? [...byParameters.values()] : [];
   }
 
+  /** Every subscription of `typeUrl` among `served`, in a stable order; the same array while nothing changed. */
+  function listOf(served: Iterable<string>, typeUrl: string): readonly ResourceState[] {
+    const authorityList = [...served];
+    const last = lists.get(typeUrl);
+    if (
+      last?.generation === generation &&
+      last.served.length === authorityList.length &&
+      last.served.every((authority, i) => authority === authorityList[i])
+    ) {
+      return last.states;
+    }
+    const out: ResourceState[] = [];
+    for (const authority of authorityList) for (const state of statesOfType(authority, typeUrl)) out.push(state);
+    lists.set(typeUrl, { generation, served: authorityList, states: out });
+    return out;
+  }
+
   const routing = createVariantRouting({
     subscriptionsOf,
     ambiguous(context, state, matching, chosen) {
@@ -180,6 +173,7 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
       if (existing) return { state: existing, created: false };
       const frozen = key === "" ? NO_PARAMETERS : Object.freeze({ ...parameters });
       const state = new ResourceState(authority, typeUrl, name, frozen, key, queue);
+      generation += 1;
       if (byParameters === undefined) byName.set(name, new OneSubscription(state));
       else if (byParameters instanceof Map) byParameters.set(key, state);
       else
@@ -203,6 +197,7 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
       const byName = byType?.get(state.typeUrl);
       const byParameters = byName?.get(state.name);
       if (!byType || !byName || byParameters?.get(state.parametersKey) !== state) return false;
+      generation += 1;
       if (!(byParameters instanceof Map)) byName.delete(state.name);
       else {
         byParameters.delete(state.parametersKey);
@@ -214,11 +209,7 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
     },
     statesOfType,
     statesFor,
-    subscriptionsOf(served, typeUrl) {
-      const out: ResourceState[] = [];
-      for (const authority of served) for (const state of statesOfType(authority, typeUrl)) out.push(state);
-      return out;
-    },
+    subscriptionsOf: listOf,
     typesOf(served) {
       const types = new Set<string>();
       for (const authority of served) {
@@ -251,7 +242,8 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
           applyResourceError(context, state, entry.variant, entry.code, entry.message, version);
         }
       }
-      if (seen) {
+      // Every subscription given something: none to delete (a re-push of every resource skips the pass).
+      if (seen && seen.size < listOf(served, typeUrl).length) {
         // An LDS/CDS response lists every resource: a cached subscription it gave nothing to was deleted, unless it
         // holds a server error, which a TP3 server sends once (docs/decisions.md#status-codes-and-errors).
         for (const authority of served) {

@@ -64,7 +64,10 @@ export function createNamesCache(): (states: readonly ResourceState[]) => Reques
   let last: readonly ResourceState[] = [];
   let lists: RequestedNames | undefined;
   return (states) => {
-    if (lists === undefined || states.length !== last.length || states.some((state, i) => state !== last[i])) {
+    if (
+      lists === undefined ||
+      (states !== last && (states.length !== last.length || states.some((state, i) => state !== last[i])))
+    ) {
       lists = requestedNames(states);
     }
     last = states;

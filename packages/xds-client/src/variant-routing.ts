@@ -9,6 +9,7 @@ import type { UpdateContext } from "./cache-updates.js";
 import type { DecodedResource, DecodedResponse, VariantRef } from "./decoded-response.js";
 import { protocolNow } from "./protocol-loader.js";
 import type { CachedResource, HeldVariant, ResourceState } from "./resource-state.js";
+import { onlyState } from "./subscriptions.js";
 
 /** The subscriptions of one name, by their parameters (the cache's own map: read, never kept). */
 export type Subscriptions = ReadonlyMap<string, ResourceState>;
@@ -189,6 +190,12 @@ export function createVariantRouting(options: VariantRoutingOptions): VariantRou
         // nothing subscribes or unsubscribes meanwhile.
         if (constrained || (delta && holdsVariant(states))) {
           choiceFor(d);
+          continue;
+        }
+        const only = onlyState(states);
+        if (only !== undefined) {
+          seen?.add(only);
+          applyResource(context, only, d, d.version ?? version);
           continue;
         }
         for (const state of states.values()) {

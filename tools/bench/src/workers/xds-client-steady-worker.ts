@@ -78,6 +78,8 @@ async function createClient(port: string, api?: string, kind: Kind = "cds"): Pro
   }
   const { XdsClient, Watcher } = require(`${GRPC_XDS}/xds-client.js`);
   const { validateBootstrapConfig } = require(`${GRPC_XDS}/xds-bootstrap.js`);
+  // What register() sets up for listeners: without the router filter registered, every Listener is rejected.
+  if (kind === "lds") require(`${GRPC_XDS}/http-filter/router-filter.js`).setup();
   const [file, exported] = GRPC_TYPES[kind];
   const type = require(`${GRPC_XDS}/xds-resource-type/${file}.js`)[exported];
   const client = new XdsClient(validateBootstrapConfig(bootstrap(port)));
