@@ -30,6 +30,33 @@ export function applyResource(context: UpdateContext, state: ResourceState, d: D
   else invalid(context, state, d.detail ?? "", d.bytes, version);
 }
 
+/**
+ * The SotW re-push of an accepted resource (docs/architecture.md#the-byte-identical-skip): when the entry is ACKed
+ * with exactly this resource and variant, and holds no error, ignored deletion or ambient error to clear, applying
+ * `d` again would only move its version, which this does; true then. Otherwise it does nothing and returns false (the
+ * caller applies `d`). test/reapply-identical.test.ts checks it against `applyResource`.
+ */
+export function reapplyIdentical(state: ResourceState, d: DecodedResource, version: string): boolean {
+  const cached = state.resource;
+  if (
+    cached === undefined ||
+    cached.bytes !== d.bytes ||
+    !d.ok ||
+    state.state !== "acked" ||
+    cached.variant.key !== d.variant.key ||
+    state.error !== undefined ||
+    state.errorState !== undefined ||
+    state.lastInvalid !== undefined ||
+    state.deletionIgnored ||
+    !state.settled
+  ) {
+    return false;
+  }
+  state.variant = d.variant;
+  cached.version = version;
+  return true;
+}
+
 function valid(
   context: UpdateContext,
   state: ResourceState,

@@ -18,7 +18,7 @@ import {
   type XdsMetricsRecorder,
 } from "./metrics.js";
 import { protocolNow } from "./protocol-loader.js";
-import { authorityOfName } from "./resource-name.js";
+import { authorityOfName, OLD_STYLE_AUTHORITY } from "./resource-name.js";
 import { parametersKey, parametersText, ResourceState, type WatcherEntry } from "./resource-state.js";
 import { type NameSubscriptions, OneSubscription } from "./subscriptions.js";
 import { createVariantRouting } from "./variant-routing.js";
@@ -143,6 +143,11 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
 
   const routing = createVariantRouting({
     subscriptionsOf,
+    lookup(served, typeUrl) {
+      // Names without an authority (not xdstp) are all in one map, looked up once.
+      const plain = served.has(OLD_STYLE_AUTHORITY) ? authorities.get(OLD_STYLE_AUTHORITY)?.get(typeUrl) : undefined;
+      return (name) => (name.startsWith("xdstp:") ? subscriptionsOf(served, typeUrl, name) : plain?.get(name));
+    },
     ambiguous(context, state, matching, chosen) {
       log.warn(
         `${matching} variants of ${state.name} match parameters {${parametersText(state.parameters)}}; using the most specific: ${chosen}`,

@@ -153,6 +153,11 @@ export class ResourceState {
     return watching === undefined ? [] : watching instanceof Set ? [...watching] : [watching];
   }
 
+  /** No ambient error the watchers were told is left to clear. */
+  get settled(): boolean {
+    return !this.ambientPending;
+  }
+
   /** Requested and not answered yet: what the does-not-exist timer waits for, and what A71 calls uncached. */
   isWaiting(): boolean {
     return this.state === "requested" && this.watching !== undefined;

@@ -17,6 +17,8 @@ export type Subscriptions = ReadonlyMap<string, ResourceState>;
 export interface VariantRoutingOptions {
   /** The subscriptions of `name` among the authorities a server serves, if any. */
   readonly subscriptionsOf: (served: ReadonlySet<string>, typeUrl: string, name: string) => Subscriptions | undefined;
+  /** `subscriptionsOf` for one response: what it looks up for every name is looked up once. */
+  readonly lookup: (served: ReadonlySet<string>, typeUrl: string) => (name: string) => Subscriptions | undefined;
   /** Several known variants matched one subscription, and the most specific was chosen (logged and counted). */
   readonly ambiguous: (context: UpdateContext, state: ResourceState, matching: number, chosen: string) => void;
 }
@@ -171,7 +173,7 @@ export function createVariantRouting(options: VariantRoutingOptions): VariantRou
     remember: rankOf,
     applyResources(context, served, response, seen) {
       const { typeUrl, version } = response;
-      const { applyResource } = protocolNow();
+      const { applyResource, reapplyIdentical } = protocolNow();
       const delta = !response.stateOfTheWorld;
       /** The names whose subscriptions need the choice, with the response's variants of each. */
       let chosen: Map<string, DecodedResource[]> | undefined;
@@ -182,8 +184,9 @@ export function createVariantRouting(options: VariantRoutingOptions): VariantRou
         else chosen.set(d.name, [d]);
       };
       const constrained = response.resources.some((d) => d.constraints.kind !== "true");
+      const subscriptionsOf = options.lookup(served, typeUrl);
       for (const d of response.resources) {
-        const states = options.subscriptionsOf(served, typeUrl, d.name);
+        const states = subscriptionsOf(d.name);
         if (states === undefined) continue;
         // The common case walks the cache's maps directly: a response of 10,000 unconstrained resources for
         // subscriptions holding no variant makes no array per name. Applying queues the watchers' callbacks, so
@@ -195,7 +198,8 @@ export function createVariantRouting(options: VariantRoutingOptions): VariantRou
         const only = onlyState(states);
         if (only !== undefined) {
           seen?.add(only);
-          applyResource(context, only, d, d.version ?? version);
+          // A re-pushed resource the entry already holds, ACKed and clean: its version moves, nothing else.
+          if (!reapplyIdentical(only, d, d.version ?? version)) applyResource(context, only, d, d.version ?? version);
           continue;
         }
         for (const state of states.values()) {

@@ -39,7 +39,8 @@ export function createWatchTimers(clock: Clock, ms: number, onExpire: (state: Re
       let batch: Batch | undefined;
       const armed: ResourceState[] = [];
       for (const state of states) {
-        if (byType.get(state.typeUrl)?.has(state) || !state.isWaiting()) continue;
+        // An ACK re-sends every subscription, all answered: the cheap test first.
+        if (!state.isWaiting() || byType.get(state.typeUrl)?.has(state)) continue;
         armed.push(state);
       }
       if (armed.length === 0) return;
