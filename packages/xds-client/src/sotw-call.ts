@@ -104,6 +104,7 @@ export function createSotwCall(
     const outcomes: EntryOutcome[] = [];
     const expected = expectTypeUrls(typeUrl, RESOURCE_WRAPPER_TYPE_URL);
     try {
+      memo?.expect(entries);
       entries.forEach((bytes, i) => {
         const outcome =
           memo?.find(i, bytes) ?? outcomeOf(type, unwrapAny(readAny(bytes, expected), typeUrl, features), host.decode);
