@@ -55,6 +55,45 @@ describe("upstream outage", () => {
     expect(toA).toEqual([]);
     for (const rec of [cluster, endpoints, prod, zoned]) expect(rec.pending()).toEqual([]);
   });
+
+  it("leaves what the upstream answered (does not exist, an error) as it was, with no fallback over it", async () => {
+    // Steps: (1) a client holds v's env=prod variant, is told `missing` does not exist, and gets the upstream's
+    // PERMISSION_DENIED for v{env: prod, zone: b} (whose parameters the cached env=prod variant also matches); (2) the
+    // upstream stops; a new name, asked next on the same stream, gets UNAVAILABLE (the relay has seen the outage);
+    // nothing was sent about the three answered subscriptions: an outage does not replace the upstream's answers with
+    // a fallback or UNAVAILABLE (docs/decisions.md#relay-outage).
+    const upstream = await startUpstream();
+    upstream.setResource(buildCluster({ name: "v", edsServiceName: "prod" }), { constraints: "env=prod" });
+    upstream.setResourceError(
+      CDS_TYPE_URL,
+      "v",
+      { code: StatusCode.PERMISSION_DENIED, message: "not for zone b" },
+      { constraints: "env=prod && zone=b", allowOverlap: true },
+    );
+    const relay = await startRelay(upstream.address, { upstreamApi: "DELTA_GRPC" });
+    const client = startClient(relay.address, "a", "DELTA_GRPC");
+
+    // 1.
+    const prod = watch(client, clusterResourceType, "v", { env: "prod" });
+    expect(edsName(await prod.nextResource())).toBe("prod");
+    const missing = watch(client, clusterResourceType, "missing");
+    const zoned = watch(client, clusterResourceType, "v", { env: "prod", zone: "b" });
+    const [gone, denied] = await Promise.all([missing.next(), zoned.next()]);
+    expect(gone.kind === "error" && gone.error.kind).toBe("does_not_exist");
+    expect(denied.kind === "error" && denied.error.code).toBe(StatusCode.PERMISSION_DENIED);
+
+    // 2.
+    const mark = relay.hooks.mark();
+    await upstream.stop();
+    const unknown = await watch(client, clusterResourceType, "never-cached").next();
+    expect(unknown.kind === "error" && unknown.error.code).toBe(StatusCode.UNAVAILABLE);
+    const told = relay.hooks
+      .responses()
+      .filter((r) => r.seq > mark)
+      .flatMap((r) => [...r.resourceNames, ...r.errorNames, ...(r.kind === "delta" ? r.removedNames : [])]);
+    expect(told).toEqual(["never-cached"]);
+    for (const rec of [prod, missing, zoned]) expect(rec.pending()).toEqual([]);
+  });
 });
 
 describe("another relay", () => {
