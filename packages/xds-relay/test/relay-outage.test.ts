@@ -1,8 +1,17 @@
 // The upstream goes away and comes back; the relay goes away and another takes its place. Over real HTTP/2.
 import { buildCluster, CDS_TYPE_URL, type DeltaResponseEvent, EDS_TYPE_URL } from "@xdskit/control-plane";
-import { clusterResourceType, endpointResourceType, StatusCode } from "@xdskit/xds-client";
+import { clusterResourceType, createXdsClient, endpointResourceType, StatusCode } from "@xdskit/xds-client";
 import { afterEach, describe, expect, it } from "vitest";
-import { closeAll, edsName, serviceChain, startClient, startRelay, startUpstream, watch } from "./support/harness.js";
+import {
+  bootstrapFor,
+  closeAll,
+  edsName,
+  serviceChain,
+  startClient,
+  startRelay,
+  startUpstream,
+  watch,
+} from "./support/harness.js";
 
 afterEach(closeAll);
 
@@ -140,5 +149,66 @@ describe("another relay", () => {
     let event = await cluster.next();
     while (event.kind !== "resource") event = await cluster.next();
     expect(edsName(event.resource)).toBe("moved");
+  });
+});
+
+describe("relay restart", () => {
+  it("sends a state-of-the-world client's full-state type only once every subscription in it is answered again", async () => {
+    // Steps: (1) a SotW client holds clusters `b` (from upstream 1) and `a` (an xdstp name of authority `slow`, from
+    // upstream 2) through a relay that keeps nothing unused; (2) upstream 2 holds its responses back; the relay
+    // restarts: its cache goes with its streams, the client reconnects and subscribes to both again; upstream 1
+    // answers `b` at once; (3) upstream 2 lets go: the relay's first CDS response to the client lists both. A
+    // response with `b` alone would have told the client `a` was deleted (docs/decisions.md#relay-serving).
+    const [first, slow] = [await startUpstream(), await startUpstream()];
+    const a = "xdstp://slow/envoy.config.cluster.v3.Cluster/a";
+    first.setResource(buildCluster({ name: "b" }));
+    slow.setResource(
+      buildCluster({ name: a, edsServiceName: "xdstp://slow/envoy.config.endpoint.v3.ClusterLoadAssignment/a" }),
+    );
+    const relay = await startRelay(first.address, {
+      upstream: {
+        bootstrap: {
+          ...bootstrapFor(first.address, "relay"),
+          authorities: { slow: { xds_servers: bootstrapFor(slow.address, "relay").xds_servers } },
+        },
+        env: {},
+      },
+    });
+    const client = createXdsClient({
+      bootstrap: { ...bootstrapFor(relay.address, "c", "GRPC"), authorities: { slow: {} } },
+      env: {},
+    });
+    try {
+      // 1.
+      const [watchA, watchB] = [watch(client, clusterResourceType, a), watch(client, clusterResourceType, "b")];
+      await Promise.all([watchA.nextResource(), watchB.nextResource()]);
+
+      // 2.
+      slow.hooks.hold();
+      const [relayMark, firstMark] = [relay.hooks.mark(), first.hooks.mark()];
+      await relay.restart();
+      await first.hooks.waitForRequest(
+        (r) => r.typeUrl === CDS_TYPE_URL && r.disposition === "ack" && r.resourceNames.includes("b"),
+        { after: firstMark, timeoutMs: 10_000 },
+      );
+
+      // 3.
+      slow.hooks.release();
+      await relay.hooks.waitForRequest((r) => r.typeUrl === CDS_TYPE_URL && r.disposition === "ack", {
+        after: relayMark,
+        timeoutMs: 10_000,
+      });
+      const sent = relay.hooks.responses().filter((r) => r.seq > relayMark && r.typeUrl === CDS_TYPE_URL);
+      expect(sent.map((r) => [...r.resourceNames].sort())).toEqual([["b", a]]);
+      // The client heard of its own connection failing during the restart, and of nothing else (no deletion).
+      for (const rec of [watchA, watchB]) {
+        const heard = rec
+          .pending()
+          .filter((e) => e.kind !== "cleared" && !(e.kind === "ambient" && e.error.kind === "connection"));
+        expect(heard).toEqual([]);
+      }
+    } finally {
+      await client.close();
+    }
   });
 });
