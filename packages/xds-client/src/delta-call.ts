@@ -113,7 +113,11 @@ export function createDeltaCall(
         request.resourceLocatorsSubscribe.push(
           create(ResourceLocatorSchema, { name: state.name, dynamicParameters: { ...state.parameters } }),
         );
-      if (first && state.resource !== undefined) request.initialResourceVersions[state.name] = state.resource.version;
+      // initial_resource_versions names resources, not variants: it stands for subscriptions by name only
+      // (docs/decisions.md#serving-variants); a subscription with parameters is sent its variant again.
+      if (first && state.resource !== undefined && state.parametersKey === "") {
+        request.initialResourceVersions[state.name] = state.resource.version;
+      }
     }
     const removed = told.count - kept;
     if (removed > 0) {

@@ -101,3 +101,41 @@ it("sends, list after list, the subscriptions and unsubscriptions a comparison o
     { numRuns: 500 },
   );
 });
+
+it("says in initial_resource_versions what it holds for subscriptions by name only", () => {
+  // initial_resource_versions is keyed by name: a server reads it as what the subscription by name holds
+  // (docs/decisions.md#serving-variants). A variant held for parameters must not pass for it.
+  const held = (name: string, parameters: Record<string, string>, version: string | undefined) => {
+    const state = new ResourceState("", TYPE, name, Object.freeze(parameters), parametersKey(parameters), queue);
+    if (version !== undefined) {
+      state.resource = { value: {}, version, any: {} as never, variant: { key: "" }, lastUpdated: 0 };
+    }
+    return state;
+  };
+  const first = (states: ResourceState[]) => {
+    const requests: DeltaDiscoveryRequest[] = [];
+    const host = {
+      server: { resourceTimerIsTransientError: false },
+      node: {},
+      clock: { now: () => 0, setTimeout: () => 0, clearTimeout: () => {} },
+      log: { trace: () => {} },
+      decode: { features: { dataErrorHandling: true } },
+      connectTimeoutMs: 1_000,
+      subscriptions: () => states,
+    } as unknown as CallHost;
+    const stream = {
+      send: (request: DeltaDiscoveryRequest) => Promise.resolve(void requests.push(request)),
+      responses: { next: () => new Promise(() => {}) },
+      established: undefined,
+      cancel() {},
+    };
+    const call = createDeltaCall(host, stream as never);
+    call.update(TYPE);
+    call.cancel();
+    return requests[0]?.initialResourceVersions;
+  };
+  expect(first([held("a", {}, "1"), held("a", { env: "prod" }, "2"), held("b", {}, undefined)])).toEqual({ a: "1" });
+  expect(first([held("a", {}, undefined), held("a", { env: "prod" }, "2"), held("c", { env: "prod" }, "3")])).toEqual(
+    {},
+  );
+});
