@@ -3,9 +3,10 @@
 import { watch } from "node:fs";
 import { stat } from "node:fs/promises";
 import type { Message } from "@bufbuild/protobuf";
-import { createManagementServer, type Logger, type ManagementServer } from "@xdskit/control-plane";
-import { aborted, CliError, type CliIo, type CommandRun, ExitCode, integerOption, UsageError } from "./command.js";
+import { createManagementServer, type ManagementServer } from "@xdskit/control-plane";
+import { aborted, CliError, type CommandRun, ExitCode, integerOption, UsageError } from "./command.js";
 import { loadResourceFiles } from "./resource-files.js";
+import { stderrLogger } from "./stderr-logger.js";
 
 function countByType(resources: readonly Message[]): string {
   const counts = new Map<string, number>();
@@ -14,22 +15,6 @@ function countByType(resources: readonly Message[]): string {
     counts.set(short, (counts.get(short) ?? 0) + 1);
   }
   return counts.size === 0 ? "none" : [...counts].map(([type, n]) => `${type} ${n}`).join(", ");
-}
-
-function stderrLogger(io: CliIo): Logger {
-  const write =
-    (level: string) =>
-    (message: string, ...details: unknown[]) =>
-      io.stderr(
-        `${level} ${message}${details.map((d) => ` ${d instanceof Error ? d.message : String(d)}`).join("")}\n`,
-      );
-  return {
-    error: write("error"),
-    warn: write("warn"),
-    info: write("info"),
-    debug: write("debug"),
-    isEnabled: () => true,
-  };
 }
 
 export const run: CommandRun = async (positionals, values, io) => {
