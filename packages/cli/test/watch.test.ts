@@ -5,7 +5,9 @@
 //  3. a full type URL and --count 1 (exit 0); Ctrl-C ends a watch with exit 0; a bad bootstrap exits 1;
 //  4. --timeout before any event, and before --count events: exit 1, saying so;
 //  5. '*': every cluster as it arrives, then a removal (an error event); --delta with --server;
-//  6. list: the names of a type's resources, SotW and delta, and an invalid one named on stderr (exit 1).
+//  6. list: the names of a type's resources, SotW and delta, and an invalid one named on stderr (exit 1);
+//  7. a watch lives through the server being down, before its first answer and after it, and gets what the server
+//     sends once it is back.
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -206,5 +208,27 @@ describe("xdskit watch", () => {
     const { code, stderr } = await runXdskit(["watch", "cds", "echo", "--bootstrap", bootstrap]);
     expect(code).toBe(1);
     expect(stderr).toMatch(/^xdskit watch: invalid bootstrap .*bad-bootstrap\.json:\n {2}\S/);
+  });
+
+  it("stays alive while the server is down, before and after its first answer", async () => {
+    const down = await createManagementServer();
+    try {
+      down.setResource(buildCluster({ name: "echo" }));
+      await down.stop();
+      const watch = startXdskit(["watch", "cds", "echo", "--server", down.address]);
+      // Nothing listens: the client reports it and retries with backoff (it used to exit with code 13 here).
+      await watch.waitFor(/cds echo: error UNAVAILABLE: .*\n/);
+      await down.start();
+      await watch.waitFor(/cds echo: version \d+\n/);
+      // Down again after an answer: an ambient error, the cluster stays in use; then a change once it is back.
+      await down.stop();
+      await watch.waitFor(/cds echo: ambient_error UNAVAILABLE: .*\n/);
+      await down.start();
+      down.setResource(buildCluster({ name: "echo", edsServiceName: "echo-back" }));
+      await watch.waitFor(/"serviceName": "echo-back"/);
+      expect((await watch.interrupt()).code).toBe(0);
+    } finally {
+      await down.close();
+    }
   });
 });
