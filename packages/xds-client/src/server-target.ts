@@ -140,12 +140,12 @@ export interface ServerEndpoint {
 }
 
 /**
- * The endpoint of a `server_uri`. Every connection is dialled through `createConnection` (so the transport can watch
- * each socket from its start). With `tls`, it dials with the options `tls` returns at that moment (so credentials are read per connection) and ALPN h2; the server's
- * certificate is checked against the target's host name, or its IP address. A unix socket is dialled with
- * `localhost` as the authority and the name checked, as gRPC does. A target that does not parse yields a connection
- * that fails at once with the parse error, so that, like an unreachable server, it surfaces as a connection error on
- * the watches.
+ * The endpoint of a `server_uri`. Every connection is dialled through `createConnection`, so the transport can watch
+ * each socket from its start. With `tls`, it dials with the options `tls` returns at that moment (credentials are
+ * read per connection) and ALPN h2; the server's certificate is checked against the target's host name, or its IP
+ * address. A unix socket is dialled with `localhost` as the authority and the name checked, as gRPC does. A target
+ * that does not parse yields a connection that fails at once with the parse error, so that, like an unreachable
+ * server, it surfaces as a connection error on the watches.
  */
 export function serverEndpoint(uri: string, tls: (() => ConnectionOptions) | undefined): ServerEndpoint {
   const scheme = tls === undefined ? "http" : "https";

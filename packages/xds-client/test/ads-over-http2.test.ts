@@ -199,7 +199,8 @@ for (const apiType of ["GRPC", "DELTA_GRPC"] as const) {
         clusterName: "E",
         endpoints: [
           {
-            lbEndpoints: Array.from({ length: 60_000 }, (_, i) => ({
+            // Over 4 MiB in few endpoints (each padded with 1 KiB of metadata): the size is what is tested.
+            lbEndpoints: Array.from({ length: 4_500 }, (_, i) => ({
               hostIdentifier: {
                 case: "endpoint" as const,
                 value: {
@@ -214,7 +215,7 @@ for (const apiType of ["GRPC", "DELTA_GRPC"] as const) {
                   },
                 },
               },
-              metadata: { filterMetadata: { pad: { note: "x".repeat(40) } } },
+              metadata: { filterMetadata: { pad: { note: "x".repeat(1_000) } } },
             })),
           },
         ],
@@ -229,7 +230,7 @@ for (const apiType of ["GRPC", "DELTA_GRPC"] as const) {
           ? response.response.resources[0]!.value.length
           : response.response.resources[0]!.resource!.value.length;
       expect(size).toBeGreaterThan(4 * 1024 * 1024);
-      expect(await eventually(w, 1, 15_000)).toEqual([expect.stringMatching(/^resource:.+:E$/)]);
+      expect(await eventually(w, 1, 45_000)).toEqual([expect.stringMatching(/^resource:.+:E$/)]);
     }, 60_000);
   });
 }

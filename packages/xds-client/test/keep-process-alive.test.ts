@@ -122,4 +122,4 @@ describe("a process that only watches", () => {
       child.process.kill();
     }
   });
-});
+}, 60_000);

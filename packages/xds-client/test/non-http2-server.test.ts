@@ -89,47 +89,51 @@ async function watchThrough(
   return w;
 }
 
-describe.each(["GRPC", "DELTA_GRPC"] as const)("a server that does not speak HTTP/2 (%s)", (apiType) => {
-  it("answering HTTP/1.1 400 is a connectivity error for the watchers, every time, and never an uncaught exception", async () => {
-    const before = uncaught.count();
-    const server = await http1(net.createServer());
-    const c = client(`127.0.0.1:${server.port}`, apiType, [{ type: "insecure" }]);
-    const w = await watchThrough(c, server.connections, 4);
-    expect(summarize(w.take() as never).slice(0, 1)).toEqual(["error:UNAVAILABLE:connection"]);
-    await c.close();
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(uncaught.count() - before).toBe(0);
-  });
+describe.each(["GRPC", "DELTA_GRPC"] as const)(
+  "a server that does not speak HTTP/2 (%s)",
+  (apiType) => {
+    it("answering HTTP/1.1 400 is a connectivity error for the watchers, every time, and never an uncaught exception", async () => {
+      const before = uncaught.count();
+      const server = await http1(net.createServer());
+      const c = client(`127.0.0.1:${server.port}`, apiType, [{ type: "insecure" }]);
+      const w = await watchThrough(c, server.connections, 4);
+      expect(summarize(w.take() as never).slice(0, 1)).toEqual(["error:UNAVAILABLE:connection"]);
+      await c.close();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(uncaught.count() - before).toBe(0);
+    });
 
-  it.each([
-    ["refusing h2 in ALPN", ["http/1.1"]],
-    ["ignoring ALPN", undefined],
-  ])("behind TLS %s, the same", async (_, alpn) => {
-    const before = uncaught.count();
-    const cert = issueLocalhost(ca);
-    const server = await http1(tls.createServer({ ...cert, ...(alpn ? { ALPNProtocols: alpn } : {}) }));
-    const c = client(`localhost:${server.port}`, apiType, tlsChannelCreds(caFile));
-    const w = await watchThrough(c, server.connections, 3);
-    const [first] = w.take();
-    expect(first?.kind === "error" ? first.error.code : first?.kind).toBe(14);
-    await c.close();
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(uncaught.count() - before).toBe(0);
-  });
+    it.each([
+      ["refusing h2 in ALPN", ["http/1.1"]],
+      ["ignoring ALPN", undefined],
+    ])("behind TLS %s, the same", async (_, alpn) => {
+      const before = uncaught.count();
+      const cert = issueLocalhost(ca);
+      const server = await http1(tls.createServer({ ...cert, ...(alpn ? { ALPNProtocols: alpn } : {}) }));
+      const c = client(`localhost:${server.port}`, apiType, tlsChannelCreds(caFile));
+      const w = await watchThrough(c, server.connections, 3);
+      const [first] = w.take();
+      expect(first?.kind === "error" ? first.error.code : first?.kind).toBe(14);
+      await c.close();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(uncaught.count() - before).toBe(0);
+    });
 
-  it("a TLS client on a plain-text HTTP/1.1 server gets a TLS error, named, and no uncaught exception", async () => {
-    const before = uncaught.count();
-    const server = await http1(net.createServer());
-    const c = client(`localhost:${server.port}`, apiType, tlsChannelCreds(caFile));
-    const w = await watchThrough(c, server.connections, 3);
-    const [first] = w.take();
-    expect(first?.kind).toBe("error");
-    if (first?.kind === "error") {
-      expect(first.error.code).toBe(14);
-      expect(first.error.message).toMatch(/TLS handshake with xDS server localhost:\d+ failed/);
-    }
-    await c.close();
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(uncaught.count() - before).toBe(0);
-  });
-});
+    it("a TLS client on a plain-text HTTP/1.1 server gets a TLS error, named, and no uncaught exception", async () => {
+      const before = uncaught.count();
+      const server = await http1(net.createServer());
+      const c = client(`localhost:${server.port}`, apiType, tlsChannelCreds(caFile));
+      const w = await watchThrough(c, server.connections, 3);
+      const [first] = w.take();
+      expect(first?.kind).toBe("error");
+      if (first?.kind === "error") {
+        expect(first.error.code).toBe(14);
+        expect(first.error.message).toMatch(/TLS handshake with xDS server localhost:\d+ failed/);
+      }
+      await c.close();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(uncaught.count() - before).toBe(0);
+    });
+  },
+  60_000,
+);

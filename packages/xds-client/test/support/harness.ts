@@ -140,7 +140,11 @@ export function setup(options: SetupOptions = {}) {
       ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     },
-    { clock, random: options.random ?? (() => 0.5), ...(options.decodeMemo === undefined ? {} : { decodeMemo: options.decodeMemo }) },
+    {
+      clock,
+      random: options.random ?? (() => 0.5),
+      ...(options.decodeMemo === undefined ? {} : { decodeMemo: options.decodeMemo }),
+    },
   );
   // Closed when the test ends, pass or fail.
   onTestFinished(() => client.close());

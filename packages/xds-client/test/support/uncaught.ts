@@ -18,7 +18,7 @@ export function countUncaught(): { count(): number; errors: unknown[] } {
 }
 
 /** Resolves once `condition()` holds; rejects after `timeoutMs`. */
-export async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+export async function until(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
