@@ -173,4 +173,18 @@ describe("a server that does not speak HTTP/2", () => {
     await waitUntil(() => raw.open() === 0, "the server sees the connection closed");
     expect(uncaught).toEqual([]);
   });
+
+  test("a server that completes the handshake, then goes silent: the unanswered PING ends the session and its call", async () => {
+    // The server's one frame is an empty SETTINGS; it never acknowledges ours nor answers the PING.
+    const settings = Uint8Array.of(0, 0, 0, 4, 0, 0, 0, 0, 0);
+    const raw = await startRawServer(() => ({ bytes: settings, after: "open" }));
+    closers.push(() => raw.close());
+    const manager = createSessionManager({ baseUrl: `http://${raw.address}`, pingIntervalMs: 50, pingTimeoutMs: 50 });
+    closers.push(() => manager.abort());
+    const stream = await manager.request("POST", "/x.Y/Z", {}, {});
+    const error = await new Promise<unknown>((resolve) => stream.once("error", resolve));
+    expect(String(error)).toContain("PING unanswered for 50 ms");
+    await waitUntil(() => raw.open() === 0, "the server sees the connection closed");
+    expect(uncaught).toEqual([]);
+  });
 });
