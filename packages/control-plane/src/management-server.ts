@@ -35,6 +35,7 @@ import {
   type ReadPolicy,
   type StreamIdentity,
 } from "./security/authorization-read.js";
+import { clientStatusAccess, clientStatusPolicy } from "./security/client-status-access.js";
 import type { PeerIdentity } from "./security/identity.js";
 import { createPeerLookup, type PeerLookup, refuseUnverifiedPeers } from "./security/identity-peers.js";
 import { createTlsCredentials, type TlsCredentials } from "./security/tls-credentials.js";
@@ -142,13 +143,14 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
       options.controlPlaneId !== undefined
         ? create(ControlPlaneSchema, { identifier: options.controlPlaneId })
         : undefined;
+    const csdsPolicy = clientStatusPolicy(options);
     this.#connectHandler = connectNodeAdapter({
       routes: (router) => this.#routes(router),
       grpc: true,
       connect: false,
       grpcWeb: false,
       readMaxBytes: this.limits.maxRequestBytes,
-      interceptors: [refuseUnverifiedPeers],
+      interceptors: [refuseUnverifiedPeers, ...(csdsPolicy ? [clientStatusAccess(csdsPolicy)] : [])],
       contextValues: (req) => this.#peers.contextValues(req),
     });
   }
