@@ -241,5 +241,5 @@ describe("over mTLS", () => {
       s.abort();
       await secure.close();
     }
-  });
+  }, 60_000); // a test CA and two RSA keys: 7 s with the machine busy
 });
