@@ -72,60 +72,45 @@ function joined(parts: readonly Uint8Array[]): Uint8Array {
   return new Uint8Array(Buffer.concat(parts));
 }
 
-// The properties below build responses of up to five 20 KB resources: CPU-bound, about 1 s each alone and up to
-// 7 s with the machine busy, hence their budget.
-const BUDGET_MS = 60_000;
+// The properties that build responses of up to five 20 KB resources are CPU-bound: about 1 s each alone, up to 7 s
+// with the machine busy; they get 60 s.
 
-test(
-  "a SotW body around a nonce is byte for byte toBinary of the whole response",
-  () => {
-    fc.assert(
-      fc.property(sotwResponse, nonce, (message, nonce) => {
-        const whole = { ...message, nonce };
-        const wire = withNonce(encodeBody(DiscoveryResponseSchema, message), nonce);
-        const bytes = joined(wire.parts);
-        expect(wire.size).toBe(bytes.length);
-        expect(bytes).toEqual(toBinary(DiscoveryResponseSchema, whole));
-        expect(equals(DiscoveryResponseSchema, fromBinary(DiscoveryResponseSchema, bytes), whole)).toBe(true);
-      }),
-    );
-  },
-  BUDGET_MS,
-);
+test("a SotW body around a nonce is byte for byte toBinary of the whole response", () => {
+  fc.assert(
+    fc.property(sotwResponse, nonce, (message, nonce) => {
+      const whole = { ...message, nonce };
+      const wire = withNonce(encodeBody(DiscoveryResponseSchema, message), nonce);
+      const bytes = joined(wire.parts);
+      expect(wire.size).toBe(bytes.length);
+      expect(bytes).toEqual(toBinary(DiscoveryResponseSchema, whole));
+      expect(equals(DiscoveryResponseSchema, fromBinary(DiscoveryResponseSchema, bytes), whole)).toBe(true);
+    }),
+  );
+}, 60_000);
 
-test(
-  "a delta body around a nonce is byte for byte toBinary of the whole response",
-  () => {
-    fc.assert(
-      fc.property(deltaResponse, nonce, (message, nonce) => {
-        const whole = { ...message, nonce };
-        const wire = withNonce(encodeBody(DeltaDiscoveryResponseSchema, message), nonce);
-        const bytes = joined(wire.parts);
-        expect(wire.size).toBe(bytes.length);
-        expect(bytes).toEqual(toBinary(DeltaDiscoveryResponseSchema, whole));
-        expect(equals(DeltaDiscoveryResponseSchema, fromBinary(DeltaDiscoveryResponseSchema, bytes), whole)).toBe(true);
-      }),
-    );
-  },
-  BUDGET_MS,
-);
+test("a delta body around a nonce is byte for byte toBinary of the whole response", () => {
+  fc.assert(
+    fc.property(deltaResponse, nonce, (message, nonce) => {
+      const whole = { ...message, nonce };
+      const wire = withNonce(encodeBody(DeltaDiscoveryResponseSchema, message), nonce);
+      const bytes = joined(wire.parts);
+      expect(wire.size).toBe(bytes.length);
+      expect(bytes).toEqual(toBinary(DeltaDiscoveryResponseSchema, whole));
+      expect(equals(DeltaDiscoveryResponseSchema, fromBinary(DeltaDiscoveryResponseSchema, bytes), whole)).toBe(true);
+    }),
+  );
+}, 60_000);
 
-test(
-  "one body serves every nonce: only the nonce field differs",
-  () => {
-    fc.assert(
-      fc.property(sotwResponse, fc.uniqueArray(nonce, { minLength: 2, maxLength: 4 }), (message, nonces) => {
-        const body = encodeBody(DiscoveryResponseSchema, message);
-        for (const nonce of nonces) {
-          expect(joined(withNonce(body, nonce).parts)).toEqual(
-            toBinary(DiscoveryResponseSchema, { ...message, nonce }),
-          );
-        }
-      }),
-    );
-  },
-  BUDGET_MS,
-);
+test("one body serves every nonce: only the nonce field differs", () => {
+  fc.assert(
+    fc.property(sotwResponse, fc.uniqueArray(nonce, { minLength: 2, maxLength: 4 }), (message, nonces) => {
+      const body = encodeBody(DiscoveryResponseSchema, message);
+      for (const nonce of nonces) {
+        expect(joined(withNonce(body, nonce).parts)).toEqual(toBinary(DiscoveryResponseSchema, { ...message, nonce }));
+      }
+    }),
+  );
+}, 60_000);
 
 test("strings of any UTF-16 code units, lone surrogates included, are written as protobuf-es writes them", () => {
   // protobuf-es writes a lone surrogate as U+FFFD, so such a string does not decode back: bytes only.
@@ -155,44 +140,40 @@ test("strings of any UTF-16 code units, lone surrogates included, are written as
   );
 });
 
-test(
-  "delta resources given by their parts are written as the Resource messages they stand for",
-  () => {
-    // An Any carrying unknown fields (one decoded from another server, say) is left to protobuf-es.
-    const withUnknown = any.map((a) => {
-      const bytes = toBinary(AnySchema, a);
-      return fromBinary(AnySchema, Uint8Array.from([...bytes, 0xf8, 0x06, 0x01])); // field 111, varint 1
-    });
-    const partsOf: fc.Arbitrary<PlainResourceParts> = fc.record({
-      name: text,
-      // Counters as this server issues them, and numbers it never does (written by protobuf-es).
-      version: fc.oneof(
-        fc.nat(),
-        fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
-        fc.oneof(fc.integer({ max: -1 }), fc.double({ noNaN: true }), fc.constant(2 ** 60)),
-      ),
-      any: fc.oneof({ weight: 4, arbitrary: any }, { weight: 1, arbitrary: withUnknown }),
-    });
-    const message = (resource: ResponseResource) =>
-      "$typeName" in resource
-        ? resource
-        : create(ResourceSchema, { name: resource.name, version: String(resource.version), resource: resource.any });
-    fc.assert(
-      fc.property(
-        deltaResponse,
-        fc.array(fc.oneof(partsOf, partsOf.map(message)), { maxLength: 6 }),
-        nonce,
-        (envelope, resources, nonce) => {
-          const whole = { ...envelope, resources: resources.map(message) as Resource[], nonce };
-          const wire = withNonce(encodeBody(DeltaDiscoveryResponseSchema, envelope, resources), nonce);
-          expect(joined(wire.parts)).toEqual(toBinary(DeltaDiscoveryResponseSchema, whole));
-          expect(wire.size).toBe(toBinary(DeltaDiscoveryResponseSchema, whole).length);
-        },
-      ),
-    );
-  },
-  BUDGET_MS,
-);
+test("delta resources given by their parts are written as the Resource messages they stand for", () => {
+  // An Any carrying unknown fields (one decoded from another server, say) is left to protobuf-es.
+  const withUnknown = any.map((a) => {
+    const bytes = toBinary(AnySchema, a);
+    return fromBinary(AnySchema, Uint8Array.from([...bytes, 0xf8, 0x06, 0x01])); // field 111, varint 1
+  });
+  const partsOf: fc.Arbitrary<PlainResourceParts> = fc.record({
+    name: text,
+    // Counters as this server issues them, and numbers it never does (written by protobuf-es).
+    version: fc.oneof(
+      fc.nat(),
+      fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
+      fc.oneof(fc.integer({ max: -1 }), fc.double({ noNaN: true }), fc.constant(2 ** 60)),
+    ),
+    any: fc.oneof({ weight: 4, arbitrary: any }, { weight: 1, arbitrary: withUnknown }),
+  });
+  const message = (resource: ResponseResource) =>
+    "$typeName" in resource
+      ? resource
+      : create(ResourceSchema, { name: resource.name, version: String(resource.version), resource: resource.any });
+  fc.assert(
+    fc.property(
+      deltaResponse,
+      fc.array(fc.oneof(partsOf, partsOf.map(message)), { maxLength: 6 }),
+      nonce,
+      (envelope, resources, nonce) => {
+        const whole = { ...envelope, resources: resources.map(message) as Resource[], nonce };
+        const wire = withNonce(encodeBody(DeltaDiscoveryResponseSchema, envelope, resources), nonce);
+        expect(joined(wire.parts)).toEqual(toBinary(DeltaDiscoveryResponseSchema, whole));
+        expect(wire.size).toBe(toBinary(DeltaDiscoveryResponseSchema, whole).length);
+      },
+    ),
+  );
+}, 60_000);
 
 test("a SotW response's resources cannot be given as the parts of a delta Resource", () => {
   const parts: PlainResourceParts = { name: "a", version: 1, any: create(AnySchema, {}) as Any };
