@@ -19,8 +19,9 @@ const TOP_LEVEL: ReadonlyMap<string, TopLevel> = new Map([
   ["eps", "eps"],
 ]);
 
-const NATIVE: OrcaSource = { header: "endpoint-load-metrics", format: "native" };
-const JSON_HEADER: OrcaSource = { header: "endpoint-load-metrics-json", format: "json" };
+/** The earlier Envoy forms, as errors name them. */
+export const NATIVE_SOURCE: OrcaSource = { header: "endpoint-load-metrics", format: "native" };
+export const JSON_SOURCE: OrcaSource = { header: "endpoint-load-metrics-json", format: "json" };
 
 /**
  * Parses the `name:value` list, e.g. `cpu_utilization:0.7, named_metrics.foo:123`. The names Envoy accepts are the
@@ -30,12 +31,12 @@ const JSON_HEADER: OrcaSource = { header: "endpoint-load-metrics-json", format: 
  * header lists.
  */
 export function parseOrcaNative(text: string): OrcaLoadReport {
-  return readNameValues(text, NATIVE);
+  return readNameValues(text, NATIVE_SOURCE);
 }
 
 /** Parses the proto JSON form; unknown fields are ignored, as Envoy does. Throws OrcaParseError. */
 export function parseOrcaJson(text: string): OrcaLoadReport {
-  return readProtoJson(text, JSON_HEADER);
+  return readProtoJson(text, JSON_SOURCE);
 }
 
 /** `parseOrcaNative` of a value read from `source` (its errors name it). */

@@ -5,7 +5,7 @@
 import type { OrcaLoadReport } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
 import { decodeBase64OrcaReport, decodeOrcaBinaryTrailer, decodeOrcaLoadReport } from "./orca-bin.js";
 import { OrcaParseError, type OrcaSource, type OrcaTrailerFormat } from "./orca-error.js";
-import { readNameValues, readProtoJson } from "./orca-text.js";
+import { JSON_SOURCE, NATIVE_SOURCE, readNameValues, readProtoJson } from "./orca-text.js";
 
 export const ORCA_BIN_TRAILER = "endpoint-load-metrics-bin";
 export const ORCA_NATIVE_TRAILER = "endpoint-load-metrics";
@@ -27,8 +27,6 @@ const PREFIXED: Readonly<Record<string, OrcaSource>> = {
   TEXT: { header: `${ORCA_NATIVE_TRAILER} (TEXT)`, format: "prefixed-text" },
   JSON: { header: `${ORCA_NATIVE_TRAILER} (JSON)`, format: "prefixed-json" },
 };
-const NATIVE: OrcaSource = { header: ORCA_NATIVE_TRAILER, format: "native" };
-const JSON_HEADER: OrcaSource = { header: ORCA_JSON_TRAILER, format: "json" };
 /**
  * A leading word in capitals, then a space or the end (the HTTP layer trims a trailing space): a format prefix.
  * An unprefixed `name:value` list cannot start so: its names are lower case.
@@ -45,7 +43,7 @@ export function readOrcaReport(values: TrailerValues): OrcaReadResult | undefine
   if (json.length === 0) return undefined;
   return attempt("json", () => {
     if (json.length > 1) throw new OrcaParseError(`${ORCA_JSON_TRAILER} appears more than once`, "json");
-    return readProtoJson(text(json[0]), JSON_HEADER);
+    return readProtoJson(text(json[0]), JSON_SOURCE);
   });
 }
 
@@ -65,7 +63,7 @@ export function readOrcaReportFromHeaders(trailers: Headers): OrcaReadResult | u
   if (metrics !== null) return readEndpointLoadMetrics([metrics]);
   const json = trailers.get(ORCA_JSON_TRAILER);
   if (json === null) return undefined;
-  return attempt("json", () => readProtoJson(json, JSON_HEADER));
+  return attempt("json", () => readProtoJson(json, JSON_SOURCE));
 }
 
 /**
@@ -79,7 +77,7 @@ function readEndpointLoadMetrics(values: readonly string[]): OrcaReadResult {
   if (prefix === undefined) {
     return attempt("native", () => {
       if (values.some((value) => PREFIX.test(value.trim()))) throw repeated("prefixed");
-      return readNameValues(values.join(","), NATIVE);
+      return readNameValues(values.join(","), NATIVE_SOURCE);
     });
   }
   const source = PREFIXED[prefix];
