@@ -245,7 +245,7 @@ describe("mTLS", () => {
     const first = await responses.next();
     expect(first.done).toBe(false);
     expect(server.lrs.streams().map((s) => s.nodeId)).toEqual(["n1"]);
-  });
+  }, 60_000); // four TLS connections: 7 s in npm test with the machine busy
 });
 
 describe("limits over TLS", () => {
