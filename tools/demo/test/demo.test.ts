@@ -12,6 +12,9 @@ describe("the demo", () => {
     const text = run.stdout;
     expect(text).toMatch(/EDS demo-eds +v\S+ +2 localities, 3 endpoints/);
     expect(text).toMatch(/EDS demo-eds +v\S+ +2 localities, 4 endpoints/);
+    // The story explains what could puzzle: the version numbers, the endpoints never called, the held-back error.
+    expect(text).toContain("versions come from one counter for the whole server");
+    expect(text).toMatch(/10\.0\.0\.2 and 10\.0\.1\.2 are only addresses in the\n.*nothing listens there/);
     expect(text).toContain("[client] 12 calls to zone a");
     expect(text).toContain("[client] 6 calls to zone b");
     expect(text).toMatch(/demo-client +demo-cluster +eu-west\/a +12 +12 +0 +0 +cpu_utilization +0\.610 +12/);
@@ -36,6 +39,11 @@ describe("the demo", () => {
     expect(switchStep).toMatch(
       /\[dpds-wrapper\] DPDS resource dynamic-parameters \(version \d+\): envoy\.config\.cluster\.v3\.Cluster \{track=canary\}/,
     );
+    expect(text).toMatch(
+      /demo-cluster: not passed to the watcher, which waits for \{track=stable\} \(\[NOT_FOUND\] resource demo-cluster was removed/,
+    );
+    expect(text).not.toMatch(/held back until/);
+    expect(switchStep).toContain("cancels stable only once\n   canary has answered (make-before-break)");
     expect(switchStep).toContain("demo-cluster: moving from {track=stable} to {track=canary}");
     expect(switchStep).toMatch(/CDS demo-cluster +v\S+ +EDS service demo-eds-canary/);
     expect(switchStep).toMatch(/EDS demo-eds-canary +v\S+ +1 localities, 1 endpoints: 10\.0\.9\.1:8080/);
@@ -47,5 +55,6 @@ describe("the demo", () => {
     expect(text).toMatch(/Cluster +demo-cluster\{track=canary\} +ACKED/);
     expect(text).not.toMatch(/Cluster +demo-cluster(\{track=stable\})? +/);
     expect(text).toMatch(/ClusterLoadAssignment +demo-eds-canary +ACKED/);
+    expect(text).toContain('(last error: "<version>: <details>", the version of the response the error came with;');
   });
 });
