@@ -108,7 +108,7 @@ const headerMatcher: fc.Arbitrary<HeaderMatcher> = fc.oneof(
   fc.record({ name: headerName, invert: fc.boolean(), type: fc.constant("safe_regex"), regex }),
   fc
     .record({ name: fc.constant("x-num"), invert: fc.boolean(), type: fc.constant("range"), a: bound, b: bound })
-    .map(({ a, b, ...rest }) => ({ ...rest, start: a < b ? a : b, end: a < b ? b : a })),
+    .map(({ a, b, ...rest }) => (a < b ? { ...rest, start: a, end: b } : { ...rest, start: b, end: a })),
   fc.record({ name: headerName, invert: fc.boolean(), type: fc.constant("present"), present: fc.boolean() }),
 ) as fc.Arbitrary<HeaderMatcher>;
 
