@@ -9,13 +9,13 @@ import { xdsRegistry } from "@xdskit/protos";
 import { ClusterSchema } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
 import fc from "fast-check";
 import { expect, test } from "vitest";
-import { asSets, CONSTRAINT_TEXTS, NOTHING, PARAMETER_MAPS } from "../test/held-sets.js";
+import { asSets, CONSTRAINT_TEXTS, NOTHING, PARAMETER_MAPS } from "../../test/held-sets.js";
+import { ResourceSetImpl } from "../resources/resource-set.js";
+import { type SlotInit, TypeSubscription } from "../streams/subscription.js";
+import { CDS_TYPE_URL } from "../type-urls.js";
 import { type ChangedVariants, concerns } from "./change-scope.js";
 import { diffHeld, fullState } from "./held-diff.js";
 import { EMPTY_HELD, type HeldState, heldAfter } from "./held-state.js";
-import { ResourceSetImpl } from "./resource-set.js";
-import { type SlotInit, TypeSubscription } from "./subscription.js";
-import { CDS_TYPE_URL } from "./type-urls.js";
 
 const T = CDS_TYPE_URL;
 const NAMES = ["a", "b", "c"];

@@ -1,6 +1,6 @@
 import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
-import type { StreamKind } from "./hook-events.js";
+import type { StreamKind } from "../hooks/hook-events.js";
 
 // What `server.streams()` shows of each open stream.
 

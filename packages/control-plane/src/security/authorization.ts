@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
+import { InvalidRequestError } from "../limits.js";
 import type { PeerCertificate, PeerIdentity } from "./identity.js";
-import { InvalidRequestError } from "./limits.js";
 
 /**
  * What `authorize` decides for a stream: `true` serves it; `false`, or `{ deny: reason }`, ends it with

@@ -3,6 +3,7 @@ import type {
   DeltaDiscoveryResponseSchema,
   DiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import type { Logger } from "../logger.js";
 import {
   describeHookEvent,
   type HookEvent,
@@ -14,7 +15,6 @@ import {
   type StreamCloseEvent,
   type StreamOpenEvent,
 } from "./hook-events.js";
-import type { Logger } from "./logger.js";
 
 // The test hooks' behaviour: event history and waits, listeners, hold/drop routing of responses, and the levers
 // (break, abort, inject) the server lends them. The events themselves are described in hook-events.ts.

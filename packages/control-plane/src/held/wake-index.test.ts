@@ -2,10 +2,10 @@
 // (change-scope.ts decides), whatever the streams subscribed to before, and must drop a stream once forgotten.
 import fc from "fast-check";
 import { expect, test } from "vitest";
-import { CONSTRAINT_TEXTS, PARAMETER_MAPS } from "../test/held-sets.js";
+import { CONSTRAINT_TEXTS, PARAMETER_MAPS } from "../../test/held-sets.js";
+import { readConstraints } from "../resources/variant-group.js";
+import { type SlotInit, TypeSubscription } from "../streams/subscription.js";
 import { type ChangedVariants, concerns, WHOLE_NAME } from "./change-scope.js";
-import { type SlotInit, TypeSubscription } from "./subscription.js";
-import { readConstraints } from "./variant-group.js";
 import { WakeIndex } from "./wake-index.js";
 
 const TYPES = ["t1", "t2"];

@@ -1,7 +1,7 @@
 import { type DescMessage, type Message, type Registry, toBinary } from "@bufbuild/protobuf";
 import { type Any, AnySchema } from "@bufbuild/protobuf/wkt";
+import { DPDS_TYPE_URL } from "../type-urls.js";
 import type { VariantRef } from "./entry.js";
-import { DPDS_TYPE_URL } from "./type-urls.js";
 import { type ConstraintsInput, readConstraints, variantRef } from "./variant-group.js";
 
 /**

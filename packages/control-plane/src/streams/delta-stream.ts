@@ -5,8 +5,7 @@ import {
   type DeltaDiscoveryResponse,
   DeltaDiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { entryLabel } from "./entry.js";
-import { diffHeld, distinctEntries } from "./held-diff.js";
+import { diffHeld, distinctEntries } from "../held/held-diff.js";
 import {
   type HeldState,
   heldAfter,
@@ -14,9 +13,12 @@ import {
   heldPruned,
   NOT_FOUND_SENT,
   UNKNOWN_VERSION,
-} from "./held-state.js";
-import type { RequestDisposition } from "./hook-events.js";
-import { checkLocators, checkNames, checkTypeUrl } from "./limits.js";
+} from "../held/held-state.js";
+import type { PlanInit } from "../held/response-plan.js";
+import type { RequestDisposition } from "../hooks/hook-events.js";
+import { checkLocators, checkNames, checkTypeUrl } from "../limits.js";
+import { entryLabel } from "../resources/entry.js";
+import type { VariantGroup } from "../resources/variant-group.js";
 import {
   deltaWireResource,
   type PreparedResponse,
@@ -24,11 +26,9 @@ import {
   resourceFor,
   toResourceErrors,
 } from "./prepared-response.js";
-import type { PlanInit } from "./response-plan.js";
 import { emptyTypeState, StreamBase, type TypeState } from "./stream-base.js";
 import type { StreamTypeInfo } from "./stream-info.js";
 import type { SlotInit, TypeSubscription } from "./subscription.js";
-import type { VariantGroup } from "./variant-group.js";
 
 interface DeltaTypeState extends TypeState {
   ackedNonce: string;

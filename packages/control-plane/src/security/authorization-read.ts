@@ -2,10 +2,10 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { type Node, NodeSchema } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import { StatusSchema } from "@xdskit/protos/google/rpc/status_pb";
-import type { ErrorEntry } from "./entry.js";
+import type { ErrorEntry } from "../resources/entry.js";
+import { VariantGroup } from "../resources/variant-group.js";
+import type { TypeSubscription } from "../streams/subscription.js";
 import type { PeerIdentity } from "./identity.js";
-import type { TypeSubscription } from "./subscription.js";
-import { VariantGroup } from "./variant-group.js";
 
 // Per-resource read authorization (docs/security.md#per-resource-authorization): a stream sees the type's resources
 // through its identity's grants. A name it may not read is, to a subscription naming it, a TP3 error with

@@ -1,8 +1,8 @@
 import * as http2 from "node:http2";
 import * as zlib from "node:zlib";
 import { Code } from "@connectrpc/connect";
+import type { ScopedLogger } from "../logger.js";
 import { createFrameReader, frameHeader } from "./grpc-frames.js";
-import type { ScopedLogger } from "./logger.js";
 
 // The server side of one gRPC call on an HTTP/2 stream, written for the ADS methods so that a response can be sent
 // as bytes shared by many streams (see encoded-response.ts) and so that the server sees its own write queue: what a

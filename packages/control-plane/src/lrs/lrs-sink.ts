@@ -10,11 +10,11 @@ import {
   type LoadStatsResponse,
   LoadStatsResponseSchema,
 } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
-import type { WaitOptions } from "./hooks.js";
-import type { Logger } from "./logger.js";
+import type { WaitOptions } from "../hooks/hooks.js";
+import type { Logger } from "../logger.js";
+import type { NodeSelector } from "../resources/resource-store.js";
+import { PushQueue } from "../streams/push-queue.js";
 import { type ClusterLoad, toClusterLoad } from "./lrs-loads.js";
-import { PushQueue } from "./push-queue.js";
-import type { NodeSelector } from "./resource-store.js";
 
 export const SEND_ALL_CLUSTERS_FEATURE = "envoy.lrs.supports_send_all_clusters";
 

@@ -1,6 +1,6 @@
 import type { Expr } from "@xdskit/constraint-matcher";
+import type { TypeSubscription } from "../streams/subscription.js";
 import { type ChangedVariants, NAMES_LOOKED_AT, WHOLE_NAME } from "./change-scope.js";
-import type { TypeSubscription } from "./subscription.js";
 
 // Index keys, injective: a type's wildcard subscribers; a name's subscribers; a name's subscribers with one
 // parameter at one value.

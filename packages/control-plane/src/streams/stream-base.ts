@@ -10,25 +10,25 @@ import type {
   DiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
-import { StreamRefusedError } from "./authorization.js";
-import { authorizedEntries, type ReadAccess, type StreamIdentity } from "./authorization-read.js";
-import { type ChangedVariants, concerns } from "./change-scope.js";
+import { type ChangedVariants, concerns } from "../held/change-scope.js";
+import { EMPTY_HELD, type HeldState, heldVersion } from "../held/held-state.js";
+import type { PlanCache, PlanInit } from "../held/response-plan.js";
+import type { ResponseDelivery, ResponseEventInit, StreamCloseReason, StreamKind } from "../hooks/hook-events.js";
+import type { HooksImpl, InjectedResponse } from "../hooks/hooks.js";
+import { checkNode, InvalidRequestError, type ServerLimits, undecodable } from "../limits.js";
+import type { ScopedLogger } from "../logger.js";
+import type { ResourceSetImpl } from "../resources/resource-set.js";
+import type { ResourceStore } from "../resources/resource-store.js";
+import type { VariantGroup } from "../resources/variant-group.js";
+import { StreamRefusedError } from "../security/authorization.js";
+import { authorizedEntries, type ReadAccess, type StreamIdentity } from "../security/authorization-read.js";
+import type { PeerIdentity } from "../security/identity.js";
+import { DPDS_TYPE_URL, PUSH_ORDER } from "../type-urls.js";
 import { type WireMessage, wholeMessage, withNonce } from "./encoded-response.js";
 import type { GrpcServerCall } from "./grpc-call.js";
-import { EMPTY_HELD, type HeldState, heldVersion } from "./held-state.js";
-import type { ResponseDelivery, ResponseEventInit, StreamCloseReason, StreamKind } from "./hook-events.js";
-import type { HooksImpl, InjectedResponse } from "./hooks.js";
-import type { PeerIdentity } from "./identity.js";
-import { checkNode, InvalidRequestError, type ServerLimits, undecodable } from "./limits.js";
-import type { ScopedLogger } from "./logger.js";
 import type { PreparedResponse, ResponseParts } from "./prepared-response.js";
-import type { ResourceSetImpl } from "./resource-set.js";
-import type { ResourceStore } from "./resource-store.js";
-import type { PlanCache, PlanInit } from "./response-plan.js";
 import type { StreamInfo, StreamTypeInfo } from "./stream-info.js";
 import { nameOfPlainKey, type Slot, subscriptionLabel, TypeSubscription } from "./subscription.js";
-import { DPDS_TYPE_URL, PUSH_ORDER } from "./type-urls.js";
-import type { VariantGroup } from "./variant-group.js";
 
 /** What the server gives each stream. */
 export interface StreamHost {

@@ -1,8 +1,9 @@
 import { fromBinary, type Registry } from "@bufbuild/protobuf";
 import { type Expr, TRUE } from "@xdskit/constraint-matcher";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
+import { type ChangedVariants, WHOLE_NAME } from "../held/change-scope.js";
+import { type StatusInit, toStatus } from "../status.js";
 import { ChangeLog } from "./change-log.js";
-import { type ChangedVariants, WHOLE_NAME } from "./change-scope.js";
 import type { Entry, ErrorEntry, ResourceEntry } from "./entry.js";
 import {
   type PreparedResource,
@@ -12,7 +13,6 @@ import {
   type ResourceMessage,
   type ResourceOptions,
 } from "./resource-input.js";
-import { type StatusInit, toStatus } from "./status.js";
 import {
   type ConstraintsInput,
   readConstraints,

@@ -1,6 +1,6 @@
 import type { Registry } from "@bufbuild/protobuf";
 import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
-import type { Logger } from "./logger.js";
+import type { Logger } from "../logger.js";
 import type { ResourceSet } from "./resource-set.js";
 import { type ResourceSetDeps, ResourceSetImpl } from "./resource-set.js";
 

@@ -1,6 +1,6 @@
-import type { Entry, ErrorEntry, ResourceEntry, VariantRef } from "./entry.js";
+import type { Entry, ErrorEntry, ResourceEntry, VariantRef } from "../resources/entry.js";
+import { plainKey, type TypeSubscription } from "../streams/subscription.js";
 import { LayeredMap } from "./layered-map.js";
-import { plainKey, type TypeSubscription } from "./subscription.js";
 
 /** Marks a subscription the server told a delta client does not exist (in `removed_resources`). */
 export const NOT_FOUND_SENT = -1;

@@ -5,17 +5,17 @@ import {
   type DiscoveryResponse,
   DiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { entryLabel } from "./entry.js";
-import { diffHeld, distinctEntries, fullState } from "./held-diff.js";
-import { type HeldState, heldAfter, heldPruned, type SentBySlot } from "./held-state.js";
-import type { RequestDisposition } from "./hook-events.js";
-import { checkLocators, checkNames, checkTypeUrl } from "./limits.js";
+import { diffHeld, distinctEntries, fullState } from "../held/held-diff.js";
+import { type HeldState, heldAfter, heldPruned, type SentBySlot } from "../held/held-state.js";
+import type { PlanInit } from "../held/response-plan.js";
+import type { RequestDisposition } from "../hooks/hook-events.js";
+import { checkLocators, checkNames, checkTypeUrl } from "../limits.js";
+import { entryLabel } from "../resources/entry.js";
+import type { VariantGroup } from "../resources/variant-group.js";
 import { anyFor, type PreparedResponse, prepareResponse, toResourceErrors } from "./prepared-response.js";
-import type { PlanInit } from "./response-plan.js";
 import { emptyTypeState, StreamBase, type TypeState } from "./stream-base.js";
 import type { StreamTypeInfo } from "./stream-info.js";
 import type { SlotInit, TypeSubscription } from "./subscription.js";
-import type { VariantGroup } from "./variant-group.js";
 
 interface SotwTypeState extends TypeState {
   /** The client asked for this type (a type only injected into is not pushed to). */

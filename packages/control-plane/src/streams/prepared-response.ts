@@ -10,8 +10,8 @@ import {
   ResourceErrorSchema,
   ResourceSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import type { ErrorEntry, ResourceEntry } from "../resources/entry.js";
 import { type EncodedBody, encodeBody, type ResponseResource } from "./encoded-response.js";
-import type { ErrorEntry, ResourceEntry } from "./entry.js";
 
 /** What a response says, short of the nonce: the message and the names its hook event lists. */
 export interface ResponseParts {

@@ -2,7 +2,7 @@
 // subscription in at most one of its lists), the state afterwards reads the same, with `replace` and without.
 import fc from "fast-check";
 import { expect, test } from "vitest";
-import type { ErrorEntry, ResourceEntry } from "./entry.js";
+import type { ErrorEntry, ResourceEntry } from "../resources/entry.js";
 import {
   type HeldState,
   type HeldValue,

@@ -3,8 +3,8 @@ import { create } from "@bufbuild/protobuf";
 import { xdsRegistry } from "@xdskit/protos";
 import { ClusterSchema } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
 import { expect, test } from "vitest";
+import { CDS_TYPE_URL } from "../type-urls.js";
 import { ResourceSetImpl } from "./resource-set.js";
-import { CDS_TYPE_URL } from "./type-urls.js";
 
 function newSet() {
   let version = 0;

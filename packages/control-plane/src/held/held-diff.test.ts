@@ -8,8 +8,10 @@ import { fromText } from "@xdskit/constraint-matcher";
 import { StatusSchema } from "@xdskit/protos/google/rpc/status_pb";
 import fc from "fast-check";
 import { expect, test } from "vitest";
-import { asSets, NOTHING } from "../test/held-sets.js";
-import type { Entry, VariantRef } from "./entry.js";
+import { asSets, NOTHING } from "../../test/held-sets.js";
+import type { Entry, VariantRef } from "../resources/entry.js";
+import { VariantGroup, variantRef } from "../resources/variant-group.js";
+import { type SlotInit, TypeSubscription } from "../streams/subscription.js";
 import { diffHeld, distinctEntries, fullState } from "./held-diff.js";
 import {
   type BySlot,
@@ -23,8 +25,6 @@ import {
   UNKNOWN_VERSION,
 } from "./held-state.js";
 import { LayeredMap } from "./layered-map.js";
-import { type SlotInit, TypeSubscription } from "./subscription.js";
-import { VariantGroup, variantRef } from "./variant-group.js";
 
 const NAMES = ["a", "b", "c", "d", "e"];
 const CONSTRAINTS = ["true", "env=prod", "env=test", "env=prod && v=1", "!exists(env)", "exists(v)"];

@@ -1,7 +1,7 @@
-import type { Entry, ErrorEntry, ResourceEntry, VariantRef } from "./entry.js";
+import type { Entry, ErrorEntry, ResourceEntry, VariantRef } from "../resources/entry.js";
+import type { VariantGroup } from "../resources/variant-group.js";
+import { isPlainKey, nameOfPlainKey, plainKey, type TypeSubscription } from "../streams/subscription.js";
 import { type BySlot, type HeldState, type HeldValue, heldValueOf, NOT_FOUND_SENT } from "./held-state.js";
-import { isPlainKey, nameOfPlainKey, plainKey, type TypeSubscription } from "./subscription.js";
-import type { VariantGroup } from "./variant-group.js";
 
 /** A variant a delta client is told is gone: by name when unconstrained (`removed_resources`), else with its constraints. */
 export interface Removal {

@@ -2,7 +2,7 @@ import { type FSWatcher, readFileSync, watch } from "node:fs";
 import { isIP } from "node:net";
 import { dirname } from "node:path";
 import { createSecureContext, type SecureContextOptions } from "node:tls";
-import type { ScopedLogger } from "./logger.js";
+import type { ScopedLogger } from "../logger.js";
 import type { ServerTlsOptions } from "./tls-options.js";
 
 type PemField = "cert" | "key" | "ca";

@@ -1,5 +1,5 @@
 import * as http2 from "node:http2";
-import type { ScopedLogger } from "./logger.js";
+import type { ScopedLogger } from "../logger.js";
 import { isLoopbackHost, type TlsCredentials } from "./tls-credentials.js";
 
 type Serve = (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void;
