@@ -5,7 +5,7 @@
 //
 // `stop()` is what stopping the instance does to its clients: the listener closes and every open connection is
 // destroyed (calls in flight fail, new connections are refused). `start()` listens again on the same port, as the
-// instance coming back at the same address.
+// instance coming back at the same address (docs/decisions.md#xds-interop-driver: no EDS health change goes with it).
 import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { create } from "@bufbuild/protobuf";

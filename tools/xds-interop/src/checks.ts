@@ -104,7 +104,7 @@ export function binomialInterval(n: number, p: number, alpha: number): readonly 
 }
 
 /**
- * Each peer's count is within the range a per-RPC random pick with the given weights lands in with probability at
+ * Each peer's count is within the range (docs/decisions.md#xds-interop-driver) a per-RPC random pick with the given weights lands in with probability at
  * least 1 - alpha (each peer's count is Binomial(total, its share)), and no other peer got any.
  */
 export function weightedSplit(weights: Readonly<Record<string, number>>, alpha: number): BlockCheck {
