@@ -8,8 +8,9 @@ import { readOrcaReportFromHeaders } from "@xdskit/orca-lrs-bridge";
 import type { OrcaLoadReport } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
 import type { ClusterEntry } from "./cluster-manager.js";
 import type { ConfigSelector, RouteSelection } from "./config-selector.js";
+import { NOT_SENT } from "./connection.js";
 import { countingBytes, MessageByteCounter } from "./endpoint-transport.js";
-import type { CallEndInfo, CallTracker, CompletePick, PickInfo } from "./lb-policy.js";
+import type { CallEndInfo, CompletePick, PickInfo } from "./lb-policy.js";
 import { CallMetricName, type CallMetricsRecorder, statusName } from "./metrics.js";
 import type { PooledSubchannel } from "./subchannel-pool.js";
 
@@ -150,6 +151,7 @@ class Attempt {
   constructor(
     private readonly ctx: CallContext,
     private readonly methodName: string,
+    private readonly callStart: number,
     private readonly start: number,
     readonly picked: Picked | undefined,
   ) {
@@ -157,7 +159,8 @@ class Attempt {
       ctx.metrics?.recordHistogram !== undefined && picked !== undefined ? new MessageByteCounter() : undefined;
   }
 
-  end(code: number, trailers: Headers): void {
+  /** `final`: the call ends with this attempt (false before a transparent retry). */
+  end(code: number, trailers: Headers, final = true): void {
     if (this.ended) return;
     this.ended = true;
     const picked = this.picked;
@@ -167,7 +170,8 @@ class Attempt {
     }
     const metrics = this.ctx.metrics;
     if (metrics?.recordHistogram === undefined) return;
-    const seconds = (performance.now() - this.start) / 1000;
+    const now = performance.now();
+    const seconds = (now - this.start) / 1000;
     const status = statusName(code);
     const callLabels = { "grpc.method": this.methodName, "grpc.target": this.ctx.target, "grpc.status": status };
     const locality = (picked?.pick.subchannel as PooledSubchannel | undefined)?.endpoint.locality?.label;
@@ -175,7 +179,7 @@ class Attempt {
     metrics.recordHistogram(CallMetricName.attemptDuration, seconds, attemptLabels);
     metrics.recordHistogram(CallMetricName.attemptSentMessageSize, this.counter?.sent ?? 0, attemptLabels);
     metrics.recordHistogram(CallMetricName.attemptRcvdMessageSize, this.counter?.received ?? 0, attemptLabels);
-    metrics.recordHistogram(CallMetricName.callDuration, seconds, callLabels);
+    if (final) metrics.recordHistogram(CallMetricName.callDuration, (now - this.callStart) / 1000, callLabels);
   }
 }
 
@@ -185,72 +189,94 @@ type Send<R> = (transport: Transport, timeoutMs: number | undefined) => Promise<
  * Runs one call: routing and picking, then `send` on the picked endpoint's transport. `onResponse` wraps a streaming
  * response so the attempt ends when its messages end.
  */
+/** How many times a call that never reached a server is sent again (gRPC's transparent retry, A6). */
+const TRANSPARENT_RETRIES = 3;
+
+/**
+ * Whether a failed unary attempt never reached the server: our connection refused to open the stream (`NOT_SENT`),
+ * or the server refused it (HTTP/2 REFUSED_STREAM). Streaming calls are not sent again: connect ends their request
+ * iterable when an attempt fails.
+ */
+function neverSent(error: unknown, unary: boolean): boolean {
+  if (!unary) return false;
+  if ((error as { [NOT_SENT]?: boolean } | undefined)?.[NOT_SENT] === true) return true;
+  if (!(error instanceof Error)) return false;
+  const cause = (error as { cause?: unknown }).cause;
+  return REFUSED.test(error.message) || (cause instanceof Error && REFUSED.test(cause.message));
+}
+
+const REFUSED = /REFUSED_STREAM/;
+
+/**
+ * Runs one call: routing and picking, then `send` on the picked endpoint's transport. `onResponse` wraps a streaming
+ * response so the attempt ends when its messages end. An attempt that never reached a server is made again on a
+ * fresh pick, at most TRANSPARENT_RETRIES times.
+ */
 export async function runCall<
   R extends UnaryResponse<DescMessage, DescMessage> | StreamResponse<DescMessage, DescMessage>,
 >(
   ctx: CallContext,
   methodName: string,
+  unary: boolean,
   signal: AbortSignal | undefined,
   timeoutMs: number | undefined,
   headers: Headers,
   send: Send<R>,
   onResponse: (response: R, attempt: Attempt) => R,
 ): Promise<R> {
-  const start = performance.now();
+  const callStart = performance.now();
   const effectiveTimeout = timeoutMs === undefined ? ctx.defaultTimeoutMs : timeoutMs <= 0 ? undefined : timeoutMs;
-  let deadlineAt = effectiveTimeout === undefined ? undefined : start + effectiveTimeout;
-  ctx.metrics?.addCounter(CallMetricName.attemptStarted, 1, { "grpc.method": methodName, "grpc.target": ctx.target });
+  const callDeadline = effectiveTimeout === undefined ? undefined : callStart + effectiveTimeout;
   const info: { path: string; headers: Headers; route?: RouteSelection } = { path: `/${methodName}`, headers };
-  let picked: Picked;
-  try {
-    if (signal?.aborted) throw ConnectError.from(signal.reason ?? new Error("the call was cancelled"), Code.Canceled);
-    const now = tryPick(ctx.state, info);
-    if (now instanceof ConnectError) throw now;
-    picked = now ?? (await pickWaiting(ctx.state, info, signal, deadlineAt));
-  } catch (error) {
-    new Attempt(ctx, methodName, start, undefined).end(ConnectError.from(error).code, new Headers());
-    throw error;
-  }
-  // A31: the route's max stream duration caps the call's own deadline.
-  const maxStreamDurationMs = info.route?.maxStreamDurationMs;
-  if (maxStreamDurationMs !== undefined && maxStreamDurationMs > 0) {
-    const cap = start + maxStreamDurationMs;
-    if (deadlineAt === undefined || cap < deadlineAt) deadlineAt = cap;
-  }
-  const attempt = new Attempt(ctx, methodName, start, picked);
-  const tracker: CallTracker | undefined = picked.pick.tracker;
-  tracker?.onCallStarted?.();
-  let remaining: number | undefined;
-  if (deadlineAt !== undefined) {
-    remaining = deadlineAt - performance.now();
-    if (remaining <= 0) {
-      const error = new ConnectError("deadline exceeded before the call was sent", Code.DeadlineExceeded);
-      attempt.end(error.code, new Headers());
+  for (let retry = 0; ; retry++) {
+    const start = retry === 0 ? callStart : performance.now();
+    ctx.metrics?.addCounter(CallMetricName.attemptStarted, 1, { "grpc.method": methodName, "grpc.target": ctx.target });
+    let picked: Picked;
+    try {
+      if (signal?.aborted) throw ConnectError.from(signal.reason ?? new Error("the call was cancelled"), Code.Canceled);
+      const now = tryPick(ctx.state, info);
+      if (now instanceof ConnectError) throw now;
+      picked = now ?? (await pickWaiting(ctx.state, info, signal, callDeadline));
+    } catch (error) {
+      new Attempt(ctx, methodName, callStart, start, undefined).end(ConnectError.from(error).code, new Headers());
       throw error;
     }
-    remaining = Math.max(1, Math.floor(remaining));
-  }
-  const transport = (picked.pick.subchannel as PooledSubchannel).transport;
-  let pending: Promise<R>;
-  try {
-    pending =
-      attempt.counter === undefined
+    // A31: the route's max stream duration caps the call's own deadline.
+    let deadlineAt = callDeadline;
+    const maxStreamDurationMs = info.route?.maxStreamDurationMs;
+    if (maxStreamDurationMs !== undefined && maxStreamDurationMs > 0) {
+      const cap = callStart + maxStreamDurationMs;
+      if (deadlineAt === undefined || cap < deadlineAt) deadlineAt = cap;
+    }
+    const attempt = new Attempt(ctx, methodName, callStart, start, picked);
+    picked.pick.tracker?.onCallStarted?.();
+    let remaining: number | undefined;
+    if (deadlineAt !== undefined) {
+      remaining = deadlineAt - performance.now();
+      if (remaining <= 0) {
+        const error = new ConnectError("deadline exceeded before the call was sent", Code.DeadlineExceeded);
+        attempt.end(error.code, new Headers());
+        throw error;
+      }
+      remaining = Math.max(1, Math.floor(remaining));
+    }
+    const transport = (picked.pick.subchannel as PooledSubchannel).transport;
+    let response: R;
+    try {
+      response = await (attempt.counter === undefined
         ? send(transport, remaining)
-        : countingBytes(attempt.counter, () => send(transport, remaining));
-  } catch (error) {
-    const connectError = ConnectError.from(error);
-    attempt.end(connectError.code, connectError.metadata);
-    throw error;
+        : countingBytes(attempt.counter, () => send(transport, remaining)));
+    } catch (error) {
+      const connectError = ConnectError.from(error);
+      const again = retry < TRANSPARENT_RETRIES && neverSent(error, unary) && !signal?.aborted;
+      attempt.end(connectError.code, connectError.metadata, !again);
+      if (again) continue;
+      throw neverSent(error, unary)
+        ? new ConnectError(connectError.rawMessage, Code.Unavailable, connectError.metadata, undefined, error)
+        : error;
+    }
+    return onResponse(response, attempt);
   }
-  let response: R;
-  try {
-    response = await pending;
-  } catch (error) {
-    const connectError = ConnectError.from(error);
-    attempt.end(connectError.code, connectError.metadata);
-    throw error;
-  }
-  return onResponse(response, attempt);
 }
 
 export type { Attempt };

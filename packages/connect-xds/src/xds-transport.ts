@@ -250,6 +250,7 @@ export function createXdsTransportWithInternals(
       return runCall(
         ctx,
         `${method.parent.typeName}/${method.name}`,
+        true,
         signal,
         timeoutMs,
         headers,
@@ -269,6 +270,7 @@ export function createXdsTransportWithInternals(
       return runCall(
         ctx,
         `${method.parent.typeName}/${method.name}`,
+        false,
         signal,
         timeoutMs,
         headers,
