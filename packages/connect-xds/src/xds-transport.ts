@@ -13,6 +13,7 @@ import { type Clock, createLrsClient, type LrsClient, systemClock } from "@xdski
 import {
   type BootstrapConfig,
   type ClusterUpdate,
+  createClusterResourceType,
   createXdsClient,
   type Logger,
   type ResourceType,
@@ -64,6 +65,28 @@ export interface XdsTransportInternals {
   readonly dial?: Dialer;
   readonly minConnectTimeoutMs?: number;
   readonly clusterType?: ResourceType<ClusterUpdate>;
+}
+
+/** The `load_balancing_policy` types xds-client converts itself; any other type a registry has is a custom policy. */
+const CONVERTED_TYPES = new Set([
+  "envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin",
+  "envoy.extensions.load_balancing_policies.ring_hash.v3.RingHash",
+  "envoy.extensions.load_balancing_policies.wrr_locality.v3.WrrLocality",
+  "envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst",
+  "envoy.extensions.load_balancing_policies.least_request.v3.LeastRequest",
+  "envoy.extensions.load_balancing_policies.client_side_weighted_round_robin.v3.ClientSideWeightedRoundRobin",
+]);
+
+/**
+ * The CDS type the transport watches with: the built-in one, or one that accepts the registry's custom policies
+ * (TypedStruct in `load_balancing_policy`, A52). A client decodes a type URL with the first type registered for it.
+ */
+function clusterTypeFor(registry: LbPolicyRegistry): ResourceType<ClusterUpdate> | undefined {
+  const custom = registry
+    .list()
+    .flatMap((factory) => factory.typeNames)
+    .filter((type) => !CONVERTED_TYPES.has(type));
+  return custom.length === 0 ? undefined : createClusterResourceType({ customLbPolicies: custom });
 }
 
 const noopLogger: Logger = { error() {}, warn() {}, info() {}, debug() {} };
@@ -167,9 +190,10 @@ export function createXdsTransportWithInternals(
     for (const listener of current) listener();
   };
 
+  const clusterType = internals.clusterType ?? clusterTypeFor(registry);
   const manager = createClusterManager({
     client,
-    ...(internals.clusterType === undefined ? {} : { clusterType: internals.clusterType }),
+    ...(clusterType === undefined ? {} : { clusterType }),
     serializer,
     helper: {
       createSubchannel: (address, endpoint) => pool.acquire(address, endpoint),
