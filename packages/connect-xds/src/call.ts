@@ -189,6 +189,18 @@ type Send<R> = (transport: Transport, timeoutMs: number | undefined) => Promise<
  * Runs one call: routing and picking, then `send` on the picked endpoint's transport. `onResponse` wraps a streaming
  * response so the attempt ends when its messages end.
  */
+/** `/package.Service/Method` of each method name, built once. */
+const paths = new Map<string, string>();
+
+function pathOf(methodName: string): string {
+  let path = paths.get(methodName);
+  if (path === undefined) {
+    path = `/${methodName}`;
+    if (paths.size < 10_000) paths.set(methodName, path);
+  }
+  return path;
+}
+
 /** How many times a call that never reached a server is sent again (gRPC's transparent retry, A6). */
 const TRANSPARENT_RETRIES = 3;
 
@@ -227,7 +239,7 @@ export async function runCall<
   const callStart = performance.now();
   const effectiveTimeout = timeoutMs === undefined ? ctx.defaultTimeoutMs : timeoutMs <= 0 ? undefined : timeoutMs;
   const callDeadline = effectiveTimeout === undefined ? undefined : callStart + effectiveTimeout;
-  const info: { path: string; headers: Headers; route?: RouteSelection } = { path: `/${methodName}`, headers };
+  const info: { path: string; headers: Headers; route?: RouteSelection } = { path: pathOf(methodName), headers };
   for (let retry = 0; ; retry++) {
     const start = retry === 0 ? callStart : performance.now();
     ctx.metrics?.addCounter(CallMetricName.attemptStarted, 1, { "grpc.method": methodName, "grpc.target": ctx.target });

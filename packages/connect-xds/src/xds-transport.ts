@@ -29,6 +29,7 @@ import type { LbMetrics } from "./lb-policy.js";
 import { createLbPolicyRegistry, type LbPolicyRegistry } from "./lb-registry.js";
 import type { CallMetricsRecorder } from "./metrics.js";
 import { builtinLbPolicies } from "./policies/index.js";
+import { createUniform } from "./random.js";
 import { createSubchannelPool } from "./subchannel-pool.js";
 import { parseXdsTarget } from "./target.js";
 import { createWorkSerializer } from "./work-serializer.js";
@@ -87,6 +88,18 @@ function clusterTypeFor(registry: LbPolicyRegistry): ResourceType<ClusterUpdate>
     .flatMap((factory) => factory.typeNames)
     .filter((type) => !CONVERTED_TYPES.has(type));
   return custom.length === 0 ? undefined : createClusterResourceType({ customLbPolicies: custom });
+}
+
+/** `package.Service/Method` of each method descriptor, built once (the call path and metrics use it per call). */
+const methodNames = new WeakMap<object, string>();
+
+function methodName(method: { readonly parent: { readonly typeName: string }; readonly name: string }): string {
+  let name = methodNames.get(method);
+  if (name === undefined) {
+    name = `${method.parent.typeName}/${method.name}`;
+    methodNames.set(method, name);
+  }
+  return name;
 }
 
 const noopLogger: Logger = { error() {}, warn() {}, info() {}, debug() {} };
@@ -152,7 +165,7 @@ export function createXdsTransportWithInternals(
     throw error;
   }
   const clock = internals.clock ?? systemClock;
-  const random = internals.random ?? Math.random;
+  const random = internals.random ?? createUniform();
   const serializer = createWorkSerializer((error) =>
     logger.error(
       `[connect-xds ${options.target}] ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
@@ -273,7 +286,7 @@ export function createXdsTransportWithInternals(
       const headers = new Headers(header);
       return runCall(
         ctx,
-        `${method.parent.typeName}/${method.name}`,
+        methodName(method),
         true,
         signal,
         timeoutMs,
@@ -293,7 +306,7 @@ export function createXdsTransportWithInternals(
       const headers = new Headers(header);
       return runCall(
         ctx,
-        `${method.parent.typeName}/${method.name}`,
+        methodName(method),
         false,
         signal,
         timeoutMs,
