@@ -124,6 +124,11 @@ export interface Subchannel {
   requestConnection(): void;
   /** The policy is done with it. In-flight calls on the connection finish; idempotent. */
   close(): void;
+  /**
+   * Set by a subchannel that wraps another (e.g. to watch its calls or eject it): the wrapped one. A pick may return
+   * a wrapper; the call path follows `delegate` to the transport's own subchannel to send the call.
+   */
+  readonly delegate?: Subchannel;
 }
 
 /** Optional instrument hooks (A78-style) a policy may record into. */
