@@ -9,7 +9,7 @@ import {
   type Transport,
   type UnaryResponse,
 } from "@connectrpc/connect";
-import { type Clock, createLrsClient, type LrsClient, systemClock } from "@xdskit/orca-lrs-bridge";
+import { type Clock, type LrsClient, systemClock } from "@xdskit/orca-lrs-bridge";
 import {
   type BootstrapConfig,
   type ClusterUpdate,
@@ -30,6 +30,7 @@ import { createLbPolicyRegistry, type LbPolicyRegistry } from "./lb-registry.js"
 import type { CallMetricsRecorder } from "./metrics.js";
 import { builtinLbPolicies } from "./policies/index.js";
 import { createUniform } from "./random.js";
+import { acquireLrs, releaseLrs } from "./shared-lrs.js";
 import { createSubchannelPool } from "./subchannel-pool.js";
 import { parseXdsTarget } from "./target.js";
 import { createWorkSerializer } from "./work-serializer.js";
@@ -103,41 +104,6 @@ function methodName(method: { readonly parent: { readonly typeName: string }; re
 }
 
 const noopLogger: Logger = { error() {}, warn() {}, info() {}, debug() {} };
-
-/** One LRS client per XdsClient, shared by its transports (one LRS stream per server, as gRPC). */
-const sharedLrs = new WeakMap<XdsClient, { client: LrsClient; refs: number }>();
-
-function acquireLrs(client: XdsClient, logger: Logger): LrsClient {
-  let shared = sharedLrs.get(client);
-  if (shared === undefined) {
-    const node = client.bootstrap.node;
-    shared = {
-      client: createLrsClient({
-        node: {
-          id: node.id,
-          cluster: node.cluster,
-          ...(node.locality === undefined ? {} : { locality: node.locality }),
-          ...(node.metadata === undefined ? {} : { metadata: node.metadata }),
-          userAgentName: node.userAgentName,
-          userAgentVersion: node.userAgentVersion,
-        },
-        orcaLrsPropagation: client.features.orcaLrsPropagation,
-        logger,
-      }),
-      refs: 0,
-    };
-    sharedLrs.set(client, shared);
-  }
-  shared.refs++;
-  return shared.client;
-}
-
-async function releaseLrs(client: XdsClient): Promise<void> {
-  const shared = sharedLrs.get(client);
-  if (shared === undefined || --shared.refs > 0) return;
-  sharedLrs.delete(client);
-  await shared.client.close();
-}
 
 export function createXdsTransport(options: XdsTransportOptions): XdsTransport {
   return createXdsTransportWithInternals(options, {});
