@@ -3,7 +3,7 @@
 export type { ClusterImplConfig } from "./cluster-impl.js";
 export { ClusterImpl } from "./cluster-impl.js";
 export { MIN_CONNECT_TIMEOUT_MS } from "./constants.js";
-export { createUniform } from "./random.js";
+export { createUniform, intDraw } from "./random.js";
 export { compileRouteMatch, findVirtualHost } from "./route-match.js";
 export type { RouteTableOptions } from "./route-table.js";
 export { createRouteTable, MAX_CACHED_PATHS } from "./route-table.js";

@@ -27,7 +27,7 @@ import type { LbMetrics } from "./lb-policy.js";
 import { createLbPolicyRegistry, type LbPolicyRegistry } from "./lb-registry.js";
 import type { CallMetricsRecorder } from "./metrics.js";
 import { builtinLbPolicies } from "./policies/index.js";
-import { createUniform } from "./random.js";
+import { createUniform, intDraw } from "./random.js";
 import { acquireLrs, releaseLrs } from "./shared-lrs.js";
 import { createSubchannelPool } from "./subchannel-pool.js";
 import { parseXdsTarget } from "./target.js";
@@ -177,6 +177,7 @@ export function createXdsTransportWithInternals(
       logger,
       clock,
       random,
+      randomInt: intDraw(random),
       target: options.target,
       metrics: lbMetrics,
     },
