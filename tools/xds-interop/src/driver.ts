@@ -37,8 +37,6 @@ export interface InteropCase {
   readonly name: string;
   /** The client runs with `--fail_on_failed_rpcs`: no RPC may fail once one has succeeded. */
   readonly failOnFailedRpcs: boolean;
-  /** The sub-cases the document lists, in the order they run (names for `knownBugs`). */
-  readonly subCases?: readonly string[];
   run(context: CaseContext): Promise<void>;
 }
 
