@@ -79,14 +79,14 @@ class ClusterImplPicker implements Picker {
     private readonly drops: readonly Drop[],
     private readonly dropStats: DropStats | undefined,
     private readonly trackers: ReadonlyMap<string, LocalityTracker>,
-    private readonly random: () => number,
+    private readonly randomInt: (bound: number) => number,
   ) {}
 
   pick(info: PickInfo): PickResult {
     if (this.state === "READY") {
       for (let i = 0; i < this.drops.length; i++) {
         const drop = this.drops[i]!;
-        if (this.random() * 1_000_000 < drop.perMillion) {
+        if (this.randomInt(1_000_000) < drop.perMillion) {
           this.dropStats?.callDropped(drop.category);
           return drop.result;
         }
@@ -210,7 +210,14 @@ export class ClusterImpl implements LbPolicy<ClusterImplConfig> {
       this.state,
       this.drops.length === 0 && this.trackers.size === 0
         ? this.picker
-        : new ClusterImplPicker(this.state, this.picker, this.drops, this.dropStats, this.trackers, this.helper.random),
+        : new ClusterImplPicker(
+            this.state,
+            this.picker,
+            this.drops,
+            this.dropStats,
+            this.trackers,
+            this.helper.randomInt,
+          ),
     );
   }
 

@@ -5,6 +5,7 @@
 //   `content-type` reads `application/grpc`;
 // - `runtime_fraction` matches when a uniform draw in [0, 1e6) is below the fraction per million.
 import type { HeaderMatcher, PathMatcher, RouteMatch } from "@xdskit/xds-client";
+import { intDraw } from "./random.js";
 
 export type HeaderPredicate = (headers: Headers) => boolean;
 export type RouteMatcher = (path: string, headers: Headers, random: () => number) => boolean;
@@ -113,16 +114,30 @@ export function compileHeaderMatcher(matcher: HeaderMatcher): HeaderPredicate {
   };
 }
 
-/** A route's full match: path, every header matcher, then the runtime fraction. */
-export function compileRouteMatch(match: RouteMatch): RouteMatcher {
-  const path = compilePathMatcher(match.path);
+/**
+ * A route's match in two parts: the path matcher (a pure function of the path, so its answers may be cached per
+ * path), then the rest (every header matcher, then the runtime fraction, which draws from `random`).
+ */
+export function compileRouteMatchParts(match: RouteMatch): {
+  readonly path: (path: string) => boolean;
+  readonly rest: (headers: Headers, randomInt: (bound: number) => number) => boolean;
+} {
   const headers = match.headers.map(compileHeaderMatcher);
   const fraction = match.fractionPerMillion;
-  return (callPath, callHeaders, random) => {
-    if (!path(callPath)) return false;
-    for (let i = 0; i < headers.length; i++) if (!headers[i]!(callHeaders)) return false;
-    return fraction === undefined || random() * 1_000_000 < fraction;
-  };
+  const rest =
+    headers.length === 0 && fraction === undefined
+      ? () => true
+      : (callHeaders: Headers, randomInt: (bound: number) => number) => {
+          for (let i = 0; i < headers.length; i++) if (!headers[i]!(callHeaders)) return false;
+          return fraction === undefined || randomInt(1_000_000) < fraction;
+        };
+  return { path: compilePathMatcher(match.path), rest };
+}
+
+/** A route's full match: path, every header matcher, then the runtime fraction. */
+export function compileRouteMatch(match: RouteMatch): RouteMatcher {
+  const { path, rest } = compileRouteMatchParts(match);
+  return (callPath, callHeaders, random) => path(callPath) && rest(callHeaders, intDraw(random));
 }
 
 /**

@@ -9,7 +9,7 @@ import {
   type Transport,
   type UnaryResponse,
 } from "@connectrpc/connect";
-import { type Clock, createLrsClient, type LrsClient, systemClock } from "@xdskit/orca-lrs-bridge";
+import { type Clock, type LrsClient, systemClock } from "@xdskit/orca-lrs-bridge";
 import {
   type BootstrapConfig,
   type ClusterUpdate,
@@ -23,14 +23,15 @@ import {
 import { type CallContext, type CallState, endStream, endUnary, runCall } from "./call.js";
 import { type ClusterEntry, createClusterManager } from "./cluster-manager.js";
 import type { ConfigSelector } from "./config-selector.js";
-import type { Dialer } from "./connection.js";
-import type { EndpointTransportOptions } from "./endpoint-transport.js";
 import type { LbMetrics } from "./lb-policy.js";
 import { createLbPolicyRegistry, type LbPolicyRegistry } from "./lb-registry.js";
 import type { CallMetricsRecorder } from "./metrics.js";
 import { builtinLbPolicies } from "./policies/index.js";
+import { createUniform, intDraw } from "./random.js";
+import { acquireLrs, releaseLrs } from "./shared-lrs.js";
 import { createSubchannelPool } from "./subchannel-pool.js";
 import { parseXdsTarget } from "./target.js";
+import type { EndpointTransportOptions } from "./transport-options.js";
 import { createWorkSerializer } from "./work-serializer.js";
 import { startXdsResolver } from "./xds-resolver.js";
 
@@ -58,11 +59,10 @@ export interface XdsTransport extends Transport {
   close(): Promise<void>;
 }
 
-/** Time, randomness and dialing, for tests. */
+/** Time and randomness, for tests. */
 export interface XdsTransportInternals {
   readonly clock?: Clock;
   readonly random?: () => number;
-  readonly dial?: Dialer;
   readonly minConnectTimeoutMs?: number;
   readonly clusterType?: ResourceType<ClusterUpdate>;
 }
@@ -89,42 +89,19 @@ function clusterTypeFor(registry: LbPolicyRegistry): ResourceType<ClusterUpdate>
   return custom.length === 0 ? undefined : createClusterResourceType({ customLbPolicies: custom });
 }
 
-const noopLogger: Logger = { error() {}, warn() {}, info() {}, debug() {} };
+/** `package.Service/Method` of each method descriptor, built once (the call path and metrics use it per call). */
+const methodNames = new WeakMap<object, string>();
 
-/** One LRS client per XdsClient, shared by its transports (one LRS stream per server, as gRPC). */
-const sharedLrs = new WeakMap<XdsClient, { client: LrsClient; refs: number }>();
-
-function acquireLrs(client: XdsClient, logger: Logger): LrsClient {
-  let shared = sharedLrs.get(client);
-  if (shared === undefined) {
-    const node = client.bootstrap.node;
-    shared = {
-      client: createLrsClient({
-        node: {
-          id: node.id,
-          cluster: node.cluster,
-          ...(node.locality === undefined ? {} : { locality: node.locality }),
-          ...(node.metadata === undefined ? {} : { metadata: node.metadata }),
-          userAgentName: node.userAgentName,
-          userAgentVersion: node.userAgentVersion,
-        },
-        orcaLrsPropagation: client.features.orcaLrsPropagation,
-        logger,
-      }),
-      refs: 0,
-    };
-    sharedLrs.set(client, shared);
+function methodName(method: { readonly parent: { readonly typeName: string }; readonly name: string }): string {
+  let name = methodNames.get(method);
+  if (name === undefined) {
+    name = `${method.parent.typeName}/${method.name}`;
+    methodNames.set(method, name);
   }
-  shared.refs++;
-  return shared.client;
+  return name;
 }
 
-async function releaseLrs(client: XdsClient): Promise<void> {
-  const shared = sharedLrs.get(client);
-  if (shared === undefined || --shared.refs > 0) return;
-  sharedLrs.delete(client);
-  await shared.client.close();
-}
+const noopLogger: Logger = { error() {}, warn() {}, info() {}, debug() {} };
 
 export function createXdsTransport(options: XdsTransportOptions): XdsTransport {
   return createXdsTransportWithInternals(options, {});
@@ -152,7 +129,7 @@ export function createXdsTransportWithInternals(
     throw error;
   }
   const clock = internals.clock ?? systemClock;
-  const random = internals.random ?? Math.random;
+  const random = internals.random ?? createUniform();
   const serializer = createWorkSerializer((error) =>
     logger.error(
       `[connect-xds ${options.target}] ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
@@ -164,7 +141,6 @@ export function createXdsTransportWithInternals(
     random,
     serializer,
     transportOptions: options,
-    ...(internals.dial === undefined ? {} : { dial: internals.dial }),
     ...(internals.minConnectTimeoutMs === undefined ? {} : { minConnectTimeoutMs: internals.minConnectTimeoutMs }),
   });
   const metrics = options.metrics;
@@ -201,6 +177,7 @@ export function createXdsTransportWithInternals(
       logger,
       clock,
       random,
+      randomInt: intDraw(random),
       target: options.target,
       metrics: lbMetrics,
     },
@@ -273,7 +250,7 @@ export function createXdsTransportWithInternals(
       const headers = new Headers(header);
       return runCall(
         ctx,
-        `${method.parent.typeName}/${method.name}`,
+        methodName(method),
         true,
         signal,
         timeoutMs,
@@ -293,7 +270,7 @@ export function createXdsTransportWithInternals(
       const headers = new Headers(header);
       return runCall(
         ctx,
-        `${method.parent.typeName}/${method.name}`,
+        methodName(method),
         false,
         signal,
         timeoutMs,
