@@ -241,11 +241,4 @@ export class Http2Connection implements SessionManager {
     this.session = undefined;
     if (session !== undefined) drain(session);
   }
-
-  /** Closes the sessions now, failing their streams (transport shutdown). */
-  destroy(): void {
-    const session = this.session;
-    this.close();
-    if (session !== undefined && !session.destroyed) session.destroy();
-  }
 }
