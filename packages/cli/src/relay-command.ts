@@ -2,9 +2,25 @@
 // upstream server, until Ctrl-C.
 import { readFile } from "node:fs/promises";
 import type { BootstrapConfig } from "@xdskit/xds-client";
-import { createXdsRelay, type XdsRelay } from "@xdskit/xds-relay";
-import { aborted, CliError, type CommandRun, ExitCode, UsageError } from "./command.js";
-import { stderrLogger } from "./stderr-logger.js";
+import { createXdsRelay, type Logger, type XdsRelay } from "@xdskit/xds-relay";
+import { aborted, CliError, type CliIo, type CommandRun, ExitCode, UsageError } from "./command.js";
+
+/** --verbose: every level to stderr (the relay's requests and responses are debug lines). */
+function stderrLogger(io: CliIo): Logger {
+  const write =
+    (level: string) =>
+    (message: string, ...details: unknown[]) =>
+      io.stderr(
+        `${level} ${message}${details.map((d) => ` ${d instanceof Error ? d.message : String(d)}`).join("")}\n`,
+      );
+  return {
+    error: write("error"),
+    warn: write("warn"),
+    info: write("info"),
+    debug: write("debug"),
+    isEnabled: () => true,
+  };
+}
 
 /** `host:port`, `[v6]:port` or `:port`, as a listen address. */
 function parseListen(text: string): { host: string; port: number } {
