@@ -30,30 +30,32 @@ const stepArb = fc.oneof(
   fc.constant("ack" as const),
 );
 
+/** A delta call on an in-memory stream, asking `subscriptions()` for the type's list; the requests it writes. */
+function deltaCall(subscriptions: () => readonly ResourceState[]) {
+  const requests: DeltaDiscoveryRequest[] = [];
+  const host = {
+    server: { resourceTimerIsTransientError: false },
+    node: {},
+    clock: { now: () => 0, setTimeout: () => 0, clearTimeout: () => {} },
+    log: { trace: () => {} },
+    decode: { features: { dataErrorHandling: true } },
+    connectTimeoutMs: 1_000,
+    subscriptions,
+  } as unknown as CallHost;
+  const stream = {
+    send: (request: DeltaDiscoveryRequest) => Promise.resolve(void requests.push(request)),
+    responses: { next: () => new Promise(() => {}) },
+    established: undefined,
+    cancel() {},
+  };
+  return { call: createDeltaCall(host, stream as never), requests };
+}
+
 it("sends, list after list, the subscriptions and unsubscriptions a comparison of the whole lists gives", () => {
   fc.assert(
     fc.property(fc.array(stepArb, { minLength: 1, maxLength: 12 }), (steps) => {
-      const requests: DeltaDiscoveryRequest[] = [];
       let states: readonly ResourceState[] = [];
-      const host = {
-        server: { resourceTimerIsTransientError: false },
-        node: {},
-        clock: { now: () => 0, setTimeout: () => 0, clearTimeout: () => {} },
-        log: { trace: () => {} },
-        decode: { features: { dataErrorHandling: true } },
-        connectTimeoutMs: 1_000,
-        subscriptions: () => states,
-      } as unknown as CallHost;
-      const stream = {
-        send(request: DeltaDiscoveryRequest) {
-          requests.push(request);
-          return Promise.resolve();
-        },
-        responses: { next: () => new Promise(() => {}) },
-        established: undefined,
-        cancel() {},
-      };
-      const call = createDeltaCall(host, stream as never);
+      const { call, requests } = deltaCall(() => states);
       // What the server holds after applying every request, and what the client last told it.
       const server = new Set<string>();
       let told: Set<string> | undefined;
@@ -113,23 +115,7 @@ it("says in initial_resource_versions what it holds for subscriptions by name on
     return state;
   };
   const first = (states: ResourceState[]) => {
-    const requests: DeltaDiscoveryRequest[] = [];
-    const host = {
-      server: { resourceTimerIsTransientError: false },
-      node: {},
-      clock: { now: () => 0, setTimeout: () => 0, clearTimeout: () => {} },
-      log: { trace: () => {} },
-      decode: { features: { dataErrorHandling: true } },
-      connectTimeoutMs: 1_000,
-      subscriptions: () => states,
-    } as unknown as CallHost;
-    const stream = {
-      send: (request: DeltaDiscoveryRequest) => Promise.resolve(void requests.push(request)),
-      responses: { next: () => new Promise(() => {}) },
-      established: undefined,
-      cancel() {},
-    };
-    const call = createDeltaCall(host, stream as never);
+    const { call, requests } = deltaCall(() => states);
     call.update(TYPE);
     call.cancel();
     return requests[0]?.initialResourceVersions;
