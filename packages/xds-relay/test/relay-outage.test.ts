@@ -188,7 +188,8 @@ describe("relay restart", () => {
       const [relayMark, firstMark] = [relay.hooks.mark(), first.hooks.mark()];
       await relay.restart();
       await first.hooks.waitForRequest(
-        (r) => r.typeUrl === CDS_TYPE_URL && r.disposition === "ack" && r.resourceNames.includes("b"),
+        (r) =>
+          r.kind === "sotw" && r.typeUrl === CDS_TYPE_URL && r.disposition === "ack" && r.resourceNames.includes("b"),
         { after: firstMark, timeoutMs: 10_000 },
       );
 
