@@ -1,0 +1,25 @@
+// @xdskit/connect-xds: a Connect transport routed by xDS (gRFC A27, A28). Grouped by audience (import sorting is
+// off for this file): end users first, then people writing load-balancing policies.
+
+// For people writing LB policies (A52) and per-call features: the extension points.
+export type {
+  CallEndInfo,
+  CallTracker,
+  CompletePick,
+  ConnectivityState,
+  LbEndpoint,
+  LbHelper,
+  LbLocality,
+  LbMetrics,
+  LbPolicy,
+  LbPolicyFactory,
+  LbPolicyUpdate,
+  PickInfo,
+  Picker,
+  PickResult,
+  Subchannel,
+} from "./lb-policy.js";
+export { failingPicker, idlePicker, queuePicker, stripPath } from "./lb-policy.js";
+export { createLbPolicyRegistry, LbConfigError } from "./lb-registry.js";
+export type { LbPolicyRegistry } from "./lb-registry.js";
+export type { ConfigSelector, RouteFilter, RouteSelection } from "./config-selector.js";
