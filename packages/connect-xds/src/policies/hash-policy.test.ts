@@ -1,20 +1,13 @@
+import type { HashPolicy } from "@xdskit/xds-client";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { computeRequestHash, type HashPolicy, random64, re2SubstitutionToJs } from "./hash-policy.js";
+import { compileHashPolicies, computeRequestHash, random64, re2SubstitutionToJs } from "./hash-policy.js";
 import { xxHash64 } from "./xx-hash64.js";
 
 const M = (1n << 64n) - 1n;
 const rotl1 = (h: bigint) => ((h << 1n) | (h >> 63n)) & M;
-const header = (
-  headerName: string,
-  terminal = false,
-  rewrite?: { pattern: RegExp; substitution: string },
-): HashPolicy => ({
-  kind: "header",
-  headerName,
-  rewrite,
-  terminal,
-});
+const header = (headerName: string, terminal = false, rewrite?: { regex: string; regexSubstitution: string }) =>
+  compileHashPolicies([{ type: "header", headerName, terminal, ...rewrite } satisfies HashPolicy])[0]!;
 const CHANNEL = 0x0123_4567_89ab_cdefn;
 
 describe("computeRequestHash (A42)", () => {
@@ -38,17 +31,16 @@ describe("computeRequestHash (A42)", () => {
     expect(computeRequestHash([header("zzz", true), header("b")], h, CHANNEL)).toBe(xxHash64("2"));
   });
 
-  it("never hashes -bin headers, hashes content-type as application/grpc, and ignores unsupported kinds", () => {
+  it("never hashes -bin headers, hashes content-type as application/grpc", () => {
     const h = new Headers({ "x-id-bin": "AAEC", "content-type": "application/grpc+proto" });
     expect(computeRequestHash([header("x-id-bin")], h, CHANNEL)).toBeUndefined();
     expect(computeRequestHash([header("content-type")], h, CHANNEL)).toBe(xxHash64("application/grpc"));
-    expect(computeRequestHash([{ kind: "none", terminal: true }], h, CHANNEL)).toBeUndefined();
     expect(computeRequestHash([{ kind: "channel_id", terminal: false }], h, CHANNEL)).toBe(CHANNEL);
   });
 
   it("applies regex_rewrite to every match, with RE2 group references", () => {
     const h = new Headers({ "x-path": "/users/42/orders/7" });
-    const rewrite = { pattern: /\/(\w+)\/(\d+)/g, substitution: re2SubstitutionToJs("[\\1=\\2]") };
+    const rewrite = { regex: "/(?P<kind>\\w+)/(\\d+)", regexSubstitution: "[\\1=\\2]" };
     expect(computeRequestHash([header("x-path", false, rewrite)], h, CHANNEL)).toBe(xxHash64("[users=42][orders=7]"));
   });
 
@@ -65,6 +57,15 @@ describe("computeRequestHash (A42)", () => {
         },
       ),
     );
+  });
+});
+
+describe("compileHashPolicies", () => {
+  it("compiles a route's list once and returns the same array for it afterwards", () => {
+    const list: readonly HashPolicy[] = Object.freeze([{ type: "header", headerName: "X-A", terminal: false }]);
+    const first = compileHashPolicies(list);
+    expect(first).toEqual([{ kind: "header", headerName: "x-a", rewrite: undefined, terminal: false }]);
+    expect(compileHashPolicies(list)).toBe(first);
   });
 });
 

@@ -1,23 +1,48 @@
-// A route's `hash_policy` list (A42): the request hash ring_hash picks with. Only `header` and `filter_state`
-// with key `io.grpc.channel_id` produce a hash; every other kind produces none (never an error), as A42 says.
+// A route's `hash_policy` list (A42): the request hash ring_hash picks with. xds-client keeps only `header` and
+// `filter_state` with key `io.grpc.channel_id` (every other kind produces no hash, never an error, as A42 says).
 // See docs/decisions.md#policies-ring-hash.
 
+import type { HashPolicy } from "@xdskit/xds-client";
 import { xxHash64 } from "./xx-hash64.js";
 
-export const CHANNEL_ID_FILTER_STATE_KEY = "io.grpc.channel_id";
-
-export type HashPolicy =
+/** A route hash policy ready to evaluate: the regex compiled, the substitution in String.replace form. */
+export type CompiledHashPolicy =
   | {
       readonly kind: "header";
       /** Lower-case header name. */
       readonly headerName: string;
-      /** `regex_rewrite`: every match replaced (RE2 GlobalReplace), substitution already in JS `$n` form. */
+      /** `regex_rewrite`: every match replaced (RE2 GlobalReplace). */
       readonly rewrite?: { readonly pattern: RegExp; readonly substitution: string } | undefined;
       readonly terminal: boolean;
     }
-  | { readonly kind: "channel_id"; readonly terminal: boolean }
-  /** A kind gRPC does not support (cookie, connection_properties, query_parameter, other filter_state keys). */
-  | { readonly kind: "none"; readonly terminal: boolean };
+  | { readonly kind: "channel_id"; readonly terminal: boolean };
+
+const compiled = new WeakMap<readonly HashPolicy[], readonly CompiledHashPolicy[]>();
+
+/**
+ * The compiled form of a route's hash policies, built on first use and kept for as long as the route's (frozen)
+ * list lives, so a call only evaluates. xds-client has already checked each regex with its RE2 rules.
+ */
+export function compileHashPolicies(policies: readonly HashPolicy[]): readonly CompiledHashPolicy[] {
+  let result = compiled.get(policies);
+  if (result === undefined) {
+    result = Object.freeze(
+      policies.map((p): CompiledHashPolicy => {
+        if (p.type === "channel_id") return { kind: "channel_id", terminal: p.terminal };
+        const rewrite =
+          p.regex === undefined
+            ? undefined
+            : {
+                pattern: new RegExp(p.regex.replaceAll("(?P<", "(?<"), "g"),
+                substitution: re2SubstitutionToJs(p.regexSubstitution ?? ""),
+              };
+        return { kind: "header", headerName: p.headerName.toLowerCase(), rewrite, terminal: p.terminal };
+      }),
+    );
+    compiled.set(policies, result);
+  }
+  return result;
+}
 
 /**
  * An RE2 substitution string (`\0`..`\9` name groups, `\\` a backslash) in the form String.replace takes
@@ -55,7 +80,7 @@ export function hashHeaderValue(headers: Headers, name: string): string | undefi
  * uses a random hash (A42). `channelId` is the transport's random 64-bit id.
  */
 export function computeRequestHash(
-  policies: readonly HashPolicy[],
+  policies: readonly CompiledHashPolicy[],
   headers: Headers,
   channelId: bigint,
 ): bigint | undefined {
@@ -68,7 +93,7 @@ export function computeRequestHash(
         if (policy.rewrite !== undefined) value = value.replace(policy.rewrite.pattern, policy.rewrite.substitution);
         policyHash = xxHash64(value);
       }
-    } else if (policy.kind === "channel_id") {
+    } else {
       policyHash = channelId;
     }
     if (policyHash !== undefined) {

@@ -70,7 +70,7 @@ describe("buildHashRing", () => {
     expect(ring.endpointCount).toBe(10_000);
   });
 
-  it("hashes endpoint i's n-th entry as XXH64 of "key_n" and keeps the ring sorted", () => {
+  it("hashes endpoint i's n-th entry as XXH64 of key_n and keeps the ring sorted", () => {
     const eps = endpoints([1, 2, 3]);
     const ring = buildHashRing(eps, cfg(12, 100));
     const expected = new Map<string, number>();
