@@ -59,7 +59,7 @@ describe("buildHashRing", () => {
     // scale = ceil(2/17 * 1024) / (2/17) = 121 * 8.5 = 1028.5, ring size = ceil(scale) = 1029.
     expect(ring.size).toBe(1029);
     const counts = [0, 0, 0, 0];
-    for (let p = 0; p < ring.size; p++) counts[ring.endpointAt(p)]++;
+    for (let p = 0; p < ring.size; p++) (counts[ring.endpointAt(p)] as number)++;
     // Each endpoint's entries are the running target (scale * w / total, summed) rounded up, minus the previous.
     expect(counts).toEqual([363, 182, 363, 121]);
   });
@@ -75,7 +75,7 @@ describe("buildHashRing", () => {
     const ring = buildHashRing(eps, cfg(12, 100));
     const expected = new Map<string, number>();
     const counts = [0, 0, 0];
-    for (let p = 0; p < ring.size; p++) counts[ring.endpointAt(p)]++;
+    for (let p = 0; p < ring.size; p++) (counts[ring.endpointAt(p)] as number)++;
     eps.forEach((e, i) => {
       for (let n = 0; n < (counts[i] as number); n++) expected.set(xxHash64(`${e.key}_${n}`).toString(), i);
     });
@@ -129,7 +129,7 @@ describe("buildHashRing", () => {
         const minNormalized = Math.min(...weights) / total;
         const scale = Math.min(Math.ceil(minNormalized * 512) / minNormalized, 4096);
         const counts = new Array<number>(weights.length).fill(0);
-        for (let p = 0; p < ring.size; p++) counts[ring.endpointAt(p)]++;
+        for (let p = 0; p < ring.size; p++) (counts[ring.endpointAt(p)] as number)++;
         return (
           ring.size === Math.ceil(scale) &&
           weights.every((w, i) => Math.abs((counts[i] as number) - (scale * w) / total) < 1 + 1e-9)

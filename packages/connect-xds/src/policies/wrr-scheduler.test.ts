@@ -17,7 +17,7 @@ function countOnePeriod(weights: readonly number[]): number[] {
   for (;;) {
     const i = scheduler.pick();
     if (sequencesUsed >= period) break;
-    counts[i]++;
+    (counts[i] as number)++;
   }
   return counts;
 }
