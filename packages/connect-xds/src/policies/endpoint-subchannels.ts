@@ -98,3 +98,26 @@ export function createEndpointSubchannels<S>(
     },
   };
 }
+
+/**
+ * The aggregated state of policies that keep every endpoint connected (round_robin's rules, A58): READY if one is,
+ * else CONNECTING if one is connecting or idle (an idle one is being reconnected), else TRANSIENT_FAILURE.
+ */
+export function eagerAggregateState(states: Iterable<ConnectivityState>): ConnectivityState {
+  let connecting = false;
+  for (const s of states) {
+    if (s === "READY") return "READY";
+    if (s === "CONNECTING" || s === "IDLE") connecting = true;
+  }
+  return connecting ? "CONNECTING" : "TRANSIENT_FAILURE";
+}
+
+/** The error of a policy with no usable endpoint, naming the last connection error when there is one. */
+export function noEndpointMessage(policy: string, entries: readonly EndpointEntry<unknown>[], note?: string): string {
+  if (entries.length === 0) return `${policy} has no endpoints${note === undefined ? "" : `: ${note}`}`;
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const error = entries[i]?.subchannel.lastError;
+    if (error !== undefined) return `${policy}: no endpoint is READY; last error: ${error.message}`;
+  }
+  return `${policy}: no endpoint is READY`;
+}

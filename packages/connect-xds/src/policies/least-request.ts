@@ -16,22 +16,27 @@ export function leastRequestChoiceCount(configured: number | undefined): number 
   return Math.min(configured, LEAST_REQUEST_MAX_CHOICES);
 }
 
+/** What least_request reads of a candidate: its calls in flight. */
+export interface OutstandingCalls {
+  readonly outstanding: number;
+}
+
 /**
- * Index of the endpoint to use among `count` candidates whose outstanding-call counts are `outstanding[0..count)`.
- * Allocation-free; `random` returns [0, 1). Returns -1 when there is no candidate.
+ * Index of the endpoint to use among `candidates`: `choiceCount` uniform samples with replacement, the fewest
+ * outstanding calls winning. Allocation-free; `random` returns [0, 1). Returns -1 when there is no candidate.
  */
 export function leastRequestPick(
-  outstanding: ArrayLike<number>,
-  count: number,
+  candidates: readonly OutstandingCalls[],
   choiceCount: number,
   random: () => number,
 ): number {
-  if (count <= 0) return -1;
+  const count = candidates.length;
+  if (count === 0) return -1;
   let best = -1;
   let bestLoad = 0;
   for (let i = 0; i < choiceCount; i++) {
     const candidate = Math.floor(random() * count);
-    const load = outstanding[candidate] as number;
+    const load = (candidates[candidate] as OutstandingCalls).outstanding;
     if (best === -1 || load < bestLoad) {
       best = candidate;
       bestLoad = load;

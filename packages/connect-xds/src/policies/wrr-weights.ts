@@ -93,15 +93,15 @@ export function createEndpointWeight(): EndpointWeight {
   };
 }
 
-/** A duration from gRPC's JSON form ("1.5s") or a number of milliseconds. */
-function durationMs(value: unknown, field: string): number | undefined {
+/** A duration from gRPC's JSON form ("1.5s") or a number of milliseconds; throws naming `policy` and `field`. */
+export function durationMs(value: unknown, field: string, policy = "weighted_round_robin"): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value === "number" && Number.isFinite(value) && value >= 0) return value;
   if (typeof value === "string") {
     const m = /^(\d+)(?:\.(\d{1,9}))?s$/.exec(value);
     if (m !== null) return Number(m[1]) * 1000 + Number(`0.${m[2] ?? "0"}`) * 1000;
   }
-  throw new Error(`weighted_round_robin ${field} ${JSON.stringify(value)} is not a duration`);
+  throw new Error(`${policy} ${field} ${JSON.stringify(value)} is not a duration`);
 }
 
 /** Parses the `weighted_round_robin` JSON config (gRPC's service-config form); throws naming a bad field. */

@@ -6,6 +6,7 @@ import type {
   ConnectivityState,
   LbEndpoint,
   LbHelper,
+  LbPolicyFactory,
   Picker,
   PickInfo,
   PickResult,
@@ -110,10 +111,13 @@ export interface Harness {
   readonly state: ConnectivityState | undefined;
   readonly picker: Picker | undefined;
   sub(address: string): FakeSubchannel;
-  pick(headers?: HeadersInit, hashPolicies?: readonly HashPolicy[]): PickResult;
+  pick(headers?: ConstructorParameters<typeof Headers>[0], hashPolicies?: readonly HashPolicy[]): PickResult;
 }
 
-export function createHarness(random: () => number = seededRandom()): Harness {
+export function createHarness(
+  random: () => number = seededRandom(),
+  factories: readonly LbPolicyFactory[] = [],
+): Harness {
   const subchannels = new Map<string, FakeSubchannel>();
   const clock = virtualClock();
   const states: ConnectivityState[] = [];
@@ -131,7 +135,7 @@ export function createHarness(random: () => number = seededRandom()): Harness {
       states.push(state);
       picker = p;
     },
-    registry: createLbPolicyRegistry([]),
+    registry: createLbPolicyRegistry(factories),
     logger: { error: noop, warn: noop, info: noop, debug: noop, trace: noop } as unknown as LbHelper["logger"],
     clock,
     random,
