@@ -1,5 +1,10 @@
 // @xdskit/connect-xds: a Connect transport routed by xDS (gRFC A27, A28). Grouped by audience (import sorting is
 // off for this file): end users first, then people writing load-balancing policies.
+export { createXdsTransport } from "./xds-transport.js";
+export type { XdsTransport, XdsTransportOptions } from "./xds-transport.js";
+export type { EndpointTransportOptions } from "./endpoint-transport.js";
+export { CallMetricName } from "./metrics.js";
+export type { CallCounterName, CallHistogramName, CallMetricsRecorder, MetricLabels } from "./metrics.js";
 
 // For people writing LB policies (A52) and per-call features: the extension points.
 export type {
@@ -23,3 +28,16 @@ export { failingPicker, idlePicker, queuePicker, stripPath } from "./lb-policy.j
 export { createLbPolicyRegistry, LbConfigError } from "./lb-registry.js";
 export type { LbPolicyRegistry } from "./lb-registry.js";
 export type { ConfigSelector, RouteFilter, RouteSelection } from "./config-selector.js";
+export {
+  builtinLbPolicies,
+  pickFirstPolicy,
+  priorityPolicy,
+  roundRobinPolicy,
+  weightedTargetPolicy,
+  wrrLocalityPolicy,
+} from "./policies/index.js";
+export type { PickFirstConfig } from "./policies/pick-first.js";
+export type { PriorityConfig } from "./policies/priority.js";
+export type { WeightedTargetConfig } from "./policies/weighted-target.js";
+export type { WrrLocalityConfig } from "./policies/wrr-locality.js";
+export { localityLabel } from "./locality.js";

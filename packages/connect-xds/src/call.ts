@@ -1,0 +1,296 @@
+// The per-call path (docs/architecture.md#connect-xds-the-call-path): wait for a config selector, select the route,
+// pick from the cluster's picker (waiting while it queues), send the call on the picked connection's transport and,
+// when it ends, tell the pick's tracker (LRS, policies) and record the A66 metrics. A call that can be picked at once
+// does not await anything before reaching connect-node.
+import type { DescMessage } from "@bufbuild/protobuf";
+import { Code, ConnectError, type StreamResponse, type Transport, type UnaryResponse } from "@connectrpc/connect";
+import { readOrcaReportFromHeaders } from "@xdskit/orca-lrs-bridge";
+import type { OrcaLoadReport } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
+import type { ClusterEntry } from "./cluster-manager.js";
+import type { ConfigSelector, RouteSelection } from "./config-selector.js";
+import { countingBytes, MessageByteCounter } from "./endpoint-transport.js";
+import type { CallEndInfo, CallTracker, CompletePick, PickInfo } from "./lb-policy.js";
+import { CallMetricName, type CallMetricsRecorder, statusName } from "./metrics.js";
+import type { PooledSubchannel } from "./subchannel-pool.js";
+
+/** What the call path reads from the transport. */
+export interface CallState {
+  /** Undefined until the first Listener/RouteConfiguration pair (or error) arrives. */
+  readonly selector: ConfigSelector | ConnectError | undefined;
+  /** The cluster entries of the current selector. */
+  readonly clusters: ReadonlyMap<string, ClusterEntry>;
+  readonly closed: ConnectError | undefined;
+  /** Resolves (or calls back) when the selector or any cluster's picker changed. */
+  onChange(listener: () => void): () => void;
+  /** One call stopped holding a cluster. */
+  release(entry: ClusterEntry): void;
+}
+
+/** Per-call end info; the ORCA report is parsed on first access only (A51: once per call). */
+class CallEnd implements CallEndInfo {
+  private parsed = false;
+  private report: OrcaLoadReport | undefined;
+  constructor(
+    readonly code: number,
+    readonly trailers: Headers,
+  ) {}
+  get orcaReport(): OrcaLoadReport | undefined {
+    if (!this.parsed) {
+      this.parsed = true;
+      const result = readOrcaReportFromHeaders(this.trailers);
+      this.report = result?.ok ? result.report : undefined;
+    }
+    return this.report;
+  }
+}
+
+interface Picked {
+  readonly pick: CompletePick;
+  readonly entry: ClusterEntry;
+}
+
+/** One pick attempt, synchronous: the pick, an error to fail with, or undefined to wait for the next change. */
+function tryPick(
+  state: CallState,
+  info: { path: string; headers: Headers; route?: RouteSelection },
+): Picked | ConnectError | undefined {
+  if (state.closed !== undefined) return state.closed;
+  const selector = state.selector;
+  if (selector === undefined) return undefined;
+  if (selector instanceof ConnectError) return selector;
+  const route = selector.select(info.path, info.headers);
+  if (route instanceof ConnectError) return route;
+  const entry = state.clusters.get(route.cluster);
+  if (entry === undefined) return new ConnectError(`cluster "${route.cluster}" is not known`, Code.Internal);
+  info.route = route;
+  const result = entry.picker.pick(info as PickInfo);
+  switch (result.type) {
+    case "complete":
+      if (result.subchannel.state !== "READY") return undefined;
+      // The call holds its cluster until it ends (A28), released by its attempt.
+      entry.refs++;
+      return { pick: result, entry };
+    case "queue":
+      return undefined;
+    default:
+      return result.error;
+  }
+}
+
+/** Waits for a change, the call's signal or its deadline. */
+function waitForChange(
+  state: CallState,
+  signal: AbortSignal | undefined,
+  deadlineAt: number | undefined,
+  what: () => string,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const done = () => {
+      stop();
+      if (timer !== undefined) clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    };
+    const stop = state.onChange(() => {
+      done();
+      resolve();
+    });
+    const onAbort = () => {
+      done();
+      reject(ConnectError.from(signal?.reason ?? new Error("the call was cancelled"), Code.Canceled));
+    };
+    if (signal?.aborted) {
+      onAbort();
+      return;
+    }
+    signal?.addEventListener("abort", onAbort);
+    if (deadlineAt !== undefined) {
+      timer = setTimeout(
+        () => {
+          done();
+          reject(new ConnectError(`deadline exceeded while waiting for ${what()}`, Code.DeadlineExceeded));
+        },
+        Math.max(0, deadlineAt - performance.now()),
+      );
+    }
+  });
+}
+
+async function pickWaiting(
+  state: CallState,
+  info: { path: string; headers: Headers; route?: RouteSelection },
+  signal: AbortSignal | undefined,
+  deadlineAt: number | undefined,
+): Promise<Picked> {
+  for (;;) {
+    const what = () =>
+      state.selector === undefined
+        ? "the xDS configuration"
+        : info.route === undefined
+          ? "a route"
+          : `a connection to cluster "${info.route.cluster}" (${state.clusters.get(info.route.cluster)?.state ?? "unknown"})`;
+    await waitForChange(state, signal, deadlineAt, what);
+    const result = tryPick(state, info);
+    if (result instanceof ConnectError) throw result;
+    if (result !== undefined) return result;
+  }
+}
+
+export interface CallContext {
+  readonly state: CallState;
+  readonly target: string;
+  readonly metrics: CallMetricsRecorder | undefined;
+  readonly defaultTimeoutMs: number | undefined;
+}
+
+/** Everything that happens when an attempt ends, once. */
+class Attempt {
+  private ended = false;
+  readonly counter: MessageByteCounter | undefined;
+  constructor(
+    private readonly ctx: CallContext,
+    private readonly methodName: string,
+    private readonly start: number,
+    readonly picked: Picked | undefined,
+  ) {
+    this.counter =
+      ctx.metrics?.recordHistogram !== undefined && picked !== undefined ? new MessageByteCounter() : undefined;
+  }
+
+  end(code: number, trailers: Headers): void {
+    if (this.ended) return;
+    this.ended = true;
+    const picked = this.picked;
+    if (picked !== undefined) {
+      picked.pick.tracker?.onCallEnded?.(new CallEnd(code, trailers));
+      this.ctx.state.release(picked.entry);
+    }
+    const metrics = this.ctx.metrics;
+    if (metrics?.recordHistogram === undefined) return;
+    const seconds = (performance.now() - this.start) / 1000;
+    const status = statusName(code);
+    const callLabels = { "grpc.method": this.methodName, "grpc.target": this.ctx.target, "grpc.status": status };
+    const locality = (picked?.pick.subchannel as PooledSubchannel | undefined)?.endpoint.locality?.label;
+    const attemptLabels = locality === undefined ? callLabels : { ...callLabels, "grpc.lb.locality": locality };
+    metrics.recordHistogram(CallMetricName.attemptDuration, seconds, attemptLabels);
+    metrics.recordHistogram(CallMetricName.attemptSentMessageSize, this.counter?.sent ?? 0, attemptLabels);
+    metrics.recordHistogram(CallMetricName.attemptRcvdMessageSize, this.counter?.received ?? 0, attemptLabels);
+    metrics.recordHistogram(CallMetricName.callDuration, seconds, callLabels);
+  }
+}
+
+type Send<R> = (transport: Transport, timeoutMs: number | undefined) => Promise<R>;
+
+/**
+ * Runs one call: routing and picking, then `send` on the picked endpoint's transport. `onResponse` wraps a streaming
+ * response so the attempt ends when its messages end.
+ */
+export async function runCall<
+  R extends UnaryResponse<DescMessage, DescMessage> | StreamResponse<DescMessage, DescMessage>,
+>(
+  ctx: CallContext,
+  methodName: string,
+  signal: AbortSignal | undefined,
+  timeoutMs: number | undefined,
+  headers: Headers,
+  send: Send<R>,
+  onResponse: (response: R, attempt: Attempt) => R,
+): Promise<R> {
+  const start = performance.now();
+  const effectiveTimeout = timeoutMs === undefined ? ctx.defaultTimeoutMs : timeoutMs <= 0 ? undefined : timeoutMs;
+  let deadlineAt = effectiveTimeout === undefined ? undefined : start + effectiveTimeout;
+  ctx.metrics?.addCounter(CallMetricName.attemptStarted, 1, { "grpc.method": methodName, "grpc.target": ctx.target });
+  const info: { path: string; headers: Headers; route?: RouteSelection } = { path: `/${methodName}`, headers };
+  let picked: Picked;
+  try {
+    if (signal?.aborted) throw ConnectError.from(signal.reason ?? new Error("the call was cancelled"), Code.Canceled);
+    const now = tryPick(ctx.state, info);
+    if (now instanceof ConnectError) throw now;
+    picked = now ?? (await pickWaiting(ctx.state, info, signal, deadlineAt));
+  } catch (error) {
+    new Attempt(ctx, methodName, start, undefined).end(ConnectError.from(error).code, new Headers());
+    throw error;
+  }
+  // A31: the route's max stream duration caps the call's own deadline.
+  const maxStreamDurationMs = info.route?.maxStreamDurationMs;
+  if (maxStreamDurationMs !== undefined && maxStreamDurationMs > 0) {
+    const cap = start + maxStreamDurationMs;
+    if (deadlineAt === undefined || cap < deadlineAt) deadlineAt = cap;
+  }
+  const attempt = new Attempt(ctx, methodName, start, picked);
+  const tracker: CallTracker | undefined = picked.pick.tracker;
+  tracker?.onCallStarted?.();
+  let remaining: number | undefined;
+  if (deadlineAt !== undefined) {
+    remaining = deadlineAt - performance.now();
+    if (remaining <= 0) {
+      const error = new ConnectError("deadline exceeded before the call was sent", Code.DeadlineExceeded);
+      attempt.end(error.code, new Headers());
+      throw error;
+    }
+    remaining = Math.max(1, Math.floor(remaining));
+  }
+  const transport = (picked.pick.subchannel as PooledSubchannel).transport;
+  let pending: Promise<R>;
+  try {
+    pending =
+      attempt.counter === undefined
+        ? send(transport, remaining)
+        : countingBytes(attempt.counter, () => send(transport, remaining));
+  } catch (error) {
+    const connectError = ConnectError.from(error);
+    attempt.end(connectError.code, connectError.metadata);
+    throw error;
+  }
+  let response: R;
+  try {
+    response = await pending;
+  } catch (error) {
+    const connectError = ConnectError.from(error);
+    attempt.end(connectError.code, connectError.metadata);
+    throw error;
+  }
+  return onResponse(response, attempt);
+}
+
+export type { Attempt };
+
+/** A unary response ends its attempt at once. */
+export function endUnary<R extends UnaryResponse<DescMessage, DescMessage>>(response: R, attempt: Attempt): R {
+  attempt.end(0, response.trailer);
+  return response;
+}
+
+/** A streaming response ends its attempt when its messages are done, fail, or are abandoned. */
+export function endStream<R extends StreamResponse<DescMessage, DescMessage>>(response: R, attempt: Attempt): R {
+  const messages = response.message;
+  const wrapped: AsyncIterable<unknown> = {
+    [Symbol.asyncIterator]() {
+      const inner = messages[Symbol.asyncIterator]();
+      return {
+        next: () =>
+          inner.next().then(
+            (result) => {
+              if (result.done === true) attempt.end(0, response.trailer);
+              return result;
+            },
+            (error: unknown) => {
+              const connectError = ConnectError.from(error);
+              attempt.end(connectError.code, connectError.metadata);
+              throw error;
+            },
+          ),
+        return: (value?: unknown) => {
+          attempt.end(Code.Canceled, response.trailer);
+          return inner.return?.(value) ?? Promise.resolve({ done: true as const, value: undefined });
+        },
+        throw: (error?: unknown) => {
+          const connectError = ConnectError.from(error);
+          attempt.end(connectError.code, connectError.metadata);
+          return inner.throw?.(error) ?? Promise.reject(error);
+        },
+      } as AsyncIterator<unknown>;
+    },
+  };
+  return { ...response, message: wrapped } as R;
+}

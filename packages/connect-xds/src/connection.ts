@@ -1,0 +1,194 @@
+// One HTTP/2 connection to one backend address, with gRPC's subchannel states (docs/decisions.md#connect-xds-connections):
+// IDLE --requestConnection--> CONNECTING --server SETTINGS--> READY --GOAWAY / close / error--> IDLE
+//                             CONNECTING --error / close / connect deadline--> TRANSIENT_FAILURE --backoff--> IDLE
+// The connect deadline is max(20 s, this attempt's backoff); the next attempt starts no earlier than the backoff
+// after this one started (gRPC's connection backoff). Every session and socket gets an 'error' listener before
+// anything else and keeps it for its whole life, so a backend that is not HTTP/2 only fails its connection.
+import * as http2 from "node:http2";
+import * as net from "node:net";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { GrpcTransportOptions } from "@connectrpc/connect-node";
+import { type Backoff, type Clock, createBackoff } from "@xdskit/orca-lrs-bridge";
+import type { ConnectivityState } from "./lb-policy.js";
+
+/** gRPC's minimum connect timeout. */
+export const MIN_CONNECT_TIMEOUT_MS = 20_000;
+
+/** Opens the HTTP/2 session to `authority` (`http://host:port`). Tests substitute their own. */
+export type Dialer = (authority: string, host: string, port: number) => http2.ClientHttp2Session;
+
+const ignore = (): void => {};
+
+export const dialCleartext: Dialer = (authority, host, port) =>
+  http2.connect(authority, {
+    createConnection: () => {
+      const socket = net.connect({ host, port });
+      socket.on("error", ignore);
+      socket.setNoDelay(true);
+      return socket;
+    },
+  });
+
+export interface ConnectionOptions {
+  /** `host:port`, IPv6 in brackets. */
+  readonly address: string;
+  readonly clock: Clock;
+  readonly random: () => number;
+  readonly dial?: Dialer;
+  readonly minConnectTimeoutMs?: number;
+  readonly backoff?: Backoff;
+  /** Called after every state change. */
+  readonly onStateChange: (state: ConnectivityState) => void;
+}
+
+/** Splits `host:port` / `[v6]:port`. */
+export function splitAddress(address: string): { host: string; port: number } {
+  const colon = address.lastIndexOf(":");
+  const host = address.slice(0, colon);
+  return { host: host.startsWith("[") ? host.slice(1, -1) : host, port: Number(address.slice(colon + 1)) };
+}
+
+/** connect-node's session-manager interface (not exported by name). */
+export type SessionManager = NonNullable<GrpcTransportOptions["sessionManager"]>;
+
+export class Http2Connection implements SessionManager {
+  readonly authority: string;
+  state: ConnectivityState = "IDLE";
+  lastError: Error | undefined;
+  /** The session calls go to: set from the server's SETTINGS until the session is lost. */
+  private session: http2.ClientHttp2Session | undefined;
+  /** The session being established. */
+  private pending: http2.ClientHttp2Session | undefined;
+  private timer: unknown;
+  private closed = false;
+  private readonly host: string;
+  private readonly port: number;
+  private readonly dial: Dialer;
+  private readonly backoff: Backoff;
+  private readonly minConnectTimeoutMs: number;
+
+  constructor(readonly options: ConnectionOptions) {
+    const { host, port } = splitAddress(options.address);
+    this.host = host;
+    this.port = port;
+    // The URL origin, as connect-node compares it with each request URL (IPv6 normalised).
+    this.authority = new URL(`http://${options.address}`).origin;
+    this.dial = options.dial ?? dialCleartext;
+    this.backoff = options.backoff ?? createBackoff({}, options.random);
+    this.minConnectTimeoutMs = options.minConnectTimeoutMs ?? MIN_CONNECT_TIMEOUT_MS;
+  }
+
+  requestConnection(): void {
+    if (this.state !== "IDLE" || this.closed) return;
+    const { clock } = this.options;
+    const delayMs = this.backoff.next();
+    const attemptStart = clock.now();
+    this.setState("CONNECTING");
+    let session: http2.ClientHttp2Session;
+    try {
+      session = this.dial(this.authority, this.host, this.port);
+    } catch (error) {
+      this.failAttempt(error as Error, attemptStart + delayMs);
+      return;
+    }
+    this.pending = session;
+    session.on("error", (error: Error) => this.onLost(session, error, attemptStart + delayMs));
+    session.on("close", () => this.onLost(session, new Error("connection closed"), attemptStart + delayMs));
+    session.on("goaway", (code: number) => this.onLost(session, new Error(`GOAWAY (code ${code})`), 0));
+    session.once("remoteSettings", () => {
+      if (this.pending !== session) return;
+      this.pending = undefined;
+      clock.clearTimeout(this.timer);
+      this.backoff.reset();
+      this.session = session;
+      this.lastError = undefined;
+      this.setState("READY");
+    });
+    this.timer = clock.setTimeout(
+      () => {
+        if (this.pending !== session) return;
+        session.destroy();
+        this.onLost(session, new Error("connect deadline exceeded"), attemptStart + delayMs);
+      },
+      Math.max(delayMs, this.minConnectTimeoutMs),
+    );
+  }
+
+  /** A session failed or ended: while connecting, a failed attempt; while READY, back to IDLE. */
+  private onLost(session: http2.ClientHttp2Session, error: Error, nextAttemptAt: number): void {
+    if (session === this.pending) {
+      this.pending = undefined;
+      this.options.clock.clearTimeout(this.timer);
+      if (!session.destroyed) session.destroy();
+      this.failAttempt(error, nextAttemptAt);
+    } else if (session === this.session) {
+      // In-flight streams on it finish or fail on their own; new calls need a new connection.
+      this.session = undefined;
+      if (!session.closed) session.close();
+      this.lastError = error;
+      if (!this.closed) this.setState("IDLE");
+    }
+  }
+
+  private failAttempt(error: Error, nextAttemptAt: number): void {
+    this.lastError = error;
+    if (this.closed) return;
+    this.setState("TRANSIENT_FAILURE");
+    const { clock } = this.options;
+    this.timer = clock.setTimeout(
+      () => {
+        if (!this.closed && this.state === "TRANSIENT_FAILURE") this.setState("IDLE");
+      },
+      Math.max(0, nextAttemptAt - clock.now()),
+    );
+  }
+
+  private setState(state: ConnectivityState): void {
+    if (this.state === state) return;
+    this.state = state;
+    this.options.onStateChange(state);
+  }
+
+  /** connect-node's hook: a stream on the READY session (calls are only sent to READY connections). */
+  request(
+    method: string,
+    path: string,
+    headers: http2.OutgoingHttpHeaders,
+    options: Omit<http2.ClientSessionRequestOptions, "signal">,
+  ): Promise<http2.ClientHttp2Stream> {
+    const session = this.session;
+    if (session === undefined || session.closed || session.destroyed) {
+      return Promise.reject(new ConnectError(`connection to ${this.options.address} is not ready`, Code.Unavailable));
+    }
+    try {
+      const stream = session.request({ ...headers, ":method": method, ":path": path }, options);
+      // connect-node adds its own listener a tick later; this one covers the gap.
+      stream.on("error", ignore);
+      return Promise.resolve(stream);
+    } catch (error) {
+      return Promise.reject(ConnectError.from(error, Code.Unavailable));
+    }
+  }
+
+  notifyResponseByteRead(): void {}
+
+  /** Stops reconnecting; the sessions close once their streams are done. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.options.clock.clearTimeout(this.timer);
+    const pending = this.pending;
+    this.pending = undefined;
+    if (pending !== undefined && !pending.destroyed) pending.destroy();
+    const session = this.session;
+    this.session = undefined;
+    if (session !== undefined && !session.closed) session.close();
+  }
+
+  /** Closes the sessions now, failing their streams (transport shutdown). */
+  destroy(): void {
+    const session = this.session;
+    this.close();
+    if (session !== undefined && !session.destroyed) session.destroy();
+  }
+}
