@@ -1,5 +1,5 @@
-// Circuit breaking (A32) and EDS drop_overloads: what cluster_impl checks before a pick. Counters are shared by
-// every transport in the process, keyed by cluster and EDS service name, as gRPC does.
+// Circuit breaking (A32): the in-flight count cluster_impl checks against `max_requests` on each pick. Counters are
+// shared by every transport in the process, keyed by cluster and EDS service name, as gRPC does.
 // See docs/decisions.md#policies-circuit-breaking.
 
 /** The default `max_requests` (CDS `circuit_breakers.thresholds` with priority DEFAULT). */
@@ -8,10 +8,10 @@ export const DEFAULT_MAX_REQUESTS = 1024;
 /** In-flight calls of one cluster across the process. */
 export interface RequestCounter {
   readonly inFlight: number;
-  /** Counts one more call unless `maxRequests` are already in flight; false means drop it (UNAVAILABLE). */
-  tryAcquire(maxRequests: number): boolean;
+  /** A call started (after its pick found fewer than `max_requests` in flight). */
+  start(): void;
   /** A counted call ended. */
-  release(): void;
+  end(): void;
 }
 
 const counters = new Map<string, { counter: RequestCounter; users: number }>();
@@ -22,12 +22,10 @@ function createRequestCounter(): RequestCounter {
     get inFlight() {
       return inFlight;
     },
-    tryAcquire(maxRequests) {
-      if (inFlight >= maxRequests) return false;
+    start() {
       inFlight++;
-      return true;
     },
-    release() {
+    end() {
       if (inFlight > 0) inFlight--;
     },
   };
@@ -59,22 +57,4 @@ export function acquireRequestCounter(
       if (held.users === 0 && held.counter.inFlight === 0) counters.delete(key);
     },
   };
-}
-
-/** One `drop_overloads` entry: its category and drops per million calls. */
-export interface DropCategory {
-  readonly category: string;
-  readonly dropsPerMillion: number;
-}
-
-/**
- * The category a call is dropped under, or undefined to let it through: each category in order draws its own
- * integer in [0, 1,000,000) and drops the call when the draw is below its rate (C-core's and grpc-go's order).
- */
-export function pickDropCategory(drops: readonly DropCategory[], random: () => number): string | undefined {
-  for (let i = 0; i < drops.length; i++) {
-    const d = drops[i] as DropCategory;
-    if (Math.floor(random() * 1_000_000) < d.dropsPerMillion) return d.category;
-  }
-  return undefined;
 }

@@ -2,7 +2,7 @@
 // interval ejects outliers by showing the child their subchannels in TRANSIENT_FAILURE (connections are kept).
 // See docs/decisions.md#policies-outlier.
 
-import type { OutlierDetectionConfig } from "@xdskit/xds-client";
+import type { ClusterUpdate, OutlierDetectionConfig } from "@xdskit/xds-client";
 import type {
   CallTracker,
   CompletePick,
@@ -247,4 +247,29 @@ function createOutlierDetectionPolicy(helper: LbHelper): LbPolicy<OutlierDetecti
       child = undefined;
     },
   };
+}
+
+/**
+ * A priority's child config for `cluster` (A50): its LB policy wrapped in outlier_detection when the cluster has
+ * `outlier_detection`, as it is otherwise.
+ */
+export function withOutlierDetection(cluster: ClusterUpdate): readonly unknown[] {
+  const od = cluster.outlierDetection;
+  if (od === undefined) return cluster.lbPolicy;
+  const ms = (value: number) => `${value / 1000}s`;
+  return [
+    {
+      [OUTLIER_DETECTION_POLICY_NAME]: {
+        interval: ms(od.intervalMs),
+        baseEjectionTime: ms(od.baseEjectionTimeMs),
+        maxEjectionTime: ms(od.maxEjectionTimeMs),
+        maxEjectionPercent: od.maxEjectionPercent,
+        ...(od.successRateEjection === undefined ? {} : { successRateEjection: { ...od.successRateEjection } }),
+        ...(od.failurePercentageEjection === undefined
+          ? {}
+          : { failurePercentageEjection: { ...od.failurePercentageEjection } }),
+        childPolicy: cluster.lbPolicy,
+      },
+    },
+  ];
 }
