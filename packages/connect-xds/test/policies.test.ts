@@ -13,6 +13,7 @@ import {
 import {
   type Cluster,
   Cluster_LbPolicy,
+  Cluster_RingHashLbConfigSchema,
   LoadBalancingPolicy_PolicySchema,
   LoadBalancingPolicySchema,
 } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
@@ -31,7 +32,9 @@ import { type Backend, startBackend } from "./support/backends.js";
 import { EchoService } from "./support/echo-service.js";
 import { clientFor, simpleSnapshot, startControlPlane } from "./support/harness.js";
 
-type Echo = { unary(request: { value: string }, options?: { headers?: HeadersInit }): Promise<{ value: string }> };
+type Echo = {
+  unary(request: { value: string }, options?: { headers?: Record<string, string> }): Promise<{ value: string }>;
+};
 
 const seconds = (s: number) =>
   create(DurationSchema, { seconds: BigInt(Math.floor(s)), nanos: Math.round((s % 1) * 1e9) });
@@ -89,7 +92,7 @@ describe("issue 21 policies over HTTP/2", () => {
   }
 
   /** Backend names serving `n` calls (with headers from `headersFor(i)`). */
-  async function served(echo: Echo, n: number, headersFor: (i: number) => HeadersInit = () => ({})) {
+  async function served(echo: Echo, n: number, headersFor: (i: number) => Record<string, string> = () => ({})) {
     const names: string[] = [];
     for (let i = 0; i < n; i++) {
       const r = await echo.unary({ value: `${i}` }, { headers: headersFor(i) });
@@ -105,11 +108,7 @@ describe("issue 21 policies over HTTP/2", () => {
       // One ring entry per endpoint, so a removal changes nothing but the removed endpoint's entry.
       cluster.lbConfig = {
         case: "ringHashLbConfig",
-        value: {
-          $typeName: "envoy.config.cluster.v3.Cluster.RingHashLbConfig",
-          minimumRingSize: 1n,
-          hashFunction: 0,
-        } as never,
+        value: create(Cluster_RingHashLbConfigSchema, { minimumRingSize: 1n }),
       };
       const action = route.virtualHosts[0]?.routes[0]?.action;
       if (action?.case !== "route") throw new Error("route action expected");
