@@ -1,265 +1,140 @@
-// The policies of issue 21 over real HTTP/2: the control plane on 127.0.0.1 serves clusters that select ring_hash,
-// least_request, weighted_round_robin (with per-call ORCA from the backends), outlier detection and a max_requests
-// circuit breaker; Connect backends answer with their names. Each case changes the cluster, then asserts where
-// calls went.
-import { create, toBinary } from "@bufbuild/protobuf";
-import { anyPack, DurationSchema } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
-import { buildClusterLoadAssignment, type ManagementServer } from "@xdskit/control-plane";
-import {
-  CircuitBreakers_ThresholdsSchema,
-  CircuitBreakersSchema,
-} from "@xdskit/protos/envoy/config/cluster/v3/circuit_breaker_pb";
-import {
-  type Cluster,
-  Cluster_LbPolicy,
-  Cluster_RingHashLbConfigSchema,
-  LoadBalancingPolicy_PolicySchema,
-  LoadBalancingPolicySchema,
-} from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
-import { OutlierDetectionSchema } from "@xdskit/protos/envoy/config/cluster/v3/outlier_detection_pb";
-import { RoutingPriority } from "@xdskit/protos/envoy/config/core/v3/base_pb";
-import { TypedExtensionConfigSchema } from "@xdskit/protos/envoy/config/core/v3/extension_pb";
-import { RouteAction_HashPolicySchema } from "@xdskit/protos/envoy/config/route/v3/route_components_pb";
-import type { RouteConfiguration } from "@xdskit/protos/envoy/config/route/v3/route_pb";
-import { ClientSideWeightedRoundRobinSchema } from "@xdskit/protos/envoy/extensions/load_balancing_policies/client_side_weighted_round_robin/v3/client_side_weighted_round_robin_pb";
-import { WrrLocalitySchema } from "@xdskit/protos/envoy/extensions/load_balancing_policies/wrr_locality/v3/wrr_locality_pb";
-import { OrcaLoadReportSchema } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
-import type { XdsClient } from "@xdskit/xds-client";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createXdsTransport, type XdsTransport } from "../src/index.js";
-import { type Backend, startBackend } from "./support/backends.js";
-import { EchoService } from "./support/echo-service.js";
-import { clientFor, simpleSnapshot, startControlPlane } from "./support/harness.js";
+// round_robin, weighted_target (through xds_wrr_locality) and pick_first driven by hand.
+import { describe, expect, it } from "vitest";
+import { builtinLbPolicies, createLbPolicyRegistry, type LbEndpoint, type LbPolicy } from "../src/index.js";
+import { createHarness, endpoint, type Harness } from "./support/fake-helper.js";
 
-type Echo = {
-  unary(request: { value: string }, options?: { headers?: Record<string, string> }): Promise<{ value: string }>;
-};
+function start(json: object, endpoints: LbEndpoint[], random?: () => number): { h: Harness; policy: LbPolicy } {
+  const h = createHarness(random);
+  const { factory, config } = createLbPolicyRegistry(builtinLbPolicies).select([json]);
+  const policy = factory.create(h.helper);
+  policy.update({ config, endpoints });
+  return { h, policy };
+}
 
-const seconds = (s: number) =>
-  create(DurationSchema, { seconds: BigInt(Math.floor(s)), nanos: Math.round((s % 1) * 1e9) });
+const A = "10.0.0.1:80";
+const B = "10.0.0.2:80";
+const C = "10.0.0.3:80";
 
-/** Per-call ORCA trailers with this application utilization and 100 qps. */
-const orcaTrailer =
-  (applicationUtilization: number): Interceptor =>
-  (next) =>
-  async (req) => {
-    const res = await next(req);
-    const report = create(OrcaLoadReportSchema, { applicationUtilization, rpsFractional: 100 });
-    res.trailer.set(
-      "endpoint-load-metrics-bin",
-      Buffer.from(toBinary(OrcaLoadReportSchema, report)).toString("base64"),
-    );
-    return res;
-  };
-
-/** Fails every call with UNAVAILABLE, counting them. */
-const failures = { count: 0 };
-const failing: Interceptor = () => async () => {
-  failures.count++;
-  throw new ConnectError("backend is broken", Code.Unavailable);
-};
-
-describe("issue 21 policies over HTTP/2", () => {
-  let server: ManagementServer;
-  let client: XdsClient;
-  let transport: XdsTransport | undefined;
-  const backends: Backend[] = [];
-
-  beforeAll(async () => {
-    server = await startControlPlane();
-    client = clientFor(server);
-  });
-  afterEach(async () => {
-    await transport?.close();
-    transport = undefined;
-    await Promise.all(backends.splice(0).map((b) => b.close()));
-  });
-  afterAll(async () => {
-    await client.close();
-    await server.close();
+describe("round_robin", () => {
+  it("connects every endpoint and rotates over the READY ones", () => {
+    const { h } = start({ round_robin: {} }, [endpoint(A), endpoint(B), endpoint(C)], () => 0);
+    expect(h.subchannels.map((s) => s.connectRequests)).toEqual([1, 1, 1]);
+    expect(h.state()).toBe("CONNECTING");
+    h.subchannel(A).set("READY");
+    h.subchannel(C).set("READY");
+    expect(h.pick(4)).toEqual([A, C, A, C]);
+    h.subchannel(B).set("READY");
+    expect(h.pick(3)).toEqual([A, B, C]);
   });
 
-  /** Serves listener `name` over `cluster` built by `edit`, with `backends` in one locality; returns a client. */
-  function serve(name: string, edit: (cluster: Cluster, route: RouteConfiguration) => void): Echo {
-    const resources = simpleSnapshot(name, `${name}-cluster`, [
-      { zone: "z1", endpoints: backends.map((b) => b.address) },
-    ]);
-    edit(resources[2] as Cluster, resources[1] as RouteConfiguration);
-    server.setSnapshot(resources);
-    transport = createXdsTransport({ target: `xds:///${name}`, client });
-    return createClient(EchoService, transport) as unknown as Echo;
-  }
-
-  /** Backend names serving `n` calls (with headers from `headersFor(i)`). */
-  async function served(echo: Echo, n: number, headersFor: (i: number) => Record<string, string> = () => ({})) {
-    const names: string[] = [];
-    for (let i = 0; i < n; i++) {
-      const r = await echo.unary({ value: `${i}` }, { headers: headersFor(i) });
-      names.push(r.value.split(":")[0] as string);
-    }
-    return names;
-  }
-
-  it("ring_hash: a header value always reaches the same backend; removing a backend moves only its keys", async () => {
-    backends.push(...(await Promise.all(["a", "b", "c", "d"].map((n) => startBackend(n)))));
-    const echo = serve("ring", (cluster, route) => {
-      cluster.lbPolicy = Cluster_LbPolicy.RING_HASH;
-      // One ring entry per endpoint, so a removal changes nothing but the removed endpoint's entry.
-      cluster.lbConfig = {
-        case: "ringHashLbConfig",
-        value: create(Cluster_RingHashLbConfigSchema, { minimumRingSize: 1n }),
-      };
-      const action = route.virtualHosts[0]?.routes[0]?.action;
-      if (action?.case !== "route") throw new Error("route action expected");
-      action.value.hashPolicy = [
-        create(RouteAction_HashPolicySchema, { policySpecifier: { case: "header", value: { headerName: "x-user" } } }),
-      ];
-    });
-    const users = Array.from({ length: 40 }, (_, i) => `user-${i}`);
-    const first = await served(echo, 40, (i) => ({ "x-user": users[i] as string }));
-    const again = await served(echo, 40, (i) => ({ "x-user": users[i] as string }));
-    expect(again).toEqual(first);
-    expect(new Set(first).size).toBeGreaterThan(1);
-    // Remove backend "a" from EDS.
-    const [removed, ...rest] = backends;
-    server.setSnapshot([
-      buildClusterLoadAssignment({
-        clusterName: "ring-cluster",
-        localities: [{ zone: "z1", endpoints: rest.map((b) => b.address) }],
-      }),
-    ]);
-    let after = await served(echo, 40, (i) => ({ "x-user": users[i] as string }));
-    for (let tries = 0; after.includes(removed?.name ?? "") && tries < 50; tries++) {
-      await new Promise((r) => setTimeout(r, 20));
-      after = await served(echo, 40, (i) => ({ "x-user": users[i] as string }));
-    }
-    first.forEach((owner, i) => {
-      if (owner !== "a") expect(after[i]).toBe(owner);
-      else expect(after[i]).not.toBe("a");
-    });
+  it("reconnects an endpoint that goes IDLE and keeps a failed one TRANSIENT_FAILURE until READY", () => {
+    const { h } = start({ round_robin: {} }, [endpoint(A)]);
+    h.subchannel(A).set("READY");
+    h.subchannel(A).set("IDLE");
+    expect(h.subchannel(A).connectRequests).toBe(2);
+    h.subchannel(A).set("TRANSIENT_FAILURE", new Error("connection refused"));
+    expect(h.state()).toBe("TRANSIENT_FAILURE");
+    h.subchannel(A).set("IDLE");
+    h.subchannel(A).set("CONNECTING");
+    expect(h.state()).toBe("TRANSIENT_FAILURE");
+    expect(h.pick()).toEqual(["fail"]);
+    h.subchannel(A).set("READY");
+    expect(h.pick()).toEqual([A]);
   });
 
-  it("weighted_round_robin: traffic follows qps / application_utilization within 10 %", async () => {
-    const utilization = { a: 0.2, b: 0.4, c: 0.8 };
-    for (const [n, u] of Object.entries(utilization))
-      backends.push(await startBackend(n, { interceptors: [orcaTrailer(u)] }));
-    const echo = serve("wrr", (cluster) => {
-      const wrr = create(ClientSideWeightedRoundRobinSchema, {
-        blackoutPeriod: seconds(0),
-        weightUpdatePeriod: seconds(0.1),
-      });
-      const locality = create(WrrLocalitySchema, {
-        endpointPickingPolicy: create(LoadBalancingPolicySchema, {
-          policies: [
-            create(LoadBalancingPolicy_PolicySchema, {
-              typedExtensionConfig: create(TypedExtensionConfigSchema, {
-                name: "wrr",
-                typedConfig: anyPack(ClientSideWeightedRoundRobinSchema, wrr),
-              }),
-            }),
-          ],
-        }),
-      });
-      cluster.loadBalancingPolicy = create(LoadBalancingPolicySchema, {
-        policies: [
-          create(LoadBalancingPolicy_PolicySchema, {
-            typedExtensionConfig: create(TypedExtensionConfigSchema, {
-              name: "loc",
-              typedConfig: anyPack(WrrLocalitySchema, locality),
-            }),
-          }),
-        ],
-      });
-    });
-    // Weights are 500, 250 and 125: 4/7, 2/7, 1/7 of the calls once the weights are in use. Reports come with every
-    // call; the scheduler picks them up at the next 100 ms weight update, so calls continue until it has.
-    let names: string[] = [];
-    for (let round = 0; round < 30; round++) {
-      names = await served(echo, 140);
-      const a = names.filter((n) => n === "a").length;
-      if (a > 70) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    names = await served(echo, 700);
-    const share = (n: string) => names.filter((x) => x === n).length / names.length;
-    expect(share("a")).toBeCloseTo(4 / 7, 1);
-    expect(Math.abs(share("a") - 4 / 7)).toBeLessThan(0.1 * (4 / 7));
-    expect(Math.abs(share("b") - 2 / 7)).toBeLessThan(0.1 * (2 / 7));
-    expect(Math.abs(share("c") - 1 / 7)).toBeLessThan(0.1 * (1 / 7) + 0.02);
+  it("keeps the subchannels of endpoints that stay and closes those that go", () => {
+    const { h, policy } = start({ round_robin: {} }, [endpoint(A), endpoint(B)]);
+    const first = h.subchannel(A);
+    policy.update({ config: {}, endpoints: [endpoint(A), endpoint(C)] });
+    expect(h.subchannel(A)).toBe(first);
+    expect(h.subchannels.find((s) => s.address === B)?.closed).toBe(true);
+    expect(h.subchannels.map((s) => s.address)).toEqual([A, B, C]);
   });
 
-  it("least_request: every backend serves calls (choice of two among READY backends)", async () => {
-    backends.push(...(await Promise.all(["a", "b", "c"].map((n) => startBackend(n)))));
-    const echo = serve("lr", (cluster) => {
-      cluster.lbPolicy = Cluster_LbPolicy.LEAST_REQUEST;
-    });
-    const names = await served(echo, 60);
-    expect(new Set(names)).toEqual(new Set(["a", "b", "c"]));
+  it("fails calls when it has no endpoints, saying why", () => {
+    const { h, policy } = start({ round_robin: {} }, []);
+    expect(h.state()).toBe("TRANSIENT_FAILURE");
+    policy.update({ config: {}, endpoints: [], resolutionNote: "EDS has none" });
+    const picker = h.published.at(-1)!.picker;
+    const result = picker.pick({} as never);
+    expect(result.type === "fail" && result.error.rawMessage).toBe("no endpoints (EDS has none)");
+  });
+});
+
+describe("xds_wrr_locality + weighted_target", () => {
+  const WRR = { xds_wrr_locality_experimental: { childPolicy: [{ round_robin: {} }] } };
+  const localities = (weightA: number, weightB: number) => [
+    { ...endpoint(A, "a", 0, weightA), path: [endpoint(A, "a", 0).path[1]!] },
+    { ...endpoint(B, "b", 0, weightB), path: [endpoint(B, "b", 0).path[1]!] },
+  ];
+
+  it("splits picks among READY localities by locality weight", () => {
+    let draw = 0;
+    // Draws spread evenly over [0, 1): the split is then exactly the weights.
+    const { h } = start(WRR, localities(1, 3), () => ((draw++ % 100) + 0.5) / 100);
+    h.subchannel(A).set("READY");
+    h.subchannel(B).set("READY");
+    const picks = h.pick(400);
+    expect(picks.filter((p) => p === A).length).toBe(100);
+    expect(picks.filter((p) => p === B).length).toBe(300);
   });
 
-  it("outlier detection: a backend failing every call is ejected and gets no calls", async () => {
-    backends.push(...(await Promise.all(["a", "b", "c", "d"].map((n) => startBackend(n)))));
-    backends.push(await startBackend("bad", { interceptors: [failing] }));
-    const echo = serve("od", (cluster) => {
-      cluster.outlierDetection = create(OutlierDetectionSchema, {
-        interval: seconds(0.1),
-        baseEjectionTime: seconds(30),
-        maxEjectionPercent: 50,
-        enforcingSuccessRate: 0,
-        failurePercentageThreshold: 50,
-        enforcingFailurePercentage: 100,
-        failurePercentageMinimumHosts: 3,
-        failurePercentageRequestVolume: 5,
-      });
-    });
-    const call = () =>
-      echo.unary({ value: "x" }).then(
-        (r) => r.value.split(":")[0] as string,
-        () => "bad",
-      );
-    // Calls until one interval has seen the failures: then a block of 50 calls never reaches "bad".
-    let block: string[] = [];
-    for (let round = 0; round < 30; round++) {
-      block = [];
-      for (let i = 0; i < 50; i++) block.push(await call());
-      if (!block.includes("bad")) break;
-    }
-    expect(block).not.toContain("bad");
-    // It did get calls before the ejection.
-    expect(failures.count).toBeGreaterThan(0);
+  it("sends everything to the READY locality while the other connects", () => {
+    const { h } = start(WRR, localities(1, 1));
+    h.subchannel(B).set("CONNECTING");
+    h.subchannel(A).set("READY");
+    expect(new Set(h.pick(20))).toEqual(new Set([A]));
   });
 
-  it("circuit breaking: calls over max_requests in flight fail UNAVAILABLE until one ends", async () => {
-    let release: () => void = () => {};
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
-    let arrived = 0;
-    const held: Interceptor = (next) => async (req) => {
-      arrived++;
-      await gate;
-      return next(req);
-    };
-    backends.push(await startBackend("slow", { interceptors: [held] }));
-    const echo = serve("cb", (cluster) => {
-      cluster.circuitBreakers = create(CircuitBreakersSchema, {
-        thresholds: [create(CircuitBreakers_ThresholdsSchema, { priority: RoutingPriority.DEFAULT, maxRequests: 2 })],
-      });
-    });
-    const first = echo.unary({ value: "1" });
-    const second = echo.unary({ value: "2" });
-    // Wait until both are on the wire: the backend has seen them.
-    for (let i = 0; i < 400 && arrived < 2; i++) await new Promise((r) => setTimeout(r, 5));
-    expect(arrived).toBe(2);
-    const third = await echo.unary({ value: "3" }).then(
-      () => undefined,
-      (e: unknown) => ConnectError.from(e),
-    );
-    expect(third?.code).toBe(Code.Unavailable);
-    expect(third?.message).toMatch(/circuit breaking/);
-    release();
-    await Promise.all([first, second]);
-    expect((await echo.unary({ value: "4" })).value).toBe("slow:4");
+  it("is TRANSIENT_FAILURE only when every locality is", () => {
+    const { h } = start(WRR, localities(1, 1));
+    h.subchannel(A).set("TRANSIENT_FAILURE", new Error("a down"));
+    expect(h.state()).not.toBe("TRANSIENT_FAILURE");
+    h.subchannel(B).set("TRANSIENT_FAILURE", new Error("b down"));
+    expect(h.state()).toBe("TRANSIENT_FAILURE");
+  });
+});
+
+describe("pick_first", () => {
+  it("tries addresses in order, uses the first that connects and closes the rest", () => {
+    const { h } = start({ pick_first: {} }, [endpoint(A), endpoint(B), endpoint(C)]);
+    expect(h.subchannels.map((s) => s.connectRequests)).toEqual([1, 0, 0]);
+    h.subchannel(A).set("TRANSIENT_FAILURE", new Error("refused"));
+    expect(h.subchannel(B).connectRequests).toBe(1);
+    h.subchannel(B).set("READY");
+    expect(h.pick(3)).toEqual([B, B, B]);
+    expect(h.subchannels.filter((s) => s.closed).map((s) => s.address)).toEqual([A, C]);
+  });
+
+  it("goes IDLE when its connection is lost and reconnects on the next pick", async () => {
+    const { h } = start({ pick_first: {} }, [endpoint(A), endpoint(B)]);
+    h.subchannel(A).set("READY");
+    h.subchannel(A).set("IDLE");
+    expect(h.state()).toBe("IDLE");
+    expect(h.pick()).toEqual(["queue"]);
+    await Promise.resolve();
+    expect(h.subchannel(A).connectRequests).toBe(2);
+    expect(h.state()).toBe("CONNECTING");
+  });
+
+  it("stays TRANSIENT_FAILURE after every address failed, retrying each as its backoff ends (A62)", () => {
+    const { h } = start({ pick_first: {} }, [endpoint(A), endpoint(B)]);
+    h.subchannel(A).set("TRANSIENT_FAILURE", new Error("a"));
+    h.subchannel(B).set("TRANSIENT_FAILURE", new Error("b"));
+    expect(h.state()).toBe("TRANSIENT_FAILURE");
+    const published = h.published.length;
+    h.subchannel(A).set("IDLE");
+    expect(h.subchannel(A).connectRequests).toBe(2);
+    h.subchannel(A).set("CONNECTING");
+    expect(h.published.length).toBe(published);
+    h.subchannel(A).set("READY");
+    expect(h.pick()).toEqual([A]);
+  });
+
+  it("shuffles the endpoints when asked", () => {
+    const { h } = start({ pick_first: { shuffleAddressList: true } }, [endpoint(A), endpoint(B), endpoint(C)], () => 0);
+    // With draws of 0, Fisher-Yates moves each last element to the front in turn: [B, C, A].
+    expect(h.subchannels.map((s) => s.address)).toEqual([B, C, A]);
+    expect(h.subchannel(B).connectRequests).toBe(1);
   });
 });

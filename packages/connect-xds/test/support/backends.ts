@@ -5,7 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { StringValueSchema } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { EchoService } from "./echo-service.js";
+import { EchoService, OtherService } from "./echo-service.js";
 
 export interface Backend {
   readonly name: string;
@@ -51,6 +51,12 @@ export async function startBackend(name: string, options: BackendOptions = {}): 
           async *bidiStream(requests: AsyncIterable<{ value: string }>) {
             count("BidiStream");
             for await (const request of requests) yield text(`${name}:${request.value}`);
+          },
+        } as never);
+        router.service(OtherService, {
+          call(request: { value: string }) {
+            count("Call");
+            return text(`${name}:${request.value}`);
           },
         } as never);
         options.routes?.(router);
