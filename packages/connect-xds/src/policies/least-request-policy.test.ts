@@ -23,12 +23,12 @@ describe("least_request policy (A48)", () => {
 
   it("avoids the endpoint with calls in flight; counts survive a new picker", () => {
     const { h } = setup(10);
-    for (const a of addresses) h.sub(a).setState("READY");
+    for (const a of addresses) h.sub(a).set("READY");
     const busy = h.pick() as CompletePick;
     for (let i = 0; i < 5; i++) busy.tracker?.onCallStarted?.();
     // A state change elsewhere publishes a new picker; the 5 calls still count.
-    h.sub(addresses[2] as string).setState("CONNECTING");
-    h.sub(addresses[2] as string).setState("READY");
+    h.sub(addresses[2] as string).set("CONNECTING");
+    h.sub(addresses[2] as string).set("READY");
     for (let i = 0; i < 50; i++) {
       const p = h.pick() as CompletePick;
       expect(p.subchannel.address).not.toBe(busy.subchannel.address);
@@ -42,10 +42,10 @@ describe("least_request policy (A48)", () => {
   it("reconnects an endpoint that goes IDLE and fails with the last error when none is usable", () => {
     const { h } = setup();
     const s = h.sub(addresses[0] as string);
-    s.setState("READY");
-    s.setState("IDLE");
+    s.set("READY");
+    s.set("IDLE");
     expect(s.connectRequests).toBe(2);
-    for (const a of addresses) h.sub(a).setState("TRANSIENT_FAILURE", new Error(`refused ${a}`));
+    for (const a of addresses) h.sub(a).set("TRANSIENT_FAILURE", new Error(`refused ${a}`));
     expect(h.state).toBe("TRANSIENT_FAILURE");
     const r = h.pick();
     expect(r.type === "fail" && r.error.message).toMatch(/no endpoint is READY; last error: refused/);

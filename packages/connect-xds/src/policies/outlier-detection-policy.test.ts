@@ -18,7 +18,7 @@ function setup() {
   const f = createOutlierDetectionPolicyFactory();
   const p = f.create(h.helper);
   p.update({ config: f.parseConfig(json), endpoints: addresses.map((a) => endpoint(a)) });
-  for (const a of addresses) h.sub(a).setState("READY");
+  for (const a of addresses) h.sub(a).set("READY");
   return { h, p };
 }
 
@@ -80,7 +80,7 @@ describe("outlier_detection policy (A50)", () => {
       config: f.parseConfig({ childPolicy: json.childPolicy }),
       endpoints: addresses.map((a) => endpoint(a)),
     });
-    for (const a of addresses) h.sub(a).setState("READY");
+    for (const a of addresses) h.sub(a).set("READY");
     const pick = h.pick() as CompletePick;
     expect(pick.subchannel).toBe(h.sub(pick.subchannel.address));
     calls(h, 100, addresses[0] as string);

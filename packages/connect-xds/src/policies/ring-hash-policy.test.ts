@@ -40,16 +40,16 @@ describe("ring_hash policy (A42/A61)", () => {
     await flushMicrotasks();
     const asked = [...h.subchannels.values()].filter((s) => s.connectRequests > 0);
     expect(asked).toHaveLength(1);
-    asked[0]?.setState("CONNECTING");
+    asked[0]?.set("CONNECTING");
     expect(h.pick({ "x-user": "alice" }, BY_USER)).toEqual({ type: "queue" });
-    asked[0]?.setState("READY");
+    asked[0]?.set("READY");
     expect(h.state).toBe("READY");
     expect(pickedAddress(h.pick({ "x-user": "alice" }, BY_USER))).toBe(asked[0]?.address);
   });
 
   it("sends the same header value to the same endpoint every time, and different values across endpoints", () => {
     const { h } = setup();
-    for (const a of addresses) h.sub(a).setState("READY");
+    for (const a of addresses) h.sub(a).set("READY");
     const owners = new Map<string, string>();
     for (let i = 0; i < 200; i++) {
       const user = `user-${i % 40}`;
@@ -62,17 +62,17 @@ describe("ring_hash policy (A42/A61)", () => {
 
   it("skips endpoints in TRANSIENT_FAILURE (kept sticky through CONNECTING) and fails when all are failed", () => {
     const { h } = setup();
-    for (const a of addresses) h.sub(a).setState("READY");
+    for (const a of addresses) h.sub(a).set("READY");
     const first = pickedAddress(h.pick({ "x-user": "bob" }, BY_USER));
-    h.sub(first).setState("CONNECTING");
-    h.sub(first).setState("TRANSIENT_FAILURE", new Error("connection refused"));
-    h.sub(first).setState("CONNECTING");
+    h.sub(first).set("CONNECTING");
+    h.sub(first).set("TRANSIENT_FAILURE", new Error("connection refused"));
+    h.sub(first).set("CONNECTING");
     const second = pickedAddress(h.pick({ "x-user": "bob" }, BY_USER));
     expect(second).not.toBe(first);
     expect(addresses).toContain(second);
     for (const a of addresses) {
-      h.sub(a).setState("CONNECTING");
-      h.sub(a).setState("TRANSIENT_FAILURE", new Error(`refused ${a}`));
+      h.sub(a).set("CONNECTING");
+      h.sub(a).set("TRANSIENT_FAILURE", new Error(`refused ${a}`));
     }
     expect(h.state).toBe("TRANSIENT_FAILURE");
     const failed = h.pick({ "x-user": "bob" }, BY_USER);
@@ -84,11 +84,11 @@ describe("ring_hash policy (A42/A61)", () => {
 
   it("reports CONNECTING with one failed endpoint and TRANSIENT_FAILURE with two, connecting an IDLE one on its own", async () => {
     const { h } = setup();
-    h.sub(addresses[0] as string).setState("TRANSIENT_FAILURE");
+    h.sub(addresses[0] as string).set("TRANSIENT_FAILURE");
     expect(h.state).toBe("CONNECTING");
     await flushMicrotasks();
     expect(h.sub(addresses[1] as string).connectRequests).toBe(1);
-    h.sub(addresses[1] as string).setState("TRANSIENT_FAILURE");
+    h.sub(addresses[1] as string).set("TRANSIENT_FAILURE");
     expect(h.state).toBe("TRANSIENT_FAILURE");
     await flushMicrotasks();
     expect(h.sub(addresses[2] as string).connectRequests).toBe(1);
@@ -96,9 +96,9 @@ describe("ring_hash policy (A42/A61)", () => {
 
   it("treats a READY endpoint whose connection drops as IDLE: the next pick reconnects it", async () => {
     const { h } = setup();
-    for (const a of addresses) h.sub(a).setState("READY");
+    for (const a of addresses) h.sub(a).set("READY");
     const owner = pickedAddress(h.pick({ "x-user": "carol" }, BY_USER));
-    h.sub(owner).setState("TRANSIENT_FAILURE");
+    h.sub(owner).set("TRANSIENT_FAILURE");
     expect(h.pick({ "x-user": "carol" }, BY_USER)).toEqual({ type: "queue" });
     await flushMicrotasks();
     expect(h.sub(owner).connectRequests).toBe(1);
@@ -106,7 +106,7 @@ describe("ring_hash policy (A42/A61)", () => {
 
   it("hashes on the channel id when asked, so every call of the policy lands on one endpoint", () => {
     const { h } = setup();
-    for (const a of addresses) h.sub(a).setState("READY");
+    for (const a of addresses) h.sub(a).set("READY");
     const channel: readonly HashPolicy[] = [{ type: "channel_id", terminal: false }];
     const picks = new Set(Array.from({ length: 50 }, (_, i) => pickedAddress(h.pick({ "x-user": `u${i}` }, channel))));
     expect(picks.size).toBe(1);
@@ -114,7 +114,7 @@ describe("ring_hash policy (A42/A61)", () => {
 
   it("without a hash policy spreads calls at random over the ring", () => {
     const { h } = setup();
-    for (const a of addresses) h.sub(a).setState("READY");
+    for (const a of addresses) h.sub(a).set("READY");
     const seen = new Set(Array.from({ length: 100 }, () => pickedAddress(h.pick({}))));
     expect(seen.size).toBe(4);
   });
@@ -129,7 +129,7 @@ describe("ring_hash policy (A42/A61)", () => {
       config: factory.parseConfig({ minRingSize: 1, maxRingSize: 256 }),
       endpoints: addresses.map((a) => endpoint(a)),
     });
-    for (const a of addresses) h.sub(a).setState("READY");
+    for (const a of addresses) h.sub(a).set("READY");
     const before = new Map(
       Array.from({ length: 60 }, (_, i) => [`k${i}`, pickedAddress(h.pick({ "x-user": `k${i}` }, BY_USER))] as const),
     );
@@ -169,7 +169,7 @@ describe("ring_hash policy (A42/A61)", () => {
       config: f.parseConfig({ minRingSize: 1000, maxRingSize: 4096 }),
       endpoints: [endpoint("10.0.0.1:80", 1, 3), endpoint("10.0.0.2:80", 1, 1), endpoint("10.0.0.2:80", 2, 1)],
     });
-    for (const s of h.subchannels.values()) s.setState("READY");
+    for (const s of h.subchannels.values()) s.set("READY");
     let first = 0;
     for (let i = 0; i < 2000; i++) if (pickedAddress(h.pick({ "x-user": `${i}` }, BY_USER)) === "10.0.0.1:80") first++;
     // Both weigh 3: about half each.

@@ -13,7 +13,7 @@ function setup(json: unknown = { blackoutPeriod: "10s", weightUpdatePeriod: "1s"
   const f = createWrrPolicyFactory();
   const p = f.create(h.helper);
   p.update({ config: f.parseConfig(json), endpoints: addresses.map((a) => endpoint(a)) });
-  for (const a of addresses) h.sub(a).setState("READY");
+  for (const a of addresses) h.sub(a).set("READY");
   return { h, p };
 }
 

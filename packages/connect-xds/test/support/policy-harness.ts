@@ -1,5 +1,6 @@
-// A scripted LbHelper for the policies' state-machine tests: fake subchannels whose state a test sets, a virtual
-// clock, a seeded random source and recorded metrics. Real connections are exercised by the HTTP/2 tests.
+// fake-helper.ts's subchannels and clock, plus what the issue 21 policies' tests need: picks with headers and hash
+// policies, recorded metrics, a seeded random source and a chosen registry. Real connections are exercised by
+// test/advanced-policies.test.ts.
 import type { HashPolicy } from "@xdskit/xds-client";
 import type { RouteSelection } from "../../src/config-selector.js";
 import type {
@@ -10,86 +11,9 @@ import type {
   Picker,
   PickInfo,
   PickResult,
-  Subchannel,
 } from "../../src/lb-policy.js";
 import { createLbPolicyRegistry } from "../../src/lb-registry.js";
-
-export interface FakeSubchannel extends Subchannel {
-  connectRequests: number;
-  closed: boolean;
-  setState(state: ConnectivityState, error?: Error): void;
-}
-
-export function fakeSubchannel(address: string, endpoint: LbEndpoint): FakeSubchannel {
-  const listeners = new Set<(s: ConnectivityState) => void>();
-  let state: ConnectivityState = "IDLE";
-  let lastError: Error | undefined;
-  const sub: FakeSubchannel = {
-    address,
-    endpoint,
-    connectRequests: 0,
-    closed: false,
-    get state() {
-      return state;
-    },
-    get lastError() {
-      return lastError;
-    },
-    watch(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    requestConnection() {
-      sub.connectRequests++;
-    },
-    close() {
-      sub.closed = true;
-    },
-    setState(next, error) {
-      state = next;
-      lastError = error;
-      for (const l of [...listeners]) l(next);
-    },
-  };
-  return sub;
-}
-
-export interface VirtualClock {
-  now(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-  /** Moves time forward, running due timers in order. */
-  advance(ms: number): void;
-}
-
-export function virtualClock(): VirtualClock {
-  let now = 0;
-  let nextId = 1;
-  const timers = new Map<number, { at: number; callback: () => void }>();
-  return {
-    now: () => now,
-    setTimeout(callback, ms) {
-      const id = nextId++;
-      timers.set(id, { at: now + ms, callback });
-      return id;
-    },
-    clearTimeout(handle) {
-      timers.delete(handle as number);
-    },
-    advance(ms) {
-      const end = now + ms;
-      for (;;) {
-        let due: [number, { at: number; callback: () => void }] | undefined;
-        for (const t of timers) if (t[1].at <= end && (due === undefined || t[1].at < due[1].at)) due = t;
-        if (due === undefined) break;
-        timers.delete(due[0]);
-        now = due[1].at;
-        due[1].callback();
-      }
-      now = end;
-    },
-  };
-}
+import { FakeSubchannel, VirtualClock } from "./fake-helper.js";
 
 /** A deterministic [0, 1) source. */
 export function seededRandom(seed = 42): () => number {
@@ -119,7 +43,7 @@ export function createHarness(
   factories: readonly LbPolicyFactory[] = [],
 ): Harness {
   const subchannels = new Map<string, FakeSubchannel>();
-  const clock = virtualClock();
+  const clock = new VirtualClock();
   const states: ConnectivityState[] = [];
   const counters: Harness["counters"] = [];
   const histograms: Harness["histograms"] = [];
@@ -127,7 +51,7 @@ export function createHarness(
   const noop = () => {};
   const helper: LbHelper = {
     createSubchannel(address, endpoint) {
-      const sub = fakeSubchannel(address, endpoint);
+      const sub = new FakeSubchannel(address, endpoint);
       subchannels.set(address, sub);
       return sub;
     },
