@@ -11,6 +11,9 @@ import type { ConfigSelector, RouteSelection } from "./config-selector.js";
 import { countingBytes, MessageByteCounter } from "./endpoint-transport.js";
 import type { CallEndInfo, CallTracker, CompletePick, PickInfo } from "./lb-policy.js";
 import { CallMetricName, type CallMetricsRecorder, statusName } from "./metrics.js";
+import { callSleep, faultAbortError, routeFault, routeRetryState } from "./policies/call-policies.js";
+import type { RetryState } from "./policies/retry-state.js";
+import type { RetryThrottle } from "./policies/retry-throttle.js";
 import type { PooledSubchannel } from "./subchannel-pool.js";
 
 /** What the call path reads from the transport. */
@@ -141,6 +144,10 @@ export interface CallContext {
   readonly target: string;
   readonly metrics: CallMetricsRecorder | undefined;
   readonly defaultTimeoutMs: number | undefined;
+  /** Fault and retry draws; default Math.random. */
+  readonly random?: () => number;
+  /** gRPC retry throttling for this transport (A6), when configured. */
+  readonly retryThrottle?: RetryThrottle;
 }
 
 /** Everything that happens when an attempt ends, once. */
@@ -150,14 +157,16 @@ class Attempt {
   constructor(
     private readonly ctx: CallContext,
     private readonly methodName: string,
-    private readonly start: number,
+    private readonly callStart: number,
     readonly picked: Picked | undefined,
+    private readonly start: number = callStart,
   ) {
     this.counter =
       ctx.metrics?.recordHistogram !== undefined && picked !== undefined ? new MessageByteCounter() : undefined;
   }
 
-  end(code: number, trailers: Headers): void {
+  /** `final`: the call ends with this attempt (false when it is retried). */
+  end(code: number, trailers: Headers, final = true): void {
     if (this.ended) return;
     this.ended = true;
     const picked = this.picked;
@@ -167,7 +176,8 @@ class Attempt {
     }
     const metrics = this.ctx.metrics;
     if (metrics?.recordHistogram === undefined) return;
-    const seconds = (performance.now() - this.start) / 1000;
+    const now = performance.now();
+    const seconds = (now - this.start) / 1000;
     const status = statusName(code);
     const callLabels = { "grpc.method": this.methodName, "grpc.target": this.ctx.target, "grpc.status": status };
     const locality = (picked?.pick.subchannel as PooledSubchannel | undefined)?.endpoint.locality?.label;
@@ -175,15 +185,16 @@ class Attempt {
     metrics.recordHistogram(CallMetricName.attemptDuration, seconds, attemptLabels);
     metrics.recordHistogram(CallMetricName.attemptSentMessageSize, this.counter?.sent ?? 0, attemptLabels);
     metrics.recordHistogram(CallMetricName.attemptRcvdMessageSize, this.counter?.received ?? 0, attemptLabels);
-    metrics.recordHistogram(CallMetricName.callDuration, seconds, callLabels);
+    if (final) metrics.recordHistogram(CallMetricName.callDuration, (now - this.callStart) / 1000, callLabels);
   }
 }
 
 type Send<R> = (transport: Transport, timeoutMs: number | undefined) => Promise<R>;
 
 /**
- * Runs one call: routing and picking, then `send` on the picked endpoint's transport. `onResponse` wraps a streaming
- * response so the attempt ends when its messages end.
+ * Runs one call: routing and picking, the route's fault filter (A33), then `send` on the picked endpoint's
+ * transport, again on a new pick while the route's retry policy says so (A44; only when `replayable`, i.e. the
+ * request can be sent again). `onResponse` wraps a streaming response so the attempt ends when its messages end.
  */
 export async function runCall<
   R extends UnaryResponse<DescMessage, DescMessage> | StreamResponse<DescMessage, DescMessage>,
@@ -195,63 +206,109 @@ export async function runCall<
   headers: Headers,
   send: Send<R>,
   onResponse: (response: R, attempt: Attempt) => R,
+  replayable = false,
 ): Promise<R> {
   const start = performance.now();
+  const random = ctx.random ?? Math.random;
   const effectiveTimeout = timeoutMs === undefined ? ctx.defaultTimeoutMs : timeoutMs <= 0 ? undefined : timeoutMs;
   let deadlineAt = effectiveTimeout === undefined ? undefined : start + effectiveTimeout;
-  ctx.metrics?.addCounter(CallMetricName.attemptStarted, 1, { "grpc.method": methodName, "grpc.target": ctx.target });
   const info: { path: string; headers: Headers; route?: RouteSelection } = { path: `/${methodName}`, headers };
-  let picked: Picked;
-  try {
-    if (signal?.aborted) throw ConnectError.from(signal.reason ?? new Error("the call was cancelled"), Code.Canceled);
-    const now = tryPick(ctx.state, info);
-    if (now instanceof ConnectError) throw now;
-    picked = now ?? (await pickWaiting(ctx.state, info, signal, deadlineAt));
-  } catch (error) {
-    new Attempt(ctx, methodName, start, undefined).end(ConnectError.from(error).code, new Headers());
-    throw error;
-  }
-  // A31: the route's max stream duration caps the call's own deadline.
-  const maxStreamDurationMs = info.route?.maxStreamDurationMs;
-  if (maxStreamDurationMs !== undefined && maxStreamDurationMs > 0) {
-    const cap = start + maxStreamDurationMs;
-    if (deadlineAt === undefined || cap < deadlineAt) deadlineAt = cap;
-  }
-  const attempt = new Attempt(ctx, methodName, start, picked);
-  const tracker: CallTracker | undefined = picked.pick.tracker;
-  tracker?.onCallStarted?.();
-  let remaining: number | undefined;
-  if (deadlineAt !== undefined) {
-    remaining = deadlineAt - performance.now();
-    if (remaining <= 0) {
-      const error = new ConnectError("deadline exceeded before the call was sent", Code.DeadlineExceeded);
-      attempt.end(error.code, new Headers());
+  let faultChecked = false;
+  let capped = false;
+  let retry: RetryState | undefined;
+  for (;;) {
+    const attemptStart = performance.now();
+    let picked: Picked;
+    try {
+      if (signal?.aborted) throw ConnectError.from(signal.reason ?? new Error("the call was cancelled"), Code.Canceled);
+      const now = tryPick(ctx.state, info);
+      if (now instanceof ConnectError) throw now;
+      picked = now ?? (await pickWaiting(ctx.state, info, signal, deadlineAt));
+    } catch (error) {
+      ctx.metrics?.addCounter(CallMetricName.attemptStarted, 1, {
+        "grpc.method": methodName,
+        "grpc.target": ctx.target,
+      });
+      new Attempt(ctx, methodName, start, undefined, attemptStart).end(ConnectError.from(error).code, new Headers());
       throw error;
     }
-    remaining = Math.max(1, Math.floor(remaining));
+    // A31: the route's max stream duration caps the call's own deadline (from the call's start).
+    const maxStreamDurationMs = info.route?.maxStreamDurationMs;
+    if (!capped && maxStreamDurationMs !== undefined && maxStreamDurationMs > 0) {
+      capped = true;
+      const cap = start + maxStreamDurationMs;
+      if (deadlineAt === undefined || cap < deadlineAt) deadlineAt = cap;
+    }
+    // A33: once per call, before anything is sent; a delayed call picks again afterwards.
+    if (!faultChecked && info.route !== undefined && info.route.filters.length > 0) {
+      faultChecked = true;
+      const fault = routeFault(info.route, headers, random);
+      if (fault !== undefined) {
+        ctx.state.release(picked.entry);
+        if (fault instanceof ConnectError) {
+          new Attempt(ctx, methodName, start, undefined).end(fault.code, new Headers());
+          throw fault;
+        }
+        try {
+          if (fault.delayMs !== undefined) await callSleep(fault.delayMs, signal, deadlineAt);
+          if (fault.abortCode !== undefined) throw faultAbortError(fault.abortCode);
+        } catch (error) {
+          new Attempt(ctx, methodName, start, undefined).end(ConnectError.from(error).code, new Headers());
+          throw error;
+        } finally {
+          fault.end();
+        }
+        continue;
+      }
+    }
+    if (retry === undefined && replayable) retry = routeRetryState(info.route, ctx.retryThrottle, random);
+    retry?.attemptStarted();
+    ctx.metrics?.addCounter(CallMetricName.attemptStarted, 1, { "grpc.method": methodName, "grpc.target": ctx.target });
+    const attempt = new Attempt(ctx, methodName, start, picked, attemptStart);
+    const tracker: CallTracker | undefined = picked.pick.tracker;
+    tracker?.onCallStarted?.();
+    let remaining: number | undefined;
+    if (deadlineAt !== undefined) {
+      remaining = deadlineAt - performance.now();
+      if (remaining <= 0) {
+        const error = new ConnectError("deadline exceeded before the call was sent", Code.DeadlineExceeded);
+        attempt.end(error.code, new Headers());
+        throw error;
+      }
+      remaining = Math.max(1, Math.floor(remaining));
+    }
+    const transport = (picked.pick.subchannel as PooledSubchannel).transport;
+    let response: R;
+    try {
+      const pending =
+        attempt.counter === undefined
+          ? send(transport, remaining)
+          : countingBytes(attempt.counter, () => send(transport, remaining));
+      response = await pending;
+    } catch (error) {
+      const connectError = ConnectError.from(error);
+      // A44: an attempt that failed before any response header is retried while the policy allows.
+      const decision = retry?.attemptEnded(connectError.code, connectError.metadata.get(PUSHBACK_HEADER));
+      if (decision?.retry === true) {
+        attempt.end(connectError.code, connectError.metadata, false);
+        try {
+          await callSleep(decision.delayMs, signal, deadlineAt);
+        } catch (stop) {
+          new Attempt(ctx, methodName, start, undefined).end(ConnectError.from(stop).code, new Headers());
+          throw stop;
+        }
+        continue;
+      }
+      attempt.end(connectError.code, connectError.metadata);
+      throw error;
+    }
+    retry?.commit();
+    retry?.attemptEnded(0, null);
+    return onResponse(response, attempt);
   }
-  const transport = (picked.pick.subchannel as PooledSubchannel).transport;
-  let pending: Promise<R>;
-  try {
-    pending =
-      attempt.counter === undefined
-        ? send(transport, remaining)
-        : countingBytes(attempt.counter, () => send(transport, remaining));
-  } catch (error) {
-    const connectError = ConnectError.from(error);
-    attempt.end(connectError.code, connectError.metadata);
-    throw error;
-  }
-  let response: R;
-  try {
-    response = await pending;
-  } catch (error) {
-    const connectError = ConnectError.from(error);
-    attempt.end(connectError.code, connectError.metadata);
-    throw error;
-  }
-  return onResponse(response, attempt);
 }
+
+const PUSHBACK_HEADER = "grpc-retry-pushback-ms";
 
 export type { Attempt };
 

@@ -2,6 +2,13 @@
 
 export type { Dialer } from "./connection.js";
 export { dialCleartext, Http2Connection, MIN_CONNECT_TIMEOUT_MS } from "./connection.js";
+export { leastRequestPick } from "./policies/least-request.js";
+export { ringHashPick } from "./policies/ring-hash-picker.js";
+export type { HashRing, RingEndpoint } from "./policies/ring-hash-ring.js";
+export { buildHashRing, resolveRingHashConfig } from "./policies/ring-hash-ring.js";
+export type { StrideScheduler } from "./policies/wrr-scheduler.js";
+export { createSequence, createStrideScheduler } from "./policies/wrr-scheduler.js";
+export { xxHash64, xxHash64StringInto } from "./policies/xx-hash64.js";
 export { compileRouteMatch, findVirtualHost } from "./route-match.js";
 export type { RouteTableOptions } from "./route-table.js";
 export { createRouteTable } from "./route-table.js";

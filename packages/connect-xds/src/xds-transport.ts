@@ -28,6 +28,7 @@ import type { LbMetrics } from "./lb-policy.js";
 import { createLbPolicyRegistry, type LbPolicyRegistry } from "./lb-registry.js";
 import type { CallMetricsRecorder } from "./metrics.js";
 import { builtinLbPolicies } from "./policies/index.js";
+import { createRetryThrottle, type RetryThrottleConfig } from "./policies/retry-throttle.js";
 import { createSubchannelPool } from "./subchannel-pool.js";
 import { parseXdsTarget } from "./target.js";
 import { createWorkSerializer } from "./work-serializer.js";
@@ -48,6 +49,8 @@ export interface XdsTransportOptions extends EndpointTransportOptions {
   readonly loadReporting?: boolean;
   /** Applies to calls without their own timeout (as connect-node's `defaultTimeoutMs`). */
   readonly defaultTimeoutMs?: number;
+  /** gRPC retry throttling (A6) for the retries xDS routes configure (A44); none by default, as in gRPC. */
+  readonly retryThrottling?: RetryThrottleConfig;
   readonly logger?: Logger;
 }
 
@@ -234,6 +237,8 @@ export function createXdsTransportWithInternals(
     target: options.target,
     metrics,
     defaultTimeoutMs: options.defaultTimeoutMs,
+    random,
+    ...(options.retryThrottling === undefined ? {} : { retryThrottle: createRetryThrottle(options.retryThrottling) }),
   };
 
   return {
@@ -255,6 +260,7 @@ export function createXdsTransportWithInternals(
         headers,
         (transport, remaining) => transport.unary(method, signal, remaining, headers, input, contextValues),
         endUnary,
+        true,
       );
     },
     stream<I extends DescMessage, O extends DescMessage>(
@@ -274,6 +280,8 @@ export function createXdsTransportWithInternals(
         headers,
         (transport, remaining) => transport.stream(method, signal, remaining, headers, input, contextValues),
         endStream,
+        // Retries (A44) are for unary calls only so far: a stream's request iterable can be read once.
+        false,
       );
     },
     async close() {

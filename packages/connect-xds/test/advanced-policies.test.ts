@@ -5,7 +5,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { anyPack, DurationSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
-import { buildClusterLoadAssignment, type ManagementServer } from "@xdskit/control-plane";
+import { buildClusterLoadAssignment, buildListener, type ManagementServer } from "@xdskit/control-plane";
 import {
   CircuitBreakers_ThresholdsSchema,
   CircuitBreakersSchema,
@@ -20,10 +20,21 @@ import {
 import { OutlierDetectionSchema } from "@xdskit/protos/envoy/config/cluster/v3/outlier_detection_pb";
 import { RoutingPriority } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import { TypedExtensionConfigSchema } from "@xdskit/protos/envoy/config/core/v3/extension_pb";
-import { RouteAction_HashPolicySchema } from "@xdskit/protos/envoy/config/route/v3/route_components_pb";
+import {
+  FilterConfigSchema,
+  RetryPolicySchema,
+  RouteAction_HashPolicySchema,
+} from "@xdskit/protos/envoy/config/route/v3/route_components_pb";
 import type { RouteConfiguration } from "@xdskit/protos/envoy/config/route/v3/route_pb";
+import { FaultDelaySchema } from "@xdskit/protos/envoy/extensions/filters/common/fault/v3/fault_pb";
+import { FaultAbortSchema, HTTPFaultSchema } from "@xdskit/protos/envoy/extensions/filters/http/fault/v3/fault_pb";
+import {
+  type HttpFilter,
+  HttpFilterSchema,
+} from "@xdskit/protos/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb";
 import { ClientSideWeightedRoundRobinSchema } from "@xdskit/protos/envoy/extensions/load_balancing_policies/client_side_weighted_round_robin/v3/client_side_weighted_round_robin_pb";
 import { WrrLocalitySchema } from "@xdskit/protos/envoy/extensions/load_balancing_policies/wrr_locality/v3/wrr_locality_pb";
+import { FractionalPercentSchema } from "@xdskit/protos/envoy/type/v3/percent_pb";
 import { OrcaLoadReportSchema } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
 import type { XdsClient } from "@xdskit/xds-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -81,10 +92,15 @@ describe("issue 21 policies over HTTP/2", () => {
   });
 
   /** Serves listener `name` over `cluster` built by `edit`, with `backends` in one locality; returns a client. */
-  function serve(name: string, edit: (cluster: Cluster, route: RouteConfiguration) => void): Echo {
+  function serve(
+    name: string,
+    edit: (cluster: Cluster, route: RouteConfiguration) => void,
+    httpFilters: readonly HttpFilter[] = [],
+  ): Echo {
     const resources = simpleSnapshot(name, `${name}-cluster`, [
       { zone: "z1", endpoints: backends.map((b) => b.address) },
     ]);
+    resources[0] = buildListener({ name, routeConfigName: `${name}-route`, httpFilters });
     edit(resources[2] as Cluster, resources[1] as RouteConfiguration);
     server.setSnapshot(resources);
     transport = createXdsTransport({ target: `xds:///${name}`, client });
@@ -261,5 +277,121 @@ describe("issue 21 policies over HTTP/2", () => {
     release();
     await Promise.all([first, second]);
     expect((await echo.unary({ value: "4" })).value).toBe("slow:4");
+  });
+
+  /** The route action of the (single) route, to edit. */
+  function action(route: RouteConfiguration) {
+    const a = route.virtualHosts[0]?.routes[0]?.action;
+    if (a?.case !== "route") throw new Error("route action expected");
+    return a.value;
+  }
+
+  /** An HTTPFault filter with the given fault, for the Listener's chain. */
+  function faultFilter(init: Parameters<typeof create<typeof HTTPFaultSchema>>[1]): HttpFilter {
+    return create(HttpFilterSchema, {
+      name: "envoy.filters.http.fault",
+      configType: { case: "typedConfig", value: anyPack(HTTPFaultSchema, create(HTTPFaultSchema, init)) },
+    });
+  }
+  const all = create(FractionalPercentSchema, { numerator: 100 });
+
+  it("retries: a call failing UNAVAILABLE is retried on a new pick and succeeds elsewhere (A44)", async () => {
+    backends.push(await startBackend("bad", { interceptors: [failing] }), await startBackend("good"));
+    const before = failures.count;
+    const echo = serve("retry", (_cluster, route) => {
+      action(route).retryPolicy = create(RetryPolicySchema, {
+        retryOn: "unavailable,resource-exhausted",
+        numRetries: 2,
+        retryBackOff: { baseInterval: seconds(0.001), maxInterval: seconds(0.002) },
+      });
+    });
+    // Round robin alternates: every call that lands on "bad" is retried on "good".
+    const names = await served(echo, 20);
+    expect(names.every((n) => n === "good")).toBe(true);
+    expect(failures.count - before).toBeGreaterThanOrEqual(5);
+  });
+
+  it("retries: without a retry policy the same failures reach the caller", async () => {
+    backends.push(await startBackend("bad", { interceptors: [failing] }), await startBackend("good"));
+    const echo = serve("noretry", () => {});
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        echo.unary({ value: `${i}` }).then(
+          () => "ok",
+          (e: unknown) => ConnectError.from(e).code,
+        ),
+      ),
+    );
+    expect(results).toContain(Code.Unavailable);
+  });
+
+  it("fault injection: always-abort fails calls with the configured status, a per-route disabled override turns it off", async () => {
+    backends.push(await startBackend("a"));
+    const filter = faultFilter({
+      abort: create(FaultAbortSchema, {
+        errorType: { case: "grpcStatus", value: Code.ResourceExhausted },
+        percentage: all,
+      }),
+    });
+    const echo = serve("abort", () => {}, [filter]);
+    const error = await echo.unary({ value: "x" }).then(
+      () => undefined,
+      (e: unknown) => ConnectError.from(e),
+    );
+    expect(error?.code).toBe(Code.ResourceExhausted);
+    expect(error?.message).toMatch(/fault injected/);
+    expect(backends[0]?.calls.get("Unary") ?? 0).toBe(0);
+    await transport?.close();
+    const off = serve(
+      "abort-off",
+      (_c, route) => {
+        const r = route.virtualHosts[0]?.routes[0];
+        if (r === undefined) throw new Error("route expected");
+        r.typedPerFilterConfig["envoy.filters.http.fault"] = anyPack(
+          FilterConfigSchema,
+          create(FilterConfigSchema, { config: anyPack(HTTPFaultSchema, create(HTTPFaultSchema)), disabled: true }),
+        );
+      },
+      [filter],
+    );
+    expect((await off.unary({ value: "y" })).value).toBe("a:y");
+  });
+
+  it("fault injection: an always-delay longer than the deadline fails DEADLINE_EXCEEDED before anything is sent", async () => {
+    backends.push(await startBackend("a"));
+    const filter = faultFilter({
+      delay: create(FaultDelaySchema, {
+        faultDelaySecifier: { case: "fixedDelay", value: seconds(20) },
+        percentage: all,
+      }),
+    });
+    const echo = serve("delay", () => {}, [filter]);
+    const error = await echo.unary({ value: "x" }, { timeoutMs: 50 } as never).then(
+      () => undefined,
+      (e: unknown) => ConnectError.from(e),
+    );
+    expect(error?.code).toBe(Code.DeadlineExceeded);
+    expect(backends[0]?.calls.get("Unary") ?? 0).toBe(0);
+  });
+
+  it("fault injection: max_active_faults lets a call through undelayed while another fault is active", async () => {
+    backends.push(await startBackend("a"));
+    const filter = faultFilter({
+      delay: create(FaultDelaySchema, {
+        faultDelaySecifier: { case: "fixedDelay", value: seconds(20) },
+        percentage: all,
+      }),
+      maxActiveFaults: 1,
+    });
+    const echo = serve("maxfaults", () => {}, [filter]);
+    const abort = new AbortController();
+    const delayed = echo.unary({ value: "1" }, { signal: abort.signal } as never).then(
+      () => "done",
+      (e: unknown) => ConnectError.from(e).code,
+    );
+    // The second call is not delayed: it completes while the first still waits out its 20 s delay.
+    expect((await echo.unary({ value: "2" })).value).toBe("a:2");
+    abort.abort();
+    expect(await delayed).toBe(Code.Canceled);
   });
 });
