@@ -108,7 +108,9 @@ function test() {
   gate("generate", "pnpm", ["exec", "turbo", "run", "generate", "--output-logs=errors-only"]);
   if (inGit) {
     log("generated code matches proto/");
-    const status = run("git", ["status", "--porcelain", "--", "packages/protos/src/gen"], { capture: true });
+    // Each generated tree: packages/protos (from proto/) and the xDS interop tool's test service.
+    const generated = ["packages/protos/src/gen", "tools/xds-interop/src/gen"];
+    const status = run("git", ["status", "--porcelain", "--", ...generated], { capture: true });
     if (status.stdout.trim() !== "") {
       process.stdout.write(
         `${status.stdout}\nThe generated code differs from the committed one: run \`pnpm generate\` and commit.\n`,

@@ -8,8 +8,9 @@ import { readOrcaReportFromHeaders } from "@xdskit/orca-lrs-bridge";
 import type { OrcaLoadReport } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
 import type { ClusterEntry } from "./cluster-manager.js";
 import type { ConfigSelector, RouteSelection } from "./config-selector.js";
+import { NOT_SENT } from "./connection.js";
 import { countingBytes, MessageByteCounter } from "./endpoint-transport.js";
-import type { CallEndInfo, CallTracker, CompletePick, PickInfo } from "./lb-policy.js";
+import type { CallEndInfo, CompletePick, PickInfo } from "./lb-policy.js";
 import { CallMetricName, type CallMetricsRecorder, statusName } from "./metrics.js";
 import { callSleep, faultAbortError, routeFault, routeRetryState } from "./policies/call-policies.js";
 import type { RetryState } from "./policies/retry-state.js";
@@ -158,14 +159,14 @@ class Attempt {
     private readonly ctx: CallContext,
     private readonly methodName: string,
     private readonly callStart: number,
+    private readonly start: number,
     readonly picked: Picked | undefined,
-    private readonly start: number = callStart,
   ) {
     this.counter =
       ctx.metrics?.recordHistogram !== undefined && picked !== undefined ? new MessageByteCounter() : undefined;
   }
 
-  /** `final`: the call ends with this attempt (false when it is retried). */
+  /** `final`: the call ends with this attempt (false before a transparent retry). */
   end(code: number, trailers: Headers, final = true): void {
     if (this.ended) return;
     this.ended = true;
@@ -191,52 +192,71 @@ class Attempt {
 
 type Send<R> = (transport: Transport, timeoutMs: number | undefined) => Promise<R>;
 
+/** How many times a call that never reached a server is sent again (gRPC's transparent retry, A6). */
+const TRANSPARENT_RETRIES = 3;
+
+/**
+ * Whether a failed unary attempt never reached the server: our connection refused to open the stream (`NOT_SENT`),
+ * or the server refused it (HTTP/2 REFUSED_STREAM). Streaming calls are not sent again: connect ends their request
+ * iterable when an attempt fails.
+ */
+function neverSent(error: unknown, unary: boolean): boolean {
+  if (!unary) return false;
+  if ((error as { [NOT_SENT]?: boolean } | undefined)?.[NOT_SENT] === true) return true;
+  if (!(error instanceof Error)) return false;
+  const cause = (error as { cause?: unknown }).cause;
+  return REFUSED.test(error.message) || (cause instanceof Error && REFUSED.test(cause.message));
+}
+
+const REFUSED = /REFUSED_STREAM/;
+
 /**
  * Runs one call: routing and picking, the route's fault filter (A33), then `send` on the picked endpoint's
- * transport, again on a new pick while the route's retry policy says so (A44; only when `replayable`, i.e. the
- * request can be sent again). `onResponse` wraps a streaming response so the attempt ends when its messages end.
+ * transport. `onResponse` wraps a streaming response so the attempt ends when its messages end. An attempt that
+ * never reached a server is made again on a fresh pick, at most TRANSPARENT_RETRIES times; a unary attempt that
+ * failed with a code of the route's retry policy is made again after its backoff while the policy allows (A44).
  */
 export async function runCall<
   R extends UnaryResponse<DescMessage, DescMessage> | StreamResponse<DescMessage, DescMessage>,
 >(
   ctx: CallContext,
   methodName: string,
+  unary: boolean,
   signal: AbortSignal | undefined,
   timeoutMs: number | undefined,
   headers: Headers,
   send: Send<R>,
   onResponse: (response: R, attempt: Attempt) => R,
-  replayable = false,
 ): Promise<R> {
-  const start = performance.now();
+  const callStart = performance.now();
   const random = ctx.random ?? Math.random;
   const effectiveTimeout = timeoutMs === undefined ? ctx.defaultTimeoutMs : timeoutMs <= 0 ? undefined : timeoutMs;
-  let deadlineAt = effectiveTimeout === undefined ? undefined : start + effectiveTimeout;
+  const callDeadline = effectiveTimeout === undefined ? undefined : callStart + effectiveTimeout;
   const info: { path: string; headers: Headers; route?: RouteSelection } = { path: `/${methodName}`, headers };
   let faultChecked = false;
-  let capped = false;
-  let retry: RetryState | undefined;
-  for (;;) {
-    const attemptStart = performance.now();
+  let policyRetry: RetryState | undefined;
+  let transparent = 0;
+  for (let first = true; ; first = false) {
+    const start = first ? callStart : performance.now();
     let picked: Picked;
     try {
       if (signal?.aborted) throw ConnectError.from(signal.reason ?? new Error("the call was cancelled"), Code.Canceled);
       const now = tryPick(ctx.state, info);
       if (now instanceof ConnectError) throw now;
-      picked = now ?? (await pickWaiting(ctx.state, info, signal, deadlineAt));
+      picked = now ?? (await pickWaiting(ctx.state, info, signal, callDeadline));
     } catch (error) {
       ctx.metrics?.addCounter(CallMetricName.attemptStarted, 1, {
         "grpc.method": methodName,
         "grpc.target": ctx.target,
       });
-      new Attempt(ctx, methodName, start, undefined, attemptStart).end(ConnectError.from(error).code, new Headers());
+      new Attempt(ctx, methodName, callStart, start, undefined).end(ConnectError.from(error).code, new Headers());
       throw error;
     }
-    // A31: the route's max stream duration caps the call's own deadline (from the call's start).
+    // A31: the route's max stream duration caps the call's own deadline.
+    let deadlineAt = callDeadline;
     const maxStreamDurationMs = info.route?.maxStreamDurationMs;
-    if (!capped && maxStreamDurationMs !== undefined && maxStreamDurationMs > 0) {
-      capped = true;
-      const cap = start + maxStreamDurationMs;
+    if (maxStreamDurationMs !== undefined && maxStreamDurationMs > 0) {
+      const cap = callStart + maxStreamDurationMs;
       if (deadlineAt === undefined || cap < deadlineAt) deadlineAt = cap;
     }
     // A33: once per call, before anything is sent; a delayed call picks again afterwards.
@@ -246,14 +266,14 @@ export async function runCall<
       if (fault !== undefined) {
         ctx.state.release(picked.entry);
         if (fault instanceof ConnectError) {
-          new Attempt(ctx, methodName, start, undefined).end(fault.code, new Headers());
+          new Attempt(ctx, methodName, callStart, start, undefined).end(fault.code, new Headers());
           throw fault;
         }
         try {
           if (fault.delayMs !== undefined) await callSleep(fault.delayMs, signal, deadlineAt);
           if (fault.abortCode !== undefined) throw faultAbortError(fault.abortCode);
         } catch (error) {
-          new Attempt(ctx, methodName, start, undefined).end(ConnectError.from(error).code, new Headers());
+          new Attempt(ctx, methodName, callStart, start, undefined).end(ConnectError.from(error).code, new Headers());
           throw error;
         } finally {
           fault.end();
@@ -261,12 +281,11 @@ export async function runCall<
         continue;
       }
     }
-    if (retry === undefined && replayable) retry = routeRetryState(info.route, ctx.retryThrottle, random);
-    retry?.attemptStarted();
+    if (policyRetry === undefined && unary) policyRetry = routeRetryState(info.route, ctx.retryThrottle, random);
+    policyRetry?.attemptStarted();
     ctx.metrics?.addCounter(CallMetricName.attemptStarted, 1, { "grpc.method": methodName, "grpc.target": ctx.target });
-    const attempt = new Attempt(ctx, methodName, start, picked, attemptStart);
-    const tracker: CallTracker | undefined = picked.pick.tracker;
-    tracker?.onCallStarted?.();
+    const attempt = new Attempt(ctx, methodName, callStart, start, picked);
+    picked.pick.tracker?.onCallStarted?.();
     let remaining: number | undefined;
     if (deadlineAt !== undefined) {
       remaining = deadlineAt - performance.now();
@@ -280,30 +299,42 @@ export async function runCall<
     const transport = (picked.pick.subchannel as PooledSubchannel).transport;
     let response: R;
     try {
-      const pending =
-        attempt.counter === undefined
-          ? send(transport, remaining)
-          : countingBytes(attempt.counter, () => send(transport, remaining));
-      response = await pending;
+      response = await (attempt.counter === undefined
+        ? send(transport, remaining)
+        : countingBytes(attempt.counter, () => send(transport, remaining)));
     } catch (error) {
       const connectError = ConnectError.from(error);
-      // A44: an attempt that failed before any response header is retried while the policy allows.
-      const decision = retry?.attemptEnded(connectError.code, connectError.metadata.get(PUSHBACK_HEADER));
-      if (decision?.retry === true) {
+      const notSent = neverSent(error, unary);
+      if (notSent && transparent < TRANSPARENT_RETRIES && !signal?.aborted) {
+        transparent++;
+        // Not counted as a policy attempt: it never reached a server (A6's transparent retry).
+        policyRetry?.forgetAttempt();
         attempt.end(connectError.code, connectError.metadata, false);
+        continue;
+      }
+      const failure = notSent
+        ? new ConnectError(connectError.rawMessage, Code.Unavailable, connectError.metadata, undefined, error)
+        : connectError;
+      // A44: a unary attempt that failed is retried while the route's policy allows.
+      const decision = policyRetry?.attemptEnded(failure.code, failure.metadata.get(PUSHBACK_HEADER));
+      if (decision?.retry === true && !signal?.aborted) {
+        attempt.end(failure.code, failure.metadata, false);
         try {
           await callSleep(decision.delayMs, signal, deadlineAt);
         } catch (stop) {
-          new Attempt(ctx, methodName, start, undefined).end(ConnectError.from(stop).code, new Headers());
+          new Attempt(ctx, methodName, callStart, performance.now(), undefined).end(
+            ConnectError.from(stop).code,
+            new Headers(),
+          );
           throw stop;
         }
         continue;
       }
-      attempt.end(connectError.code, connectError.metadata);
-      throw error;
+      attempt.end(failure.code, failure.metadata);
+      throw notSent ? failure : error;
     }
-    retry?.commit();
-    retry?.attemptEnded(0, null);
+    policyRetry?.commit();
+    policyRetry?.attemptEnded(0, null);
     return onResponse(response, attempt);
   }
 }

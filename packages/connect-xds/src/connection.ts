@@ -19,6 +19,29 @@ export type Dialer = (authority: string, host: string, port: number) => http2.Cl
 
 const ignore = (): void => {};
 
+/** Open streams per session, so a session we stop using closes only once they are done. */
+const openStreams = new WeakMap<http2.ClientHttp2Session, number>();
+
+/**
+ * Stops new streams on `session` and closes it when its last stream ends. Closing at once would make nghttp2 refuse
+ * (REFUSED_STREAM) a stream created in this tick whose HEADERS frame is not yet written.
+ */
+function drain(session: http2.ClientHttp2Session): void {
+  const count = openStreams.get(session) ?? 0;
+  if (session.closed || session.destroyed || count < 0) return;
+  if (count === 0) session.close();
+  else openStreams.set(session, -count);
+}
+
+/** Marks a call that never reached the connection: the call path may pick again (gRPC's transparent retry). */
+export const NOT_SENT: unique symbol = Symbol("xdskit.connect-xds.not-sent");
+
+export function notSentError(message: string): ConnectError {
+  const error = new ConnectError(message, Code.Unavailable);
+  (error as ConnectError & { [NOT_SENT]?: true })[NOT_SENT] = true;
+  return error;
+}
+
 export const dialCleartext: Dialer = (authority, host, port) =>
   http2.connect(authority, {
     createConnection: () => {
@@ -124,7 +147,7 @@ export class Http2Connection implements SessionManager {
     } else if (session === this.session) {
       // In-flight streams on it finish or fail on their own; new calls need a new connection.
       this.session = undefined;
-      if (!session.closed) session.close();
+      drain(session);
       this.lastError = error;
       if (!this.closed) this.setState("IDLE");
     }
@@ -158,16 +181,30 @@ export class Http2Connection implements SessionManager {
   ): Promise<http2.ClientHttp2Stream> {
     const session = this.session;
     if (session === undefined || session.closed || session.destroyed) {
-      return Promise.reject(new ConnectError(`connection to ${this.options.address} is not ready`, Code.Unavailable));
+      return Promise.reject(notSentError(`connection to ${this.options.address} is not ready`));
     }
+    let stream: http2.ClientHttp2Stream;
     try {
-      const stream = session.request({ ...headers, ":method": method, ":path": path }, options);
-      // connect-node adds its own listener a tick later; this one covers the gap.
-      stream.on("error", ignore);
-      return Promise.resolve(stream);
+      stream = session.request({ ...headers, ":method": method, ":path": path }, options);
     } catch (error) {
-      return Promise.reject(ConnectError.from(error, Code.Unavailable));
+      return Promise.reject(
+        notSentError(`connection to ${this.options.address} refused a new stream: ${String(error)}`),
+      );
     }
+    // connect-node adds its own listener a tick later; this one covers the gap.
+    stream.on("error", ignore);
+    openStreams.set(session, (openStreams.get(session) ?? 0) + 1);
+    stream.once("close", () => {
+      // A negative count is a draining session (see drain()): it closes when the count comes back to 0.
+      const count = openStreams.get(session) ?? 0;
+      if (count > 0) {
+        openStreams.set(session, count - 1);
+        return;
+      }
+      openStreams.set(session, count + 1);
+      if (count + 1 === 0 && !session.closed && !session.destroyed) session.close();
+    });
+    return Promise.resolve(stream);
   }
 
   notifyResponseByteRead(): void {}
@@ -182,7 +219,7 @@ export class Http2Connection implements SessionManager {
     if (pending !== undefined && !pending.destroyed) pending.destroy();
     const session = this.session;
     this.session = undefined;
-    if (session !== undefined && !session.closed) session.close();
+    if (session !== undefined) drain(session);
   }
 
   /** Closes the sessions now, failing their streams (transport shutdown). */

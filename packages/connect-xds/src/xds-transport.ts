@@ -13,6 +13,7 @@ import { type Clock, createLrsClient, type LrsClient, systemClock } from "@xdski
 import {
   type BootstrapConfig,
   type ClusterUpdate,
+  createClusterResourceType,
   createXdsClient,
   type Logger,
   type ResourceType,
@@ -67,6 +68,28 @@ export interface XdsTransportInternals {
   readonly dial?: Dialer;
   readonly minConnectTimeoutMs?: number;
   readonly clusterType?: ResourceType<ClusterUpdate>;
+}
+
+/** The `load_balancing_policy` types xds-client converts itself; any other type a registry has is a custom policy. */
+const CONVERTED_TYPES = new Set([
+  "envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin",
+  "envoy.extensions.load_balancing_policies.ring_hash.v3.RingHash",
+  "envoy.extensions.load_balancing_policies.wrr_locality.v3.WrrLocality",
+  "envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst",
+  "envoy.extensions.load_balancing_policies.least_request.v3.LeastRequest",
+  "envoy.extensions.load_balancing_policies.client_side_weighted_round_robin.v3.ClientSideWeightedRoundRobin",
+]);
+
+/**
+ * The CDS type the transport watches with: the built-in one, or one that accepts the registry's custom policies
+ * (TypedStruct in `load_balancing_policy`, A52). A client decodes a type URL with the first type registered for it.
+ */
+function clusterTypeFor(registry: LbPolicyRegistry): ResourceType<ClusterUpdate> | undefined {
+  const custom = registry
+    .list()
+    .flatMap((factory) => factory.typeNames)
+    .filter((type) => !CONVERTED_TYPES.has(type));
+  return custom.length === 0 ? undefined : createClusterResourceType({ customLbPolicies: custom });
 }
 
 const noopLogger: Logger = { error() {}, warn() {}, info() {}, debug() {} };
@@ -170,9 +193,10 @@ export function createXdsTransportWithInternals(
     for (const listener of current) listener();
   };
 
+  const clusterType = internals.clusterType ?? clusterTypeFor(registry);
   const manager = createClusterManager({
     client,
-    ...(internals.clusterType === undefined ? {} : { clusterType: internals.clusterType }),
+    ...(clusterType === undefined ? {} : { clusterType }),
     serializer,
     helper: {
       createSubchannel: (address, endpoint) => pool.acquire(address, endpoint),
@@ -255,12 +279,12 @@ export function createXdsTransportWithInternals(
       return runCall(
         ctx,
         `${method.parent.typeName}/${method.name}`,
+        true,
         signal,
         timeoutMs,
         headers,
         (transport, remaining) => transport.unary(method, signal, remaining, headers, input, contextValues),
         endUnary,
-        true,
       );
     },
     stream<I extends DescMessage, O extends DescMessage>(
@@ -275,13 +299,12 @@ export function createXdsTransportWithInternals(
       return runCall(
         ctx,
         `${method.parent.typeName}/${method.name}`,
+        false,
         signal,
         timeoutMs,
         headers,
         (transport, remaining) => transport.stream(method, signal, remaining, headers, input, contextValues),
         endStream,
-        // Retries (A44) are for unary calls only so far: a stream's request iterable can be read once.
-        false,
       );
     },
     async close() {

@@ -3,22 +3,25 @@
 
 export { createManagementServer } from "./management-server.js";
 export type { DynamicParametersOptions, ManagementServer, ManagementServerOptions } from "./management-server-api.js";
-export type { ServerTlsOptions } from "./tls-options.js";
-export type { AuthorizeResult, AuthorizeStream, IdentityOptions } from "./authorization.js";
-export type { SecurityOptions } from "./authorization-options.js";
-export type { AuthorizationClass, CanRead, StreamIdentity } from "./authorization-read.js";
-export type { PeerCertificate, PeerIdentity } from "./identity.js";
-export type { ResourceInput, ResourceMessage, ResourceOptions } from "./resource-input.js";
-export type { ResourceErrorOptions, ResourceSet } from "./resource-set.js";
-export type { ConstraintsInput } from "./variant-group.js";
-export { OverlappingVariantsError } from "./overlapping-variants-error.js";
-export { buildDynamicParameterConstraintsMap, DEFAULT_DYNAMIC_PARAMETERS_NAME } from "./dynamic-parameters.js";
-export type { DynamicParametersInit } from "./dynamic-parameters.js";
-export type { NodeScope, NodeSelector } from "./resource-store.js";
+export type { ServerTlsOptions } from "./security/tls-options.js";
+export type { AuthorizeResult, AuthorizeStream, IdentityOptions } from "./security/authorization.js";
+export type { SecurityOptions } from "./security/authorization-options.js";
+export type { AuthorizationClass, CanRead, StreamIdentity } from "./security/authorization-read.js";
+export type { PeerCertificate, PeerIdentity } from "./security/identity.js";
+export type { ResourceInput, ResourceMessage, ResourceOptions } from "./resources/resource-input.js";
+export type { ResourceErrorOptions, ResourceSet } from "./resources/resource-set.js";
+export type { ConstraintsInput } from "./resources/variant-group.js";
+export { OverlappingVariantsError } from "./resources/overlapping-variants-error.js";
+export {
+  buildDynamicParameterConstraintsMap,
+  DEFAULT_DYNAMIC_PARAMETERS_NAME,
+} from "./resources/dynamic-parameters.js";
+export type { DynamicParametersInit } from "./resources/dynamic-parameters.js";
+export type { NodeScope, NodeSelector } from "./resources/resource-store.js";
 export type { ServerLimits } from "./limits.js";
 export { DEFAULT_LIMITS } from "./limits.js";
 export type { StatusInit } from "./status.js";
-export type { StreamInfo, StreamTypeInfo } from "./stream-info.js";
+export type { StreamInfo, StreamTypeInfo } from "./streams/stream-info.js";
 export {
   CDS_TYPE_URL,
   DEFAULT_FULL_STATE_TYPE_URLS,
@@ -28,9 +31,9 @@ export {
   RDS_TYPE_URL,
   RESOURCE_WRAPPER_TYPE_URL,
 } from "./type-urls.js";
-export { formatClusterLoads } from "./lrs-loads.js";
-export type { ClusterLoad, LocalityLoad, MetricLoad } from "./lrs-loads.js";
-export type { LoadReportEvent, LrsPolicy, LrsSink, LrsStreamInfo } from "./lrs-sink.js";
+export { formatClusterLoads } from "./lrs/lrs-loads.js";
+export type { ClusterLoad, LocalityLoad, MetricLoad } from "./lrs/lrs-loads.js";
+export type { LoadReportEvent, LrsPolicy, LrsSink, LrsStreamInfo } from "./lrs/lrs-sink.js";
 export { noopLogger } from "./logger.js";
 export type { Logger, LogLevel } from "./logger.js";
 
@@ -44,7 +47,7 @@ export type {
   LocalityInit,
   RouteConfigurationInit,
   WeightedClusterInit,
-} from "./builders.js";
+} from "./resources/builders.js";
 export {
   adsConfigSource,
   buildCluster,
@@ -53,10 +56,10 @@ export {
   buildRouteConfiguration,
   parseHostPort,
   routerFilter,
-} from "./builders.js";
+} from "./resources/builders.js";
 
 // For tests: the hooks and their events.
-export { describeHookEvent } from "./hook-events.js";
+export { describeHookEvent } from "./hooks/hook-events.js";
 export type {
   DeltaRequestEvent,
   DeltaResponseEvent,
@@ -72,5 +75,11 @@ export type {
   StreamCloseReason,
   StreamKind,
   StreamOpenEvent,
-} from "./hook-events.js";
-export type { BreakOptions, InjectedResponse, ManagementServerHooks, ResponseFilter, WaitOptions } from "./hooks.js";
+} from "./hooks/hook-events.js";
+export type {
+  BreakOptions,
+  InjectedResponse,
+  ManagementServerHooks,
+  ResponseFilter,
+  WaitOptions,
+} from "./hooks/hooks.js";

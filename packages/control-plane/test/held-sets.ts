@@ -1,7 +1,8 @@
-// Shared by the property tests of plans (src/*.test.ts): the constraints and parameter maps they draw from, and a
+// Shared by the property tests of plans (src/held/*.test.ts): the constraints and parameter maps they draw from, and a
 // diff as sets, so two diffs that list the same things in another order compare equal.
-import type { Entry } from "../src/entry.js";
-import type { HeldDiff } from "../src/held-diff.js";
+
+import type { HeldDiff } from "../src/held/held-diff.js";
+import type { Entry } from "../src/resources/entry.js";
 
 /** Variants of every shape the plans treat apart: exact values, nested, absent keys, `||`. */
 export const CONSTRAINT_TEXTS = [

@@ -32,6 +32,8 @@ export interface RetryState {
   commit(): void;
   /** An attempt is starting (the first or a retry). */
   attemptStarted(): void;
+  /** The last attempt never reached a server and is made again transparently: it does not count (A6). */
+  forgetAttempt(): void;
   /**
    * The current attempt ended with gRPC status `code`; `pushback` is its `grpc-retry-pushback-ms` trailer (null
    * when absent). Records the outcome on the throttle and says whether, and after how long, to retry.
@@ -78,6 +80,9 @@ export function createRetryState(policy: RetryPolicy, options: RetryStateOptions
     },
     attemptStarted() {
       attempts++;
+    },
+    forgetAttempt() {
+      if (attempts > 0) attempts--;
     },
     attemptEnded(code, pushback) {
       if (code === 0) {

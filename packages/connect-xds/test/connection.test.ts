@@ -1,0 +1,112 @@
+// One backend connection (connection.ts) over real sockets: its states from the session, a peer that is not HTTP/2
+// or never answers, and closing while a call is being sent.
+
+import type { AddressInfo } from "node:net";
+import * as net from "node:net";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { systemClock } from "@xdskit/orca-lrs-bridge";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ConnectivityState } from "../src/index.js";
+import { Http2Connection } from "../src/internal.js";
+import { type Backend, startBackend } from "./support/backends.js";
+import { echoClient } from "./support/echo-client.js";
+
+function connection(address: string, minConnectTimeoutMs?: number) {
+  const states: ConnectivityState[] = [];
+  let wake: (() => void) | undefined;
+  const conn = new Http2Connection({
+    address,
+    clock: systemClock,
+    random: Math.random,
+    ...(minConnectTimeoutMs === undefined ? {} : { minConnectTimeoutMs }),
+    onStateChange: (state) => {
+      states.push(state);
+      wake?.();
+    },
+  });
+  /** Resolves once the connection reached `state`. */
+  const reach = (state: ConnectivityState) =>
+    new Promise<void>((resolve) => {
+      const check = () => {
+        if (conn.state === state) resolve();
+        else wake = check;
+      };
+      check();
+    });
+  return { conn, states, reach };
+}
+
+/** A TCP server that accepts and then writes `reply` (or nothing) and keeps the socket. */
+async function rawServer(reply?: string): Promise<{ address: string; close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on("error", () => {});
+    if (reply !== undefined) socket.end(reply);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe("Http2Connection", () => {
+  let backend: Backend;
+  beforeAll(async () => {
+    backend = await startBackend("a");
+  });
+  afterAll(async () => {
+    await backend.close();
+  });
+
+  it("goes IDLE -> CONNECTING -> READY on the server's SETTINGS, and IDLE when the server goes away", async () => {
+    const other = await startBackend("b");
+    const { conn, states, reach } = connection(other.address);
+    expect(conn.state).toBe("IDLE");
+    conn.requestConnection();
+    await reach("READY");
+    await other.close();
+    await reach("IDLE");
+    expect(states).toEqual(["CONNECTING", "READY", "IDLE"]);
+    conn.close();
+  });
+
+  it("fails the attempt (TRANSIENT_FAILURE, with the error) on a server that answers HTTP/1.1, without crashing", async () => {
+    const server = await rawServer("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+    const { conn, states, reach } = connection(server.address);
+    conn.requestConnection();
+    await reach("TRANSIENT_FAILURE");
+    expect(states).toEqual(["CONNECTING", "TRANSIENT_FAILURE"]);
+    expect(conn.lastError).toBeInstanceOf(Error);
+    conn.close();
+    await server.close();
+  });
+
+  it("fails the attempt after the connect deadline when the server never speaks HTTP/2", async () => {
+    const server = await rawServer();
+    const { conn, reach } = connection(server.address, 50);
+    conn.requestConnection();
+    await reach("TRANSIENT_FAILURE");
+    expect(conn.lastError?.message).toBe("connect deadline exceeded");
+    conn.close();
+    await server.close();
+  });
+
+  it("lets a call started just before close() finish (the session drains instead of refusing it)", async () => {
+    const { conn, reach } = connection(backend.address);
+    conn.requestConnection();
+    await reach("READY");
+    const echo = echoClient(createGrpcTransport({ baseUrl: conn.authority, sessionManager: conn }));
+    // Both streams are opened in this tick; their HEADERS frames are not written before close().
+    const calls = [echo.unary({ value: "1" }), echo.unary({ value: "2" })];
+    conn.close();
+    expect((await Promise.all(calls)).map((r) => r.value)).toEqual(["a:1", "a:2"]);
+    // Closed: no new call is sent on it.
+    await expect(echo.unary({ value: "3" })).rejects.toMatchObject({ code: 14 });
+  });
+});

@@ -1,0 +1,119 @@
+import { create, type Message, type MessageShape } from "@bufbuild/protobuf";
+import { type Any, anyPack } from "@bufbuild/protobuf/wkt";
+import {
+  type DeltaDiscoveryResponse,
+  type DeltaDiscoveryResponseSchema,
+  type DiscoveryResponse,
+  type DiscoveryResponseSchema,
+  type Resource,
+  type ResourceError,
+  ResourceErrorSchema,
+  ResourceSchema,
+} from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import type { ErrorEntry, ResourceEntry } from "../resources/entry.js";
+import { type EncodedBody, encodeBody, type ResponseResource } from "./encoded-response.js";
+
+/** What a response says, short of the nonce: the message and the names its hook event lists. */
+export interface ResponseParts {
+  readonly typeUrl: string;
+  readonly versionInfo: string;
+  readonly resourceNames: readonly string[];
+  readonly errorNames: readonly string[];
+  /** Delta only: `removed_resources`. */
+  readonly removedNames: readonly string[];
+  /** The response (its nonce empty unless injected), as hooks report it. */
+  readonly message: DiscoveryResponse | DeltaDiscoveryResponse;
+}
+
+/**
+ * A response built once for every stream that sends it: its bytes made on first use, the message only if a hook
+ * reads it. The bulk of the bytes (the head, with the resources) is held weakly: the writes of a fan-out keep it
+ * alive while they wait for the connections, and a stream that comes after they are all gone encodes it again. An
+ * idle server keeps no encoded responses.
+ */
+export interface PreparedResponse extends ResponseParts {
+  readonly body: EncodedBody;
+}
+
+type ResponseSchema = typeof DiscoveryResponseSchema | typeof DeltaDiscoveryResponseSchema;
+
+/** A response's resources: as they are written (encoded-response.ts), and as messages for the hooks. */
+export interface PreparedResources {
+  readonly wire: readonly ResponseResource[];
+  messages(): Message[];
+}
+
+/** `envelope`: the response without its resources (nor nonce). */
+export function prepareResponse<S extends ResponseSchema>(
+  schema: S,
+  parts: Omit<ResponseParts, "message">,
+  envelope: MessageShape<S>,
+  resources: PreparedResources,
+): PreparedResponse {
+  let message: MessageShape<S> | undefined;
+  let head: WeakRef<Uint8Array> | undefined;
+  let tail: Uint8Array | undefined;
+  return {
+    ...parts,
+    get message() {
+      message ??= { ...envelope, resources: resources.messages() } as MessageShape<S>;
+      return message;
+    },
+    get body() {
+      const bytes = head?.deref();
+      if (bytes && tail) return { head: bytes, tail };
+      const encoded = encodeBody(schema, envelope, resources.wire);
+      head = new WeakRef(encoded.head);
+      tail = encoded.tail;
+      return encoded;
+    },
+  };
+}
+
+/** TP3 errors as both responses carry them: a variant's with its constraints. */
+export function toResourceErrors(errors: readonly ErrorEntry[]): ResourceError[] {
+  return errors.map((e) =>
+    create(ResourceErrorSchema, { resourceName: e.variant?.resourceName ?? { name: e.name }, errorDetail: e.status }),
+  );
+}
+
+const wrappedAnys = new WeakMap<ResourceEntry, Any>();
+const deltaResources = new WeakMap<ResourceEntry, Resource>();
+
+/**
+ * The Any to put in a SotW response: the packed message, or it wrapped in `Resource`, as a variant (which must name
+ * its constraints) and a resource marked do-not-cache always are. One per entry.
+ */
+export function anyFor(entry: ResourceEntry, wrapResources: boolean): Any {
+  if (!(entry.variant !== undefined || entry.doNotCache || (entry.wrap ?? wrapResources))) return entry.any;
+  let wrapped = wrappedAnys.get(entry);
+  if (!wrapped) {
+    wrapped = anyPack(ResourceSchema, resourceFor(entry));
+    wrappedAnys.set(entry, wrapped);
+  }
+  return wrapped;
+}
+
+/** A delta response's resource as written: by its parts in the plain shape (no message built), else wrapped. */
+export function deltaWireResource(entry: ResourceEntry): ResponseResource {
+  return entry.variant === undefined && !entry.doNotCache ? entry : resourceFor(entry);
+}
+
+/**
+ * The entry wrapped in `Resource` (delta, and wrapped SotW resources): with its name, or for a variant its
+ * `resource_name` (only one of the two may be set), its version, and `cache_control` when not to be cached. One per
+ * entry.
+ */
+export function resourceFor(entry: ResourceEntry): Resource {
+  let resource = deltaResources.get(entry);
+  if (!resource) {
+    resource = create(ResourceSchema, {
+      ...(entry.variant ? { resourceName: entry.variant.resourceName } : { name: entry.name }),
+      version: String(entry.version),
+      resource: entry.any,
+      ...(entry.doNotCache ? { cacheControl: { doNotCache: true } } : {}),
+    });
+    deltaResources.set(entry, resource);
+  }
+  return resource;
+}
