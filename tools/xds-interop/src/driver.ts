@@ -106,6 +106,7 @@ export async function runCase(
       load = startLoadClient({
         client,
         qps: init.qps,
+        maxInFlight: profile.maxInFlight,
         config: { types, timeoutMs: profile.rpcTimeoutMs, ...(init.metadata ? { metadata: init.metadata } : {}) },
       });
       return load;

@@ -51,6 +51,12 @@ export interface LoadClientOptions {
   /** RPCs of each configured type per second. */
   readonly qps: number;
   readonly config: ClientConfig;
+  /**
+   * At most this many RPCs in flight: a tick that would exceed it is skipped, not made up later. Without it (the
+   * document's client), a machine too busy to answer `qps` piles RPCs up until they pass their deadline; with it,
+   * the client sends what the machine can answer and every block still holds consecutive RPCs. Default: no limit.
+   */
+  readonly maxInFlight?: number;
 }
 
 /** Adds one to `counts[key]`. */
@@ -149,14 +155,22 @@ export function startLoadClient(options: LoadClientOptions): LoadClient {
     inFlight.add(call);
   };
 
-  // Ticks at `qps`; a late timer (a busy machine) sends the ticks it missed at once, so the rate holds on average.
+  // Ticks at `qps`; a late timer (a busy machine) sends the ticks it missed at once, so the rate holds on average,
+  // unless that would exceed maxInFlight.
+  const maxInFlight = options.maxInFlight ?? Number.POSITIVE_INFINITY;
   const intervalMs = 1000 / qps;
   const startedAt = performance.now();
   let ticks = 0;
   let timer: NodeJS.Timeout | undefined;
   const tick = () => {
     const due = Math.floor((performance.now() - startedAt) / intervalMs) + 1;
-    for (; ticks < due && !stopped; ticks++) for (const method of config.types) send(method);
+    for (; ticks < due && !stopped; ticks++) {
+      if (inFlight.size + config.types.length > maxInFlight) {
+        ticks = due;
+        break;
+      }
+      for (const method of config.types) send(method);
+    }
     if (!stopped) timer = setTimeout(tick, Math.max(0, ticks * intervalMs - (performance.now() - startedAt)));
   };
   tick();

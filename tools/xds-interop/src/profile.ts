@@ -22,6 +22,8 @@ export interface InteropProfile {
   readonly rpcTimeoutMs: number;
   /** How long a polled condition may take to hold, and a client to answer a config change. */
   readonly waitMs: number;
+  /** The test client's limit on RPCs in flight (load-client.ts), so a busy machine slows it instead of failing RPCs. */
+  readonly maxInFlight: number;
   /** The chance, per weighted-split assertion, that a correct client's random picks fall outside the bounds. */
   readonly alpha: number;
 }
@@ -35,8 +37,9 @@ export const CI_PROFILE: InteropProfile = {
   evenRpcs: 100,
   splitSteadyRpcs: 100,
   splitRpcs: 500,
-  rpcTimeoutMs: 5_000,
-  waitMs: 20_000,
+  rpcTimeoutMs: 10_000,
+  waitMs: 45_000,
+  maxInFlight: 20,
   alpha: 1e-6,
 };
 
@@ -51,6 +54,7 @@ export const FULL_PROFILE: InteropProfile = {
   splitRpcs: 1000,
   rpcTimeoutMs: 20_000,
   waitMs: 300_000,
+  maxInFlight: Number.POSITIVE_INFINITY,
   alpha: 1e-6,
 };
 

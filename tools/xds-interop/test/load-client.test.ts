@@ -71,6 +71,39 @@ describe("the load client", () => {
     expect(accumulated.failuresAfterFirstSuccess).toBe(failed.filter((i) => i > 3).length);
   });
 
+  test("with maxInFlight, ticks that would exceed it are skipped, not sent later", async () => {
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const inner = fakeClient(
+      () => ({ ok: true, code: 0, peer: "a" }),
+      () => 100,
+    );
+    const client: FakeClient = {
+      get sent() {
+        return inner.sent;
+      },
+      async call(method, options) {
+        maxInFlight = Math.max(maxInFlight, ++inFlight);
+        const outcome = await inner.call(method, options);
+        inFlight--;
+        return outcome;
+      },
+      close: () => inner.close(),
+    };
+    const load = startLoadClient({
+      client,
+      qps: 1000,
+      maxInFlight: 4,
+      config: { types: ["UnaryCall", "EmptyCall"], timeoutMs: 1000 },
+    });
+    const stats = await load.stats(12, 5000);
+    await load.stop();
+    expect(stats.rpcsByPeer).toEqual({ a: 12 });
+    expect(maxInFlight).toBe(4);
+    // About 300 ms at 2,000 RPCs a second: without the limit, hundreds would have been sent.
+    expect(client.sent).toBeLessThan(30);
+  });
+
   test("a block that does not complete in time comes back partial", async () => {
     const client = fakeClient(
       () => ({ ok: true, code: 0, peer: "a" }),
