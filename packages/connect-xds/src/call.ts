@@ -70,7 +70,10 @@ function tryPick(
   const result = entry.picker.pick(info as PickInfo);
   switch (result.type) {
     case "complete":
-      if (result.subchannel.state !== "READY") return undefined;
+      if (result.subchannel.state !== "READY") {
+        result.tracker?.onPickDiscarded?.();
+        return undefined;
+      }
       // The call holds its cluster until it ends (A28), released by its attempt.
       entry.refs++;
       return { pick: result, entry };
@@ -264,6 +267,7 @@ export async function runCall<
       faultChecked = true;
       const fault = routeFault(info.route, headers, random);
       if (fault !== undefined) {
+        picked.pick.tracker?.onPickDiscarded?.();
         ctx.state.release(picked.entry);
         if (fault instanceof ConnectError) {
           new Attempt(ctx, methodName, callStart, start, undefined).end(fault.code, new Headers());
@@ -319,6 +323,8 @@ export async function runCall<
       const decision = policyRetry?.attemptEnded(failure.code, failure.metadata.get(PUSHBACK_HEADER));
       if (decision?.retry === true && !signal?.aborted) {
         attempt.end(failure.code, failure.metadata, false);
+        // A6: a retry tells the server how many attempts came before it.
+        headers.set(PREVIOUS_ATTEMPTS_HEADER, String(policyRetry?.attempts ?? 1));
         try {
           await callSleep(decision.delayMs, signal, deadlineAt);
         } catch (stop) {
@@ -340,6 +346,7 @@ export async function runCall<
 }
 
 const PUSHBACK_HEADER = "grpc-retry-pushback-ms";
+const PREVIOUS_ATTEMPTS_HEADER = "grpc-previous-rpc-attempts";
 
 export type { Attempt };
 

@@ -65,19 +65,22 @@ class BothTrackers implements CallTracker {
   }
 }
 
-/** A32: the call holds one of the cluster's `max_requests` slots from its start to its end. */
+/** A32: the call holds one of the cluster's `max_requests` slots from its pick to its end (or the pick's discard). */
 class CircuitTracker implements CallTracker {
   constructor(
     private readonly inner: CallTracker | undefined,
     private readonly counter: RequestCounter,
   ) {}
   onCallStarted(): void {
-    this.counter.start();
     this.inner?.onCallStarted?.();
   }
   onCallEnded(info: CallEndInfo): void {
     this.counter.end();
     this.inner?.onCallEnded?.(info);
+  }
+  onPickDiscarded(): void {
+    this.counter.end();
+    this.inner?.onPickDiscarded?.();
   }
 }
 
@@ -112,12 +115,13 @@ class ClusterImplPicker implements Picker {
     }
     const result = this.inner.pick(info);
     if (result.type !== "complete") return result;
-    // A32: over max_requests in flight, the call is dropped (uncategorized in the load report). The slot is
-    // taken when the call starts, which the call path does right after a complete pick.
+    // A32: over max_requests in flight, the call is dropped (uncategorized in the load report). A complete pick
+    // takes a slot at once (calls picking in the same tick must see it), given back when the call ends.
     if (this.circuit.counter.inFlight >= this.circuit.max) {
       this.dropStats?.callDropped();
       return this.circuit.drop;
     }
+    this.circuit.counter.start();
     let wrapped = this.wrapped.get(result);
     if (wrapped === undefined) {
       const label = result.subchannel.endpoint.locality?.label;

@@ -296,7 +296,15 @@ describe("issue 21 policies over HTTP/2", () => {
   const all = create(FractionalPercentSchema, { numerator: 100 });
 
   it("retries: a call failing UNAVAILABLE is retried on a new pick and succeeds elsewhere (A44)", async () => {
-    backends.push(await startBackend("bad", { interceptors: [failing] }), await startBackend("good"));
+    const previousAttempts = new Set<string>();
+    const recordAttempts: Interceptor = (next) => async (req) => {
+      previousAttempts.add(req.header.get("grpc-previous-rpc-attempts") ?? "none");
+      return next(req);
+    };
+    backends.push(
+      await startBackend("bad", { interceptors: [failing] }),
+      await startBackend("good", { interceptors: [recordAttempts] }),
+    );
     const before = failures.count;
     const echo = serve("retry", (_cluster, route) => {
       action(route).retryPolicy = create(RetryPolicySchema, {
@@ -309,6 +317,8 @@ describe("issue 21 policies over HTTP/2", () => {
     const names = await served(echo, 20);
     expect(names.every((n) => n === "good")).toBe(true);
     expect(failures.count - before).toBeGreaterThanOrEqual(5);
+    // A6: the retry says how many attempts came before it.
+    expect(previousAttempts.has("1")).toBe(true);
   });
 
   it("retries: without a retry policy the same failures reach the caller", async () => {

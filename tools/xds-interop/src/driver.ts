@@ -12,6 +12,10 @@ export interface ClientInit {
   /** Default UnaryCall only. */
   readonly types?: readonly RpcMethod[];
   readonly metadata?: ClientConfig["metadata"];
+  /** The deadline of each RPC; default the profile's. */
+  readonly timeoutMs?: number;
+  /** RPCs in flight at most; default the profile's (circuit_breaking needs more). */
+  readonly maxInFlight?: number;
 }
 
 export interface CaseContext {
@@ -39,6 +43,8 @@ export interface InteropCase {
   readonly failOnFailedRpcs: boolean;
   /** The sub-cases the document lists, in the order they run (names for `knownBugs`). */
   readonly subCases?: readonly string[];
+  /** Its RPCs never end by themselves (keep-open): they are cancelled when the case is done, not waited for. */
+  readonly keepsRpcsOpen?: boolean;
   run(context: CaseContext): Promise<void>;
 }
 
@@ -106,8 +112,12 @@ export async function runCase(
       load = startLoadClient({
         client,
         qps: init.qps,
-        maxInFlight: profile.maxInFlight,
-        config: { types, timeoutMs: profile.rpcTimeoutMs, ...(init.metadata ? { metadata: init.metadata } : {}) },
+        maxInFlight: init.maxInFlight ?? profile.maxInFlight,
+        config: {
+          types,
+          timeoutMs: init.timeoutMs ?? profile.rpcTimeoutMs,
+          ...(init.metadata ? { metadata: init.metadata } : {}),
+        },
       });
       return load;
     },
@@ -130,7 +140,7 @@ export async function runCase(
 
   try {
     await testCase.run(context);
-    if (load) {
+    if (load && !testCase.keepsRpcsOpen) {
       await load.stop();
       const { failuresAfterFirstSuccess } = load.accumulated();
       if (testCase.failOnFailedRpcs && failuresAfterFirstSuccess > 0) {
