@@ -24,6 +24,8 @@ export interface InteropProfile {
   readonly waitMs: number;
   /** circuit_breaking's max_requests: UnaryCall's cluster, EmptyCall's, then UnaryCall's after the update. */
   readonly circuitBreaking: { readonly unary: number; readonly empty: number; readonly updated: number };
+  /** The timeout case's durations (3 s route limit, 1 s deadline, 2 s and 4 s calls) are scaled by this. */
+  readonly timeScale: number;
   /** The blocks the policy cases (fault percentage, WRR shares, ring_hash, retries, outlier) measure. */
   readonly policyRpcs: number;
   /** The test client's limit on RPCs in flight (load-client.ts), so a busy machine slows it instead of failing RPCs. */
@@ -45,6 +47,7 @@ export const CI_PROFILE: InteropProfile = {
   waitMs: 45_000,
   maxInFlight: 20,
   circuitBreaking: { unary: 50, empty: 100, updated: 80 },
+  timeScale: 0.25,
   policyRpcs: 200,
   alpha: 1e-6,
 };
@@ -62,6 +65,7 @@ export const FULL_PROFILE: InteropProfile = {
   waitMs: 300_000,
   maxInFlight: Number.POSITIVE_INFINITY,
   circuitBreaking: { unary: 500, empty: 1000, updated: 800 },
+  timeScale: 1,
   policyRpcs: 1000,
   alpha: 1e-6,
 };

@@ -4,6 +4,7 @@
 // gRFC promises). Backends are made slow, hung or failing through `rpc-behavior` metadata (rpc-behavior.ts).
 import { create } from "@bufbuild/protobuf";
 import { anyPack, DurationSchema } from "@bufbuild/protobuf/wkt";
+import { LDS_TYPE_URL } from "@xdskit/control-plane";
 import {
   CircuitBreakers_ThresholdsSchema,
   CircuitBreakersSchema,
@@ -33,7 +34,7 @@ import type { Backend } from "../backend.js";
 import { allGoTo, type BlockCheck, binomialInterval, methodsGoTo } from "../checks.js";
 import type { RpcMethod } from "../client-adapter.js";
 import type { CaseContext, InteropCase } from "../driver.js";
-import { ANY_PATH, backendService, type RouteInit, serviceListener, urlMap } from "../resources.js";
+import { ANY_PATH, backendService, serviceListener, urlMap } from "../resources.js";
 import { RPC_BEHAVIOR_HEADER } from "../rpc-behavior.js";
 import { DEFAULT_SERVICE, localGroup, names } from "./setup.js";
 
@@ -149,6 +150,8 @@ export const timeout: InteropCase = {
   failOnFailedRpcs: false,
   subCases: ["app_timeout_exceeded", "timeout_not_exceeded", "timeout_exceeded", "timeout_different_route"],
   async run(context) {
+    // The document's durations, scaled by the profile (ci: a quarter).
+    const t = context.profile.timeScale;
     const backends = await context.world.startGroup("mig", 2);
     await context.world.publish([
       serviceListener(),
@@ -157,7 +160,7 @@ export const timeout: InteropCase = {
           match: UNARY_PATH,
           cluster: DEFAULT_SERVICE,
           editAction: (a) => {
-            a.maxStreamDuration = create(RouteAction_MaxStreamDurationSchema, { maxStreamDuration: seconds(3) });
+            a.maxStreamDuration = create(RouteAction_MaxStreamDurationSchema, { maxStreamDuration: seconds(3 * t) });
           },
         },
         { match: ANY_PATH, cluster: DEFAULT_SERVICE },
@@ -168,21 +171,25 @@ export const timeout: InteropCase = {
     const load = context.startClient({ qps: context.profile.qps });
     await context.until("every backend receives RPCs", allGoTo(names(backends)), rpcs);
     if (!context.knownBug("app_timeout_exceeded")) {
-      load.configure({ types: ["UnaryCall"], metadata: { UnaryCall: behavior("sleep-2") }, timeoutMs: 1000 });
-      await context.steady("app_timeout_exceeded: a 1 s deadline on 2 s calls", allFailWith(4), rpcs);
+      load.configure({
+        types: ["UnaryCall"],
+        metadata: { UnaryCall: behavior(`sleep-${2 * t}`) },
+        timeoutMs: 1000 * t,
+      });
+      await context.steady("app_timeout_exceeded: calls sleeping twice their deadline", allFailWith(4), rpcs);
     }
     if (!context.knownBug("timeout_not_exceeded")) {
-      load.configure({ types: ["UnaryCall"], timeoutMs: 20_000 });
+      load.configure({ types: ["UnaryCall"], timeoutMs: context.profile.rpcTimeoutMs });
       await context.steady("timeout_not_exceeded", allGoTo(names(backends)), rpcs);
     }
     if (!context.knownBug("timeout_exceeded") && !context.knownBug("timeout_different_route")) {
       load.configure({
         types: ["UnaryCall", "EmptyCall"],
-        metadata: { UnaryCall: behavior("sleep-4"), EmptyCall: behavior("sleep-4") },
-        timeoutMs: 20_000,
+        metadata: { UnaryCall: behavior(`sleep-${4 * t}`), EmptyCall: behavior(`sleep-${4 * t}`) },
+        timeoutMs: context.profile.rpcTimeoutMs,
       });
       await context.steady(
-        "timeout_exceeded and timeout_different_route: 4 s UnaryCalls stop at the route's 3 s, EmptyCalls succeed",
+        "timeout_exceeded and timeout_different_route: UnaryCalls stop at the route's max_stream_duration, EmptyCalls succeed",
         methodFailsOtherSucceeds("UnaryCall", 4, "EmptyCall", rpcs),
         rpcs,
       );
@@ -196,28 +203,43 @@ const PERCENT = (numerator: number) => create(FractionalPercentSchema, { numerat
 export const faultInjection: InteropCase = {
   name: "fault_injection",
   failOnFailedRpcs: false,
-  subCases: ["always_abort", "always_delay", "percentage_abort", "max_active_faults"],
+  subCases: [
+    "filter_update_without_route_update",
+    "always_abort",
+    "always_delay",
+    "percentage_abort",
+    "max_active_faults",
+  ],
   async run(context) {
     const backends = await context.world.startGroup("mig", 2);
-    const filter = create(HttpFilterSchema, {
-      name: FAULT_FILTER,
-      configType: { case: "typedConfig", value: anyPack(HTTPFaultSchema, create(HTTPFaultSchema)) },
-    });
-    /** The default route with `fault` as its per-route fault config. */
+    /** The Listener's fault filter with `fault` as its config, over the default route. */
+    // After the first, each config waits for the client's ACK of the Listener (a NACK fails the case with its detail).
+    let acked: string[] = [];
+    let generation = 0;
+    const routeChanges = context.knownBug("filter_update_without_route_update") !== undefined;
     const publish = (fault: Parameters<typeof create<typeof HTTPFaultSchema>>[1]) =>
-      context.world.publish([
-        serviceListener([filter]),
-        urlMap([
-          {
-            match: ANY_PATH,
-            cluster: DEFAULT_SERVICE,
-            typedPerFilterConfig: { [FAULT_FILTER]: anyPack(HTTPFaultSchema, create(HTTPFaultSchema, fault)) },
-          } satisfies RouteInit,
-        ]),
-        ...backendService(DEFAULT_SERVICE, [localGroup("mig", backends)]),
-      ]);
+      context.world.publish(
+        [
+          serviceListener([
+            create(HttpFilterSchema, {
+              name: FAULT_FILTER,
+              configType: { case: "typedConfig", value: anyPack(HTTPFaultSchema, create(HTTPFaultSchema, fault)) },
+            }),
+          ]),
+          urlMap([
+            {
+              // A client that applies a changed filter config only with a route update gets a new route each time.
+              match: { ...ANY_PATH, caseSensitive: routeChanges ? (generation++ & 1) === 0 : true },
+              cluster: DEFAULT_SERVICE,
+            },
+          ]),
+          ...backendService(DEFAULT_SERVICE, [localGroup("mig", backends)]),
+        ],
+        acked,
+      );
     const rpcs = context.profile.policyRpcs;
     await publish({});
+    acked = [LDS_TYPE_URL];
     const load = context.startClient({ qps: context.profile.qps });
     await context.until("every backend receives RPCs", allGoTo(names(backends)), context.profile.checkRpcs);
     if (!context.knownBug("always_abort")) {
