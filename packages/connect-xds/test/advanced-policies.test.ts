@@ -5,7 +5,12 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { anyPack, DurationSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
-import { buildClusterLoadAssignment, buildListener, type ManagementServer } from "@xdskit/control-plane";
+import {
+  buildClusterLoadAssignment,
+  buildListener,
+  createManagementServer,
+  type ManagementServer,
+} from "@xdskit/control-plane";
 import {
   CircuitBreakers_ThresholdsSchema,
   CircuitBreakersSchema,
@@ -19,6 +24,7 @@ import {
 } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
 import { OutlierDetectionSchema } from "@xdskit/protos/envoy/config/cluster/v3/outlier_detection_pb";
 import { RoutingPriority } from "@xdskit/protos/envoy/config/core/v3/base_pb";
+import { ConfigSourceSchema } from "@xdskit/protos/envoy/config/core/v3/config_source_pb";
 import { TypedExtensionConfigSchema } from "@xdskit/protos/envoy/config/core/v3/extension_pb";
 import {
   FilterConfigSchema,
@@ -41,7 +47,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createXdsTransport, type XdsTransport } from "../src/index.js";
 import { type Backend, startBackend } from "./support/backends.js";
 import { EchoService } from "./support/echo-service.js";
-import { clientFor, simpleSnapshot, startControlPlane } from "./support/harness.js";
+import { clientFor, simpleSnapshot } from "./support/harness.js";
 
 type Echo = {
   unary(request: { value: string }, options?: { headers?: Record<string, string> }): Promise<{ value: string }>;
@@ -78,7 +84,8 @@ describe("issue 21 policies over HTTP/2", () => {
   const backends: Backend[] = [];
 
   beforeAll(async () => {
-    server = await startControlPlane();
+    // Load reports every second, for the circuit breaker's drops.
+    server = await createManagementServer({ lrsPolicy: { clusters: "all", intervalMs: 1000 } });
     client = clientFor(server);
   });
   afterEach(async () => {
@@ -219,14 +226,15 @@ describe("issue 21 policies over HTTP/2", () => {
     backends.push(await startBackend("bad", { interceptors: [failing] }));
     const echo = serve("od", (cluster) => {
       cluster.outlierDetection = create(OutlierDetectionSchema, {
-        interval: seconds(0.1),
+        // Wide enough that a loaded machine still completes a few calls per backend in one interval.
+        interval: seconds(0.5),
         baseEjectionTime: seconds(30),
         maxEjectionPercent: 50,
         enforcingSuccessRate: 0,
         failurePercentageThreshold: 50,
         enforcingFailurePercentage: 100,
-        failurePercentageMinimumHosts: 3,
-        failurePercentageRequestVolume: 5,
+        failurePercentageMinimumHosts: 2,
+        failurePercentageRequestVolume: 2,
       });
     });
     const call = () =>
@@ -259,6 +267,7 @@ describe("issue 21 policies over HTTP/2", () => {
     };
     backends.push(await startBackend("slow", { interceptors: [held] }));
     const echo = serve("cb", (cluster) => {
+      cluster.lrsServer = create(ConfigSourceSchema, { configSourceSpecifier: { case: "self", value: {} } });
       cluster.circuitBreakers = create(CircuitBreakersSchema, {
         thresholds: [create(CircuitBreakers_ThresholdsSchema, { priority: RoutingPriority.DEFAULT, maxRequests: 2 })],
       });
@@ -277,6 +286,19 @@ describe("issue 21 policies over HTTP/2", () => {
     release();
     await Promise.all([first, second]);
     expect((await echo.unary({ value: "4" })).value).toBe("slow:4");
+    // The drop is in the cluster's load report, uncategorized.
+    const drops = () =>
+      server.lrs
+        .reports()
+        .flatMap((event) => event.loads.filter((load) => load.clusterName === "cb-cluster"))
+        .reduce((sum, load) => sum + load.totalDropped, 0);
+    await server.lrs.waitForReport(() => drops() >= 1, 15_000);
+    const categorized = server.lrs
+      .reports()
+      .flatMap((event) => event.loads.filter((load) => load.clusterName === "cb-cluster"))
+      .flatMap((load) => Object.keys(load.droppedByCategory));
+    expect(drops()).toBe(1);
+    expect(categorized).toEqual([]);
   });
 
   /** The route action of the (single) route, to edit. */
