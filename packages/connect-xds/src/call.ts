@@ -10,12 +10,12 @@ import type { ClusterEntry } from "./cluster-manager.js";
 import type { ConfigSelector, RouteSelection } from "./config-selector.js";
 import { NOT_SENT } from "./connection.js";
 import { countingBytes, MessageByteCounter } from "./endpoint-transport.js";
-import type { CallEndInfo, CompletePick, PickInfo } from "./lb-policy.js";
+import type { CallEndInfo, CompletePick, PickInfo, Subchannel } from "./lb-policy.js";
 import { CallMetricName, type CallMetricsRecorder, statusName } from "./metrics.js";
 import { callSleep, faultAbortError, routeFault, routeRetryState } from "./policies/call-policies.js";
 import type { RetryState } from "./policies/retry-state.js";
 import type { RetryThrottle } from "./policies/retry-throttle.js";
-import type { PooledSubchannel } from "./subchannel-pool.js";
+import { PooledSubchannel } from "./subchannel-pool.js";
 
 /** What the call path reads from the transport. */
 export interface CallState {
@@ -184,7 +184,7 @@ class Attempt {
     const seconds = (now - this.start) / 1000;
     const status = statusName(code);
     const callLabels = { "grpc.method": this.methodName, "grpc.target": this.ctx.target, "grpc.status": status };
-    const locality = (picked?.pick.subchannel as PooledSubchannel | undefined)?.endpoint.locality?.label;
+    const locality = picked?.pick.subchannel.endpoint.locality?.label;
     const attemptLabels = locality === undefined ? callLabels : { ...callLabels, "grpc.lb.locality": locality };
     metrics.recordHistogram(CallMetricName.attemptDuration, seconds, attemptLabels);
     metrics.recordHistogram(CallMetricName.attemptSentMessageSize, this.counter?.sent ?? 0, attemptLabels);
@@ -194,6 +194,27 @@ class Attempt {
 }
 
 type Send<R> = (transport: Transport, timeoutMs: number | undefined) => Promise<R>;
+
+/** The Connect transport behind a picked subchannel (following wrappers' `delegate`). */
+function transportOf(subchannel: Subchannel): Transport {
+  let current: Subchannel | undefined = subchannel;
+  while (current !== undefined && !(current instanceof PooledSubchannel)) current = current.delegate;
+  if (current === undefined)
+    throw new ConnectError("the picked subchannel was not created by this transport", Code.Internal);
+  return current.transport;
+}
+
+/** `/package.Service/Method` of each method name, built once. */
+const paths = new Map<string, string>();
+
+function pathOf(methodName: string): string {
+  let path = paths.get(methodName);
+  if (path === undefined) {
+    path = `/${methodName}`;
+    if (paths.size < 10_000) paths.set(methodName, path);
+  }
+  return path;
+}
 
 /** How many times a call that never reached a server is sent again (gRPC's transparent retry, A6). */
 const TRANSPARENT_RETRIES = 3;
@@ -235,7 +256,7 @@ export async function runCall<
   const random = ctx.random ?? Math.random;
   const effectiveTimeout = timeoutMs === undefined ? ctx.defaultTimeoutMs : timeoutMs <= 0 ? undefined : timeoutMs;
   const callDeadline = effectiveTimeout === undefined ? undefined : callStart + effectiveTimeout;
-  const info: { path: string; headers: Headers; route?: RouteSelection } = { path: `/${methodName}`, headers };
+  const info: { path: string; headers: Headers; route?: RouteSelection } = { path: pathOf(methodName), headers };
   let faultChecked = false;
   let policyRetry: RetryState | undefined;
   let transparent = 0;
@@ -300,9 +321,9 @@ export async function runCall<
       }
       remaining = Math.max(1, Math.floor(remaining));
     }
-    const transport = (picked.pick.subchannel as PooledSubchannel).transport;
     let response: R;
     try {
+      const transport = transportOf(picked.pick.subchannel);
       response = await (attempt.counter === undefined
         ? send(transport, remaining)
         : countingBytes(attempt.counter, () => send(transport, remaining)));

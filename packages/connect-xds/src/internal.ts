@@ -1,5 +1,7 @@
 // Knobs for tests, benchmarks and sibling packages: time, randomness and dialing. Outside semver.
 
+export type { ClusterImplConfig } from "./cluster-impl.js";
+export { ClusterImpl } from "./cluster-impl.js";
 export type { Dialer } from "./connection.js";
 export { dialCleartext, Http2Connection, MIN_CONNECT_TIMEOUT_MS } from "./connection.js";
 export { leastRequestPick } from "./policies/least-request.js";
@@ -9,8 +11,10 @@ export { buildHashRing, resolveRingHashConfig } from "./policies/ring-hash-ring.
 export type { StrideScheduler } from "./policies/wrr-scheduler.js";
 export { createSequence, createStrideScheduler } from "./policies/wrr-scheduler.js";
 export { xxHash64, xxHash64StringInto } from "./policies/xx-hash64.js";
+export { createUniform } from "./random.js";
 export { compileRouteMatch, findVirtualHost } from "./route-match.js";
 export type { RouteTableOptions } from "./route-table.js";
-export { createRouteTable } from "./route-table.js";
+export { createRouteTable, MAX_CACHED_PATHS } from "./route-table.js";
+export { createWorkSerializer } from "./work-serializer.js";
 export type { XdsTransportInternals } from "./xds-transport.js";
 export { createXdsTransportWithInternals } from "./xds-transport.js";

@@ -7,7 +7,6 @@ import type { Clock } from "@xdskit/orca-lrs-bridge";
 import type { OrcaLoadReport } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
 import type { HealthStatusName, LocalityName, Logger } from "@xdskit/xds-client";
 import type { RouteSelection } from "./config-selector.js";
-import type { LbPolicyRegistry } from "./lb-registry.js";
 
 /** gRPC connectivity states. SHUTDOWN is not modelled: a closed subchannel or policy reports nothing more. */
 export type ConnectivityState = "IDLE" | "CONNECTING" | "READY" | "TRANSIENT_FAILURE";
@@ -126,6 +125,11 @@ export interface Subchannel {
   requestConnection(): void;
   /** The policy is done with it. In-flight calls on the connection finish; idempotent. */
   close(): void;
+  /**
+   * Set by a subchannel that wraps another (e.g. to watch its calls or eject it): the wrapped one. A pick may return
+   * a wrapper; the call path follows `delegate` to the transport's own subchannel to send the call.
+   */
+  readonly delegate?: Subchannel;
 }
 
 /** Optional instrument hooks (A78-style) a policy may record into. */
@@ -162,6 +166,24 @@ export interface LbPolicyFactory<C = unknown> {
   readonly typeNames: readonly string[];
   parseConfig(json: unknown): C;
   create(helper: LbHelper): LbPolicy<C>;
+}
+
+/** LB policies by gRPC name and by xDS message type (A52); `createLbPolicyRegistry` makes one. */
+export interface LbPolicyRegistry {
+  /** The factory registered under a gRPC policy name. */
+  get(name: string): LbPolicyFactory | undefined;
+  /** The factory implementing an xDS `TypedExtensionConfig` message type (A52), e.g. `...round_robin.v3.RoundRobin`. */
+  getByTypeName(typeName: string): LbPolicyFactory | undefined;
+  /** Every registered factory, in registration order. */
+  list(): readonly LbPolicyFactory[];
+  /**
+   * gRPC's service-config rule for a `loadBalancingConfig` list: the first entry whose name is registered, its
+   * config parsed. Throws `LbConfigError` when no entry is registered or the chosen one's config is invalid (the
+   * next entry is not tried then, as in gRPC).
+   */
+  select(configs: readonly unknown[]): { readonly factory: LbPolicyFactory; readonly config: unknown };
+  /** `select`, then `factory.create(helper)`; returns the policy with its parsed config (not yet updated). */
+  create(configs: readonly unknown[], helper: LbHelper): { readonly policy: LbPolicy; readonly config: unknown };
 }
 
 /** A `fail` pick result with a fixed error (for TRANSIENT_FAILURE pickers). */

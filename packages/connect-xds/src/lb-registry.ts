@@ -1,24 +1,9 @@
 // The LB policy registry (A52): policies by gRPC name and by the xDS message type of their `TypedExtensionConfig`.
 // xds-client turns a Cluster's `load_balancing_policy` (or legacy `lb_policy`) into gRPC's `loadBalancingConfig`
 // JSON (`[{ "round_robin": {} }]`); the registry turns that into a policy instance.
-import type { LbHelper, LbPolicy, LbPolicyFactory } from "./lb-policy.js";
+import type { LbPolicyFactory, LbPolicyRegistry } from "./lb-policy.js";
 
-export interface LbPolicyRegistry {
-  /** The factory registered under a gRPC policy name. */
-  get(name: string): LbPolicyFactory | undefined;
-  /** The factory implementing an xDS `TypedExtensionConfig` message type (A52), e.g. `...round_robin.v3.RoundRobin`. */
-  getByTypeName(typeName: string): LbPolicyFactory | undefined;
-  /** Every registered factory, in registration order. */
-  list(): readonly LbPolicyFactory[];
-  /**
-   * gRPC's service-config rule for a `loadBalancingConfig` list: the first entry whose name is registered, its
-   * config parsed. Throws `LbConfigError` when no entry is registered or the chosen one's config is invalid (the
-   * next entry is not tried then, as in gRPC).
-   */
-  select(configs: readonly unknown[]): { readonly factory: LbPolicyFactory; readonly config: unknown };
-  /** `select`, then `factory.create(helper)`; returns the policy with its parsed config (not yet updated). */
-  create(configs: readonly unknown[], helper: LbHelper): { readonly policy: LbPolicy; readonly config: unknown };
-}
+export type { LbPolicyRegistry };
 
 /** A `loadBalancingConfig` that cannot be used. The cluster (or child) goes to TRANSIENT_FAILURE with it. */
 export class LbConfigError extends Error {

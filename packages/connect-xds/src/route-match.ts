@@ -113,16 +113,30 @@ export function compileHeaderMatcher(matcher: HeaderMatcher): HeaderPredicate {
   };
 }
 
-/** A route's full match: path, every header matcher, then the runtime fraction. */
-export function compileRouteMatch(match: RouteMatch): RouteMatcher {
-  const path = compilePathMatcher(match.path);
+/**
+ * A route's match in two parts: the path matcher (a pure function of the path, so its answers may be cached per
+ * path), then the rest (every header matcher, then the runtime fraction, which draws from `random`).
+ */
+export function compileRouteMatchParts(match: RouteMatch): {
+  readonly path: (path: string) => boolean;
+  readonly rest: (headers: Headers, random: () => number) => boolean;
+} {
   const headers = match.headers.map(compileHeaderMatcher);
   const fraction = match.fractionPerMillion;
-  return (callPath, callHeaders, random) => {
-    if (!path(callPath)) return false;
-    for (let i = 0; i < headers.length; i++) if (!headers[i]!(callHeaders)) return false;
-    return fraction === undefined || random() * 1_000_000 < fraction;
-  };
+  const rest =
+    headers.length === 0 && fraction === undefined
+      ? () => true
+      : (callHeaders: Headers, random: () => number) => {
+          for (let i = 0; i < headers.length; i++) if (!headers[i]!(callHeaders)) return false;
+          return fraction === undefined || random() * 1_000_000 < fraction;
+        };
+  return { path: compilePathMatcher(match.path), rest };
+}
+
+/** A route's full match: path, every header matcher, then the runtime fraction. */
+export function compileRouteMatch(match: RouteMatch): RouteMatcher {
+  const { path, rest } = compileRouteMatchParts(match);
+  return (callPath, callHeaders, random) => path(callPath) && rest(callHeaders, random);
 }
 
 /**

@@ -9,7 +9,7 @@ import {
   type Transport,
   type UnaryResponse,
 } from "@connectrpc/connect";
-import { type Clock, createLrsClient, type LrsClient, systemClock } from "@xdskit/orca-lrs-bridge";
+import { type Clock, type LrsClient, systemClock } from "@xdskit/orca-lrs-bridge";
 import {
   type BootstrapConfig,
   type ClusterUpdate,
@@ -30,6 +30,8 @@ import { createLbPolicyRegistry, type LbPolicyRegistry } from "./lb-registry.js"
 import type { CallMetricsRecorder } from "./metrics.js";
 import { builtinLbPolicies } from "./policies/index.js";
 import { createRetryThrottle, type RetryThrottleConfig } from "./policies/retry-throttle.js";
+import { createUniform } from "./random.js";
+import { acquireLrs, releaseLrs } from "./shared-lrs.js";
 import { createSubchannelPool } from "./subchannel-pool.js";
 import { parseXdsTarget } from "./target.js";
 import { createWorkSerializer } from "./work-serializer.js";
@@ -92,42 +94,19 @@ function clusterTypeFor(registry: LbPolicyRegistry): ResourceType<ClusterUpdate>
   return custom.length === 0 ? undefined : createClusterResourceType({ customLbPolicies: custom });
 }
 
-const noopLogger: Logger = { error() {}, warn() {}, info() {}, debug() {} };
+/** `package.Service/Method` of each method descriptor, built once (the call path and metrics use it per call). */
+const methodNames = new WeakMap<object, string>();
 
-/** One LRS client per XdsClient, shared by its transports (one LRS stream per server, as gRPC). */
-const sharedLrs = new WeakMap<XdsClient, { client: LrsClient; refs: number }>();
-
-function acquireLrs(client: XdsClient, logger: Logger): LrsClient {
-  let shared = sharedLrs.get(client);
-  if (shared === undefined) {
-    const node = client.bootstrap.node;
-    shared = {
-      client: createLrsClient({
-        node: {
-          id: node.id,
-          cluster: node.cluster,
-          ...(node.locality === undefined ? {} : { locality: node.locality }),
-          ...(node.metadata === undefined ? {} : { metadata: node.metadata }),
-          userAgentName: node.userAgentName,
-          userAgentVersion: node.userAgentVersion,
-        },
-        orcaLrsPropagation: client.features.orcaLrsPropagation,
-        logger,
-      }),
-      refs: 0,
-    };
-    sharedLrs.set(client, shared);
+function methodName(method: { readonly parent: { readonly typeName: string }; readonly name: string }): string {
+  let name = methodNames.get(method);
+  if (name === undefined) {
+    name = `${method.parent.typeName}/${method.name}`;
+    methodNames.set(method, name);
   }
-  shared.refs++;
-  return shared.client;
+  return name;
 }
 
-async function releaseLrs(client: XdsClient): Promise<void> {
-  const shared = sharedLrs.get(client);
-  if (shared === undefined || --shared.refs > 0) return;
-  sharedLrs.delete(client);
-  await shared.client.close();
-}
+const noopLogger: Logger = { error() {}, warn() {}, info() {}, debug() {} };
 
 export function createXdsTransport(options: XdsTransportOptions): XdsTransport {
   return createXdsTransportWithInternals(options, {});
@@ -155,7 +134,7 @@ export function createXdsTransportWithInternals(
     throw error;
   }
   const clock = internals.clock ?? systemClock;
-  const random = internals.random ?? Math.random;
+  const random = internals.random ?? createUniform();
   const serializer = createWorkSerializer((error) =>
     logger.error(
       `[connect-xds ${options.target}] ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
@@ -278,7 +257,7 @@ export function createXdsTransportWithInternals(
       const headers = new Headers(header);
       return runCall(
         ctx,
-        `${method.parent.typeName}/${method.name}`,
+        methodName(method),
         true,
         signal,
         timeoutMs,
@@ -298,7 +277,7 @@ export function createXdsTransportWithInternals(
       const headers = new Headers(header);
       return runCall(
         ctx,
-        `${method.parent.typeName}/${method.name}`,
+        methodName(method),
         false,
         signal,
         timeoutMs,

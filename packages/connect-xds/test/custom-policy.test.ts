@@ -26,7 +26,35 @@ import { clientFor, startControlPlane } from "./support/harness.js";
 
 const TYPE = "xdskit.test.NthEndpoint";
 
-/** Sends every call to endpoint number `index` (in EDS order) once it is READY. */
+/** Call ends the custom policy's tracker saw (status codes). */
+const ended: number[] = [];
+
+/** A subchannel that wraps the transport's own (as an outlier-detection policy would). */
+function wrap(inner: Subchannel): Subchannel {
+  return {
+    get address() {
+      return inner.address;
+    },
+    get endpoint() {
+      return inner.endpoint;
+    },
+    get state() {
+      return inner.state;
+    },
+    get lastError() {
+      return inner.lastError;
+    },
+    watch: (listener) => inner.watch(listener),
+    requestConnection: () => inner.requestConnection(),
+    close: () => inner.close(),
+    delegate: inner,
+  };
+}
+
+/**
+ * Sends every call to endpoint number `index` (in EDS order) once it is READY, through a wrapping subchannel, and
+ * counts each call's end with its own tracker.
+ */
 const nthEndpoint: LbPolicyFactory<{ index: number }> = {
   name: TYPE,
   typeNames: [TYPE],
@@ -41,7 +69,11 @@ const nthEndpoint: LbPolicyFactory<{ index: number }> = {
     const publish = () => {
       const chosen = subchannels[index];
       if (chosen?.state === "READY") {
-        const pick: CompletePick = { type: "complete", subchannel: chosen };
+        const pick: CompletePick = {
+          type: "complete",
+          subchannel: wrap(chosen),
+          tracker: { onCallEnded: (info) => ended.push(info.code) },
+        };
         helper.updateState("READY", { pick: () => pick });
       } else {
         helper.updateState("CONNECTING", { pick: () => ({ type: "queue" }) });
@@ -128,8 +160,10 @@ describe("a custom LB policy (A52)", () => {
     await Promise.all([a.close(), b.close(), server.close()]);
   });
 
-  it("routes every call as the custom policy and its config say", async () => {
+  it("routes every call as the custom policy and its config say, through a wrapping subchannel, with its tracker", async () => {
     const echo = echoClient(transport);
     for (let i = 0; i < 6; i++) expect(await served(echo)).toBe("b");
+    // The pick's subchannel was a wrapper (sent through its delegate), and its tracker saw every call end OK.
+    expect(ended).toEqual([0, 0, 0, 0, 0, 0]);
   });
 });

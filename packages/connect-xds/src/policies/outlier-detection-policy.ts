@@ -102,6 +102,7 @@ function wrapSubchannel(inner: Subchannel, isEjected: () => boolean): WrappedSub
   });
   return {
     inner,
+    delegate: inner,
     address: inner.address,
     endpoint: inner.endpoint,
     get state() {
