@@ -1,50 +1,47 @@
-// Our client under test: a Connect client on @xdskit/connect-xds's transport, with the channel's bootstrap given to
-// the transport (which then makes and owns its XdsClient, as a grpc-js-xds channel does).
+// Our client under test: a Connect client of the test service over @xdskit/connect-xds's transport. Each channel
+// is one transport with its own bootstrap (so its own XdsClient, closed with the transport).
 import { create } from "@bufbuild/protobuf";
-import { ConnectError, createClient } from "@connectrpc/connect";
+import { type CallOptions as ConnectCallOptions, ConnectError, createClient } from "@connectrpc/connect";
 import { createXdsTransport } from "@xdskit/connect-xds";
 import { HOSTNAME_HEADER } from "./backend.js";
 import type { CallOptions, CallOutcome, InteropClient, InteropClientKind, RpcMethod } from "./client-adapter.js";
 import { EmptySchema, SimpleRequestSchema, TestService } from "./gen/grpc/testing/test_pb.js";
 
-function createConnectXdsClient(target: string, bootstrap: object): InteropClient {
-  const transport = createXdsTransport({ target, bootstrap: JSON.stringify(bootstrap) });
-  const client = createClient(TestService, transport);
-  const inFlight = new Set<AbortController>();
+function createConnectXdsClient(target: string, bootstrapJson: string): InteropClient {
+  const transport = createXdsTransport({ target, bootstrap: bootstrapJson });
+  const service = createClient(TestService, transport);
+  // close() cancels what is in flight, as closing a gRPC channel does.
+  const closing = new AbortController();
+
+  const send = async (method: RpcMethod, options: ConnectCallOptions): Promise<string | undefined> => {
+    if (method === "UnaryCall") {
+      return (await service.unaryCall(create(SimpleRequestSchema, { fillServerId: true }), options)).hostname;
+    }
+    await service.emptyCall(create(EmptySchema), options);
+    return undefined;
+  };
+
   return {
     async call(method: RpcMethod, options: CallOptions): Promise<CallOutcome> {
-      const abort = new AbortController();
-      inFlight.add(abort);
-      const headers = new Headers();
-      for (const [key, value] of options.metadata) headers.append(key, value);
       let headerPeer: string | undefined;
-      const callOptions = {
-        headers,
-        timeoutMs: options.timeoutMs,
-        signal: abort.signal,
-        onHeader: (h: Headers) => {
-          headerPeer = h.get(HOSTNAME_HEADER) ?? undefined;
-        },
-      };
       try {
-        let peer: string | undefined;
-        if (method === "UnaryCall") {
-          const response = await client.unaryCall(create(SimpleRequestSchema, { fillServerId: true }), callOptions);
-          peer = response.hostname || headerPeer;
-        } else {
-          await client.emptyCall(create(EmptySchema), callOptions);
-          peer = headerPeer;
-        }
+        const bodyPeer = await send(method, {
+          headers: options.metadata.map(([key, value]) => [key, value] as [string, string]),
+          timeoutMs: options.timeoutMs,
+          signal: closing.signal,
+          onHeader: (headers) => {
+            headerPeer = headers.get(HOSTNAME_HEADER) ?? undefined;
+          },
+        });
+        const peer = bodyPeer || headerPeer;
         return peer === undefined ? { ok: true, code: 0 } : { ok: true, code: 0, peer };
       } catch (error) {
-        const e = ConnectError.from(error);
-        return { ok: false, code: e.code, message: e.rawMessage };
-      } finally {
-        inFlight.delete(abort);
+        const connectError = ConnectError.from(error);
+        return { ok: false, code: connectError.code, message: connectError.rawMessage };
       }
     },
     async close() {
-      for (const abort of inFlight) abort.abort();
+      closing.abort();
       await transport.close();
     },
   };
@@ -52,5 +49,5 @@ function createConnectXdsClient(target: string, bootstrap: object): InteropClien
 
 export const connectXdsClientKind: InteropClientKind = {
   name: "connect-xds",
-  create: (options) => createConnectXdsClient(options.target, options.bootstrap),
+  create: ({ target, bootstrap }) => createConnectXdsClient(target, JSON.stringify(bootstrap)),
 };

@@ -41,8 +41,6 @@ export interface InteropCase {
   readonly name: string;
   /** The client runs with `--fail_on_failed_rpcs`: no RPC may fail once one has succeeded. */
   readonly failOnFailedRpcs: boolean;
-  /** The sub-cases the document lists, in the order they run (names for `knownBugs`). */
-  readonly subCases?: readonly string[];
   /** Its RPCs never end by themselves (keep-open): they are cancelled when the case is done, not waited for. */
   readonly keepsRpcsOpen?: boolean;
   run(context: CaseContext): Promise<void>;

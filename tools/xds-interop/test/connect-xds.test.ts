@@ -1,4 +1,4 @@
-// The xDS interop cases with @xdskit/connect-xds's transport and a Connect client.
+// The xDS interop cases with @xdskit/connect-xds (a Connect client over createXdsTransport) as the client.
 import { connectXdsClientKind } from "../src/connect-xds-client.js";
 import { defineInteropSuite } from "./interop-suite.js";
 

@@ -104,6 +104,26 @@ describe("the load client", () => {
     expect(client.sent).toBeLessThan(30);
   });
 
+  test("configure() changes the RPC types and metadata of the RPCs sent from then on", async () => {
+    const seen: string[] = [];
+    const client: InteropClient = {
+      async call(method, options) {
+        seen.push(`${method}${options.metadata.map(([key, value]) => ` ${key}=${value}`).join("")}`);
+        return { ok: true, code: 0, peer: "a" };
+      },
+      async close() {},
+    };
+    const load = startLoadClient({ client, qps: 500, config: { types: ["UnaryCall"], timeoutMs: 1000 } });
+    await load.stats(2, 5000);
+    load.configure({ types: ["EmptyCall"], metadata: { EmptyCall: [["xds_md", "empty_ytpme"]] }, timeoutMs: 1000 });
+    const after = seen.length;
+    const stats = await load.stats(3, 5000);
+    await load.stop();
+    expect(seen.slice(0, 2)).toEqual(["UnaryCall", "UnaryCall"]);
+    expect(seen.slice(after)).toEqual(Array(seen.length - after).fill("EmptyCall xds_md=empty_ytpme"));
+    expect(stats.rpcsByMethod).toEqual({ EmptyCall: { a: 3 } });
+  });
+
   test("a block that does not complete in time comes back partial", async () => {
     const client = fakeClient(
       () => ({ ok: true, code: 0, peer: "a" }),

@@ -5,7 +5,7 @@ import { methodsGoTo } from "../checks.js";
 import type { RpcMethod } from "../client-adapter.js";
 import type { ClientInit, InteropCase } from "../driver.js";
 import { ANY_PATH, backendService, header, type RouteInit, urlMap } from "../resources.js";
-import { ALTERNATE_SERVICE, DEFAULT_SERVICE, localGroup, serveDefaultService } from "./setup.js";
+import { ALTERNATE_SERVICE, DEFAULT_SERVICE, localGroup, names, serveDefaultService } from "./setup.js";
 
 type Destination = "default" | "alternate";
 
@@ -18,6 +18,12 @@ export interface MatchingSubCase {
 
 const TO_ALTERNATE = { cluster: ALTERNATE_SERVICE } as const;
 const DEFAULT_ROUTE: RouteInit = { match: ANY_PATH, cluster: DEFAULT_SERVICE };
+/** The URL map every matching case starts from: the default route only. */
+const DEFAULT_ONLY: MatchingSubCase = {
+  name: "default route only",
+  routes: [],
+  expect: { UnaryCall: "default", EmptyCall: "default" },
+};
 
 export const PATH_SUB_CASES: readonly MatchingSubCase[] = [
   {
@@ -79,6 +85,10 @@ export const HEADER_METADATA: ClientInit["metadata"] = {
   ],
 };
 
+/** A `string_match` header specifier. */
+const text = (kind: "exact" | "prefix" | "suffix", value: string) =>
+  ({ case: "stringMatch", value: { matchPattern: { case: kind, value } } }) as const;
+
 const onHeader = (matcher: ReturnType<typeof header>): RouteInit => ({
   match: { ...ANY_PATH, headers: [matcher] },
   ...TO_ALTERNATE,
@@ -87,25 +97,17 @@ const onHeader = (matcher: ReturnType<typeof header>): RouteInit => ({
 export const HEADER_SUB_CASES: readonly MatchingSubCase[] = [
   {
     name: "exact xds_md",
-    routes: [
-      onHeader(
-        header("xds_md", { case: "stringMatch", value: { matchPattern: { case: "exact", value: "empty_ytpme" } } }),
-      ),
-    ],
+    routes: [onHeader(header("xds_md", text("exact", "empty_ytpme")))],
     expect: { UnaryCall: "default", EmptyCall: "alternate" },
   },
   {
     name: "prefix xds_md",
-    routes: [
-      onHeader(header("xds_md", { case: "stringMatch", value: { matchPattern: { case: "prefix", value: "un" } } })),
-    ],
+    routes: [onHeader(header("xds_md", text("prefix", "un")))],
     expect: { UnaryCall: "alternate", EmptyCall: "default" },
   },
   {
     name: "suffix xds_md",
-    routes: [
-      onHeader(header("xds_md", { case: "stringMatch", value: { matchPattern: { case: "suffix", value: "me" } } })),
-    ],
+    routes: [onHeader(header("xds_md", text("suffix", "me")))],
     expect: { UnaryCall: "default", EmptyCall: "alternate" },
   },
   {
@@ -115,15 +117,7 @@ export const HEADER_SUB_CASES: readonly MatchingSubCase[] = [
   },
   {
     name: "exact xds_md inverted",
-    routes: [
-      onHeader(
-        header(
-          "xds_md",
-          { case: "stringMatch", value: { matchPattern: { case: "exact", value: "unary_yranu" } } },
-          true,
-        ),
-      ),
-    ],
+    routes: [onHeader(header("xds_md", text("exact", "unary_yranu"), true))],
     expect: { UnaryCall: "default", EmptyCall: "alternate" },
   },
   {
@@ -146,17 +140,13 @@ function matchingCase(
   return {
     name,
     failOnFailedRpcs: true,
-    subCases: subCases.map((subCase) => subCase.name),
     async run(context) {
       const { profile, world } = context;
       const [defaults, alternates] = await Promise.all([
         world.startGroup("mig-default", 1),
         world.startGroup("mig-2", 1),
       ]);
-      const peers: Record<Destination, string[]> = {
-        default: defaults.map((backend) => backend.name),
-        alternate: alternates.map((backend) => backend.name),
-      };
+      const peers: Record<Destination, string[]> = { default: names(defaults), alternate: names(alternates) };
       await serveDefaultService(context, [localGroup("mig-default", defaults)]);
       await world.publish(backendService(ALTERNATE_SERVICE, [localGroup("mig-2", alternates)]));
       context.startClient({
@@ -165,11 +155,6 @@ function matchingCase(
         ...(metadata ? { metadata } : {}),
       });
 
-      const DEFAULT_ONLY: MatchingSubCase = {
-        name: "default route only",
-        routes: [],
-        expect: { UnaryCall: "default", EmptyCall: "default" },
-      };
       let current: MatchingSubCase | undefined;
       const apply = async (subCase: MatchingSubCase) => {
         if (current) await world.publish([urlMap([...subCase.routes, DEFAULT_ROUTE])], [RDS_TYPE_URL]);

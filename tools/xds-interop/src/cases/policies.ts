@@ -148,7 +148,6 @@ export const circuitBreaking: InteropCase = {
 export const timeout: InteropCase = {
   name: "timeout",
   failOnFailedRpcs: false,
-  subCases: ["app_timeout_exceeded", "timeout_not_exceeded", "timeout_exceeded", "timeout_different_route"],
   async run(context) {
     // The document's durations, scaled by the profile (ci: a quarter).
     const t = context.profile.timeScale;
@@ -203,13 +202,6 @@ const PERCENT = (numerator: number) => create(FractionalPercentSchema, { numerat
 export const faultInjection: InteropCase = {
   name: "fault_injection",
   failOnFailedRpcs: false,
-  subCases: [
-    "filter_update_without_route_update",
-    "always_abort",
-    "always_delay",
-    "percentage_abort",
-    "max_active_faults",
-  ],
   async run(context) {
     const backends = await context.world.startGroup("mig", 2);
     /** The Listener's fault filter with `fault` as its config, over the default route. */
