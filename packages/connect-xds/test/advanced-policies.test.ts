@@ -163,6 +163,7 @@ describe("issue 21 policies over HTTP/2", () => {
     });
   });
 
+  // About 700 calls: 6-11 s at load average 30 on 2 cores, hence its own timeout.
   it("weighted_round_robin: traffic follows qps / application_utilization within 10 %", async () => {
     const utilization = { a: 0.2, b: 0.4, c: 0.8 };
     for (const [n, u] of Object.entries(utilization))
@@ -197,20 +198,28 @@ describe("issue 21 policies over HTTP/2", () => {
     });
     // Weights are 500, 250 and 125: 4/7, 2/7, 1/7 of the calls once the weights are in use. Reports come with every
     // call; the scheduler picks them up at the next 100 ms weight update, so calls continue until it has.
+    // Calls go in concurrent batches of 35, which a loaded machine serves much faster than one by one.
+    const batches = async (count: number) => {
+      const names: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const batch = await Promise.all(Array.from({ length: 35 }, (_, j) => echo.unary({ value: `${i}.${j}` })));
+        names.push(...batch.map((r) => r.value.split(":")[0] as string));
+      }
+      return names;
+    };
     let names: string[] = [];
     for (let round = 0; round < 30; round++) {
-      names = await served(echo, 140);
-      const a = names.filter((n) => n === "a").length;
-      if (a > 70) break;
+      names = await batches(1);
+      if (names.filter((n) => n === "a").length > 17) break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    names = await served(echo, 700);
+    names = await batches(20);
     const share = (n: string) => names.filter((x) => x === n).length / names.length;
     expect(share("a")).toBeCloseTo(4 / 7, 1);
     expect(Math.abs(share("a") - 4 / 7)).toBeLessThan(0.1 * (4 / 7));
     expect(Math.abs(share("b") - 2 / 7)).toBeLessThan(0.1 * (2 / 7));
     expect(Math.abs(share("c") - 1 / 7)).toBeLessThan(0.1 * (1 / 7) + 0.02);
-  });
+  }, 60_000);
 
   it("least_request: every backend serves calls (choice of two among READY backends)", async () => {
     backends.push(...(await Promise.all(["a", "b", "c"].map((n) => startBackend(n)))));
