@@ -9,10 +9,8 @@ import * as net from "node:net";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { GrpcTransportOptions } from "@connectrpc/connect-node";
 import { type Backoff, type Clock, createBackoff } from "@xdskit/orca-lrs-bridge";
+import { MIN_CONNECT_TIMEOUT_MS } from "./constants.js";
 import type { ConnectivityState } from "./lb-policy.js";
-
-/** gRPC's minimum connect timeout. */
-export const MIN_CONNECT_TIMEOUT_MS = 20_000;
 
 /** Opens the HTTP/2 session to `authority` (`http://host:port`). Tests substitute their own. */
 export type Dialer = (authority: string, host: string, port: number) => http2.ClientHttp2Session;

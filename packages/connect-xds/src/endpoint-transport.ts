@@ -1,9 +1,7 @@
 // The Connect transport of one connection: connect-node's gRPC protocol code over our session (connection.ts), and,
 // when per-call metrics are on, a count of the compressed message bytes each way (A66: gRPC framing excluded).
-import type { BinaryReadOptions, BinaryWriteOptions, JsonReadOptions, JsonWriteOptions } from "@bufbuild/protobuf";
 import type { Transport } from "@connectrpc/connect";
 import {
-  type Compression,
   type UniversalClientFn,
   type UniversalClientRequest,
   validateReadWriteMaxBytes,
@@ -11,18 +9,9 @@ import {
 import { createTransport } from "@connectrpc/connect/protocol-grpc";
 import { compressionBrotli, compressionGzip, createNodeHttpClient } from "@connectrpc/connect-node";
 import type { SessionManager } from "./connection.js";
+import type { EndpointTransportOptions } from "./transport-options.js";
 
-/** The Connect options that apply to every backend's calls (those of connect-node's `createGrpcTransport`). */
-export interface EndpointTransportOptions {
-  readonly useBinaryFormat?: boolean;
-  readonly jsonOptions?: Partial<JsonReadOptions & JsonWriteOptions>;
-  readonly binaryOptions?: Partial<BinaryReadOptions & BinaryWriteOptions>;
-  readonly acceptCompression?: Compression[];
-  readonly sendCompression?: Compression;
-  readonly compressMinBytes?: number;
-  readonly readMaxBytes?: number;
-  readonly writeMaxBytes?: number;
-}
+export type { EndpointTransportOptions };
 
 /** Compressed message bytes of one attempt, gRPC's 5-byte message prefixes excluded. */
 export class MessageByteCounter {

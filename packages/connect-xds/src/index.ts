@@ -2,7 +2,7 @@
 // off for this file): end users first, then people writing load-balancing policies.
 export { createXdsTransport } from "./xds-transport.js";
 export type { XdsTransport, XdsTransportOptions } from "./xds-transport.js";
-export type { EndpointTransportOptions } from "./endpoint-transport.js";
+export type { EndpointTransportOptions } from "./transport-options.js";
 export { CallMetricName } from "./metrics.js";
 export type { CallCounterName, CallHistogramName, CallMetricsRecorder, MetricLabels } from "./metrics.js";
 export type { RetryThrottleConfig } from "./policies/retry-throttle.js";

@@ -1,9 +1,8 @@
-// Knobs for tests, benchmarks and sibling packages: time, randomness and dialing. Outside semver.
+// Knobs for tests, benchmarks and sibling packages: time, randomness, the route table, cluster_impl. Outside semver.
 
 export type { ClusterImplConfig } from "./cluster-impl.js";
 export { ClusterImpl } from "./cluster-impl.js";
-export type { Dialer } from "./connection.js";
-export { dialCleartext, Http2Connection, MIN_CONNECT_TIMEOUT_MS } from "./connection.js";
+export { MIN_CONNECT_TIMEOUT_MS } from "./constants.js";
 export { leastRequestPick } from "./policies/least-request.js";
 export { ringHashPick } from "./policies/ring-hash-picker.js";
 export type { HashRing, RingEndpoint } from "./policies/ring-hash-ring.js";

@@ -23,8 +23,6 @@ import {
 import { type CallContext, type CallState, endStream, endUnary, runCall } from "./call.js";
 import { type ClusterEntry, createClusterManager } from "./cluster-manager.js";
 import type { ConfigSelector } from "./config-selector.js";
-import type { Dialer } from "./connection.js";
-import type { EndpointTransportOptions } from "./endpoint-transport.js";
 import type { LbMetrics } from "./lb-policy.js";
 import { createLbPolicyRegistry, type LbPolicyRegistry } from "./lb-registry.js";
 import type { CallMetricsRecorder } from "./metrics.js";
@@ -34,6 +32,7 @@ import { createUniform } from "./random.js";
 import { acquireLrs, releaseLrs } from "./shared-lrs.js";
 import { createSubchannelPool } from "./subchannel-pool.js";
 import { parseXdsTarget } from "./target.js";
+import type { EndpointTransportOptions } from "./transport-options.js";
 import { createWorkSerializer } from "./work-serializer.js";
 import { startXdsResolver } from "./xds-resolver.js";
 
@@ -63,11 +62,10 @@ export interface XdsTransport extends Transport {
   close(): Promise<void>;
 }
 
-/** Time, randomness and dialing, for tests. */
+/** Time and randomness, for tests. */
 export interface XdsTransportInternals {
   readonly clock?: Clock;
   readonly random?: () => number;
-  readonly dial?: Dialer;
   readonly minConnectTimeoutMs?: number;
   readonly clusterType?: ResourceType<ClusterUpdate>;
 }
@@ -146,7 +144,6 @@ export function createXdsTransportWithInternals(
     random,
     serializer,
     transportOptions: options,
-    ...(internals.dial === undefined ? {} : { dial: internals.dial }),
     ...(internals.minConnectTimeoutMs === undefined ? {} : { minConnectTimeoutMs: internals.minConnectTimeoutMs }),
   });
   const metrics = options.metrics;

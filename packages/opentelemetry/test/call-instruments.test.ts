@@ -44,9 +44,8 @@ describe("A66 call instruments", () => {
     expect(point.attributes).toEqual({ ...labels, "grpc.lb.locality": "{zone}" });
     const sent = metrics.get("grpc.client.attempt.sent_total_compressed_message_size");
     expect(sent?.descriptor.unit).toBe("By");
-    expect(
-      (sent?.dataPoints[0] as { value: { buckets: { boundaries: number[] } } } | undefined)?.value.buckets.boundaries,
-    ).toEqual(SIZE_BUCKETS);
+    const sentPoint = sent?.dataPoints[0] as { value: { buckets: { boundaries: number[] } } } | undefined;
+    expect(sentPoint?.value.buckets.boundaries).toEqual(SIZE_BUCKETS);
     expect(metrics.get("grpc.client.call.duration")?.dataPoints).toHaveLength(1);
     expect(metrics.get("grpc.client.attempt.rcvd_total_compressed_message_size")?.dataPoints).toHaveLength(1);
     await provider.shutdown();
