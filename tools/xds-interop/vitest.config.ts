@@ -6,5 +6,11 @@ import { sharedTestOptions } from "../../vitest.shared.ts";
 const full = process.env.XDSKIT_INTEROP_PROFILE === "full";
 
 export default defineProject({
-  test: { ...sharedTestOptions, include: ["test/**/*.test.ts"], testTimeout: full ? 1_800_000 : 120_000 },
+  test: {
+    ...sharedTestOptions,
+    include: ["test/**/*.test.ts"],
+    testTimeout: full ? 1_800_000 : 120_000,
+    // grpc-js-xds 1.14 reads client_side_weighted_round_robin from load_balancing_policy only with this flag set.
+    env: { GRPC_EXPERIMENTAL_XDS_WRR_LB: "true" },
+  },
 });

@@ -12,6 +12,9 @@ import { NOT_SENT } from "./connection.js";
 import { countingBytes, MessageByteCounter } from "./endpoint-transport.js";
 import type { CallEndInfo, CompletePick, PickInfo, Subchannel } from "./lb-policy.js";
 import { CallMetricName, type CallMetricsRecorder, statusName } from "./metrics.js";
+import { callSleep, faultAbortError, routeFault, routeRetryState } from "./policies/call-policies.js";
+import type { RetryState } from "./policies/retry-state.js";
+import type { RetryThrottle } from "./policies/retry-throttle.js";
 import { PooledSubchannel } from "./subchannel-pool.js";
 
 /** What the call path reads from the transport. */
@@ -67,7 +70,10 @@ function tryPick(
   const result = entry.picker.pick(info as PickInfo);
   switch (result.type) {
     case "complete":
-      if (result.subchannel.state !== "READY") return undefined;
+      if (result.subchannel.state !== "READY") {
+        result.tracker?.onPickDiscarded?.();
+        return undefined;
+      }
       // The call holds its cluster until it ends (A28), released by its attempt.
       entry.refs++;
       return { pick: result, entry };
@@ -142,6 +148,10 @@ export interface CallContext {
   readonly target: string;
   readonly metrics: CallMetricsRecorder | undefined;
   readonly defaultTimeoutMs: number | undefined;
+  /** Fault and retry draws; default Math.random. */
+  readonly random?: () => number;
+  /** gRPC retry throttling for this transport (A6), when configured. */
+  readonly retryThrottle?: RetryThrottle;
 }
 
 /** Everything that happens when an attempt ends, once. */
@@ -185,10 +195,6 @@ class Attempt {
 
 type Send<R> = (transport: Transport, timeoutMs: number | undefined) => Promise<R>;
 
-/**
- * Runs one call: routing and picking, then `send` on the picked endpoint's transport. `onResponse` wraps a streaming
- * response so the attempt ends when its messages end.
- */
 /** The Connect transport behind a picked subchannel (following wrappers' `delegate`). */
 function transportOf(subchannel: Subchannel): Transport {
   let current: Subchannel | undefined = subchannel;
@@ -229,9 +235,10 @@ function neverSent(error: unknown, unary: boolean): boolean {
 const REFUSED = /REFUSED_STREAM/;
 
 /**
- * Runs one call: routing and picking, then `send` on the picked endpoint's transport. `onResponse` wraps a streaming
- * response so the attempt ends when its messages end. An attempt that never reached a server is made again on a
- * fresh pick, at most TRANSPARENT_RETRIES times.
+ * Runs one call: routing and picking, the route's fault filter (A33), then `send` on the picked endpoint's
+ * transport. `onResponse` wraps a streaming response so the attempt ends when its messages end. An attempt that
+ * never reached a server is made again on a fresh pick, at most TRANSPARENT_RETRIES times; a unary attempt that
+ * failed with a code of the route's retry policy is made again after its backoff while the policy allows (A44).
  */
 export async function runCall<
   R extends UnaryResponse<DescMessage, DescMessage> | StreamResponse<DescMessage, DescMessage>,
@@ -246,12 +253,15 @@ export async function runCall<
   onResponse: (response: R, attempt: Attempt) => R,
 ): Promise<R> {
   const callStart = performance.now();
+  const random = ctx.random ?? Math.random;
   const effectiveTimeout = timeoutMs === undefined ? ctx.defaultTimeoutMs : timeoutMs <= 0 ? undefined : timeoutMs;
   const callDeadline = effectiveTimeout === undefined ? undefined : callStart + effectiveTimeout;
   const info: { path: string; headers: Headers; route?: RouteSelection } = { path: pathOf(methodName), headers };
-  for (let retry = 0; ; retry++) {
-    const start = retry === 0 ? callStart : performance.now();
-    ctx.metrics?.addCounter(CallMetricName.attemptStarted, 1, { "grpc.method": methodName, "grpc.target": ctx.target });
+  let faultChecked = false;
+  let policyRetry: RetryState | undefined;
+  let transparent = 0;
+  for (let first = true; ; first = false) {
+    const start = first ? callStart : performance.now();
     let picked: Picked;
     try {
       if (signal?.aborted) throw ConnectError.from(signal.reason ?? new Error("the call was cancelled"), Code.Canceled);
@@ -259,6 +269,10 @@ export async function runCall<
       if (now instanceof ConnectError) throw now;
       picked = now ?? (await pickWaiting(ctx.state, info, signal, callDeadline));
     } catch (error) {
+      ctx.metrics?.addCounter(CallMetricName.attemptStarted, 1, {
+        "grpc.method": methodName,
+        "grpc.target": ctx.target,
+      });
       new Attempt(ctx, methodName, callStart, start, undefined).end(ConnectError.from(error).code, new Headers());
       throw error;
     }
@@ -269,6 +283,32 @@ export async function runCall<
       const cap = callStart + maxStreamDurationMs;
       if (deadlineAt === undefined || cap < deadlineAt) deadlineAt = cap;
     }
+    // A33: once per call, before anything is sent; a delayed call picks again afterwards.
+    if (!faultChecked && info.route !== undefined && info.route.filters.length > 0) {
+      faultChecked = true;
+      const fault = routeFault(info.route, headers, random);
+      if (fault !== undefined) {
+        picked.pick.tracker?.onPickDiscarded?.();
+        ctx.state.release(picked.entry);
+        if (fault instanceof ConnectError) {
+          new Attempt(ctx, methodName, callStart, start, undefined).end(fault.code, new Headers());
+          throw fault;
+        }
+        try {
+          if (fault.delayMs !== undefined) await callSleep(fault.delayMs, signal, deadlineAt);
+          if (fault.abortCode !== undefined) throw faultAbortError(fault.abortCode);
+        } catch (error) {
+          new Attempt(ctx, methodName, callStart, start, undefined).end(ConnectError.from(error).code, new Headers());
+          throw error;
+        } finally {
+          fault.end();
+        }
+        continue;
+      }
+    }
+    if (policyRetry === undefined && unary) policyRetry = routeRetryState(info.route, ctx.retryThrottle, random);
+    policyRetry?.attemptStarted();
+    ctx.metrics?.addCounter(CallMetricName.attemptStarted, 1, { "grpc.method": methodName, "grpc.target": ctx.target });
     const attempt = new Attempt(ctx, methodName, callStart, start, picked);
     picked.pick.tracker?.onCallStarted?.();
     let remaining: number | undefined;
@@ -289,16 +329,45 @@ export async function runCall<
         : countingBytes(attempt.counter, () => send(transport, remaining)));
     } catch (error) {
       const connectError = ConnectError.from(error);
-      const again = retry < TRANSPARENT_RETRIES && neverSent(error, unary) && !signal?.aborted;
-      attempt.end(connectError.code, connectError.metadata, !again);
-      if (again) continue;
-      throw neverSent(error, unary)
+      const notSent = neverSent(error, unary);
+      if (notSent && transparent < TRANSPARENT_RETRIES && !signal?.aborted) {
+        transparent++;
+        // Not counted as a policy attempt: it never reached a server (A6's transparent retry).
+        policyRetry?.forgetAttempt();
+        attempt.end(connectError.code, connectError.metadata, false);
+        continue;
+      }
+      const failure = notSent
         ? new ConnectError(connectError.rawMessage, Code.Unavailable, connectError.metadata, undefined, error)
-        : error;
+        : connectError;
+      // A44: a unary attempt that failed is retried while the route's policy allows.
+      const decision = policyRetry?.attemptEnded(failure.code, failure.metadata.get(PUSHBACK_HEADER));
+      if (decision?.retry === true && !signal?.aborted) {
+        attempt.end(failure.code, failure.metadata, false);
+        // A6: a retry tells the server how many attempts came before it.
+        headers.set(PREVIOUS_ATTEMPTS_HEADER, String(policyRetry?.attempts ?? 1));
+        try {
+          await callSleep(decision.delayMs, signal, deadlineAt);
+        } catch (stop) {
+          new Attempt(ctx, methodName, callStart, performance.now(), undefined).end(
+            ConnectError.from(stop).code,
+            new Headers(),
+          );
+          throw stop;
+        }
+        continue;
+      }
+      attempt.end(failure.code, failure.metadata);
+      throw notSent ? failure : error;
     }
+    policyRetry?.commit();
+    policyRetry?.attemptEnded(0, null);
     return onResponse(response, attempt);
   }
 }
+
+const PUSHBACK_HEADER = "grpc-retry-pushback-ms";
+const PREVIOUS_ATTEMPTS_HEADER = "grpc-previous-rpc-attempts";
 
 export type { Attempt };
 

@@ -19,6 +19,7 @@ import type {
   PickResult,
 } from "./lb-policy.js";
 import { childHelper } from "./policies/child-helper.js";
+import { acquireRequestCounter, type RequestCounter } from "./policies/circuit-breaker.js";
 
 export interface ClusterImplConfig {
   readonly cluster: ClusterUpdate;
@@ -64,6 +65,25 @@ class BothTrackers implements CallTracker {
   }
 }
 
+/** A32: the call holds one of the cluster's `max_requests` slots from its pick to its end (or the pick's discard). */
+class CircuitTracker implements CallTracker {
+  constructor(
+    private readonly inner: CallTracker | undefined,
+    private readonly counter: RequestCounter,
+  ) {}
+  onCallStarted(): void {
+    this.inner?.onCallStarted?.();
+  }
+  onCallEnded(info: CallEndInfo): void {
+    this.counter.end();
+    this.inner?.onCallEnded?.(info);
+  }
+  onPickDiscarded(): void {
+    this.counter.end();
+    this.inner?.onPickDiscarded?.();
+  }
+}
+
 interface Drop {
   readonly category: string;
   readonly perMillion: number;
@@ -80,6 +100,7 @@ class ClusterImplPicker implements Picker {
     private readonly dropStats: DropStats | undefined,
     private readonly trackers: ReadonlyMap<string, LocalityTracker>,
     private readonly randomInt: (bound: number) => number,
+    private readonly circuit: { readonly counter: RequestCounter; readonly max: number; readonly drop: PickResult },
   ) {}
 
   pick(info: PickInfo): PickResult {
@@ -93,16 +114,28 @@ class ClusterImplPicker implements Picker {
       }
     }
     const result = this.inner.pick(info);
-    if (result.type !== "complete" || this.trackers.size === 0) return result;
+    if (result.type !== "complete") return result;
+    // A32: over max_requests in flight, the call is dropped (uncategorized in the load report). A complete pick
+    // takes a slot at once (calls picking in the same tick must see it), given back when the call ends.
+    if (this.circuit.counter.inFlight >= this.circuit.max) {
+      this.dropStats?.callDropped();
+      return this.circuit.drop;
+    }
+    this.circuit.counter.start();
     let wrapped = this.wrapped.get(result);
     if (wrapped === undefined) {
       const label = result.subchannel.endpoint.locality?.label;
-      const tracker = label === undefined ? undefined : this.trackers.get(label);
-      if (tracker === undefined) return result;
+      const locality = label === undefined ? undefined : this.trackers.get(label);
+      const inner =
+        locality === undefined
+          ? result.tracker
+          : result.tracker === undefined
+            ? locality
+            : new BothTrackers(result.tracker, locality);
       wrapped = Object.freeze({
         type: "complete",
         subchannel: result.subchannel,
-        tracker: result.tracker === undefined ? tracker : new BothTrackers(result.tracker, tracker),
+        tracker: new CircuitTracker(inner, this.circuit.counter),
       });
       this.wrapped.set(result, wrapped);
     }
@@ -120,6 +153,9 @@ export class ClusterImpl implements LbPolicy<ClusterImplConfig> {
   private state: ConnectivityState = "CONNECTING";
   private picker: Picker | undefined;
   private closed = false;
+  private circuit:
+    | { counter: RequestCounter; unref: () => void; key: string; max: number; drop: PickResult }
+    | undefined;
 
   constructor(
     private readonly helper: LbHelper,
@@ -144,6 +180,7 @@ export class ClusterImpl implements LbPolicy<ClusterImplConfig> {
       }),
     }));
     this.updateLoadReporting(config, endpoints);
+    this.updateCircuitBreaker(config);
     if (this.child === undefined || this.childName !== config.child.policy) {
       this.child?.close();
       const factory = this.helper.registry.get(config.child.policy);
@@ -204,20 +241,38 @@ export class ClusterImpl implements LbPolicy<ClusterImplConfig> {
     this.trackers = next;
   }
 
+  /** A32: the process-wide in-flight counter of this cluster (and EDS service name), and its limit. */
+  private updateCircuitBreaker(config: ClusterImplConfig): void {
+    const key = `${config.cluster.name}\n${config.edsServiceName ?? ""}`;
+    const max = config.cluster.maxConcurrentRequests;
+    if (this.circuit?.key !== key) {
+      this.circuit?.unref();
+      const { counter, unref } = acquireRequestCounter(config.cluster.name, config.edsServiceName);
+      const drop: PickResult = Object.freeze({
+        type: "drop",
+        error: new ConnectError(
+          `call dropped by circuit breaking: cluster "${config.cluster.name}" has max_requests calls in flight`,
+          Code.Unavailable,
+        ),
+      });
+      this.circuit = { counter, unref, key, max, drop };
+    }
+    this.circuit.max = max;
+  }
+
   private publish(): void {
-    if (this.picker === undefined || this.closed) return;
+    if (this.picker === undefined || this.closed || this.circuit === undefined) return;
     this.helper.updateState(
       this.state,
-      this.drops.length === 0 && this.trackers.size === 0
-        ? this.picker
-        : new ClusterImplPicker(
-            this.state,
-            this.picker,
-            this.drops,
-            this.dropStats,
-            this.trackers,
-            this.helper.randomInt,
-          ),
+      new ClusterImplPicker(
+        this.state,
+        this.picker,
+        this.drops,
+        this.dropStats,
+        this.trackers,
+        this.helper.randomInt,
+        this.circuit,
+      ),
     );
   }
 
@@ -233,5 +288,7 @@ export class ClusterImpl implements LbPolicy<ClusterImplConfig> {
     this.trackers.clear();
     this.dropStats?.release();
     this.dropStats = undefined;
+    this.circuit?.unref();
+    this.circuit = undefined;
   }
 }

@@ -21,6 +21,7 @@ import {
   queuePicker,
 } from "./lb-policy.js";
 import { localityLabel } from "./locality.js";
+import { withOutlierDetection } from "./policies/outlier-detection-policy.js";
 import type { PriorityConfig } from "./policies/priority.js";
 import type { WorkSerializer } from "./work-serializer.js";
 
@@ -109,7 +110,7 @@ export class ClusterEntry {
     assignment.priorities.forEach((priority, index) => {
       const name = `priority-${index}`;
       priorities.push(name);
-      children.set(name, { config: cluster.lbPolicy });
+      children.set(name, { config: withOutlierDetection(cluster) });
       for (const locality of priority.localities) {
         const label = localityLabel(locality.locality);
         const lbLocality = Object.freeze({ name: locality.locality, label, weight: locality.weight });

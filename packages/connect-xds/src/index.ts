@@ -5,6 +5,7 @@ export type { XdsTransport, XdsTransportOptions } from "./xds-transport.js";
 export type { EndpointTransportOptions } from "./transport-options.js";
 export { CallMetricName } from "./metrics.js";
 export type { CallCounterName, CallHistogramName, CallMetricsRecorder, MetricLabels } from "./metrics.js";
+export type { RetryThrottleConfig } from "./policies/retry-throttle.js";
 
 // For people writing LB policies (A52) and per-call features: the extension points.
 export type {
@@ -36,6 +37,15 @@ export {
   weightedTargetPolicy,
   wrrLocalityPolicy,
 } from "./policies/index.js";
+export { createLeastRequestPolicyFactory } from "./policies/least-request-policy.js";
+export type { LeastRequestConfig } from "./policies/least-request-policy.js";
+export { createOutlierDetectionPolicyFactory } from "./policies/outlier-detection-policy.js";
+export type { OutlierDetectionPolicyConfig } from "./policies/outlier-detection-policy.js";
+export { createRingHashPolicyFactory } from "./policies/ring-hash-policy.js";
+export type { RingHashPolicyOptions } from "./policies/ring-hash-policy.js";
+export type { RingHashConfig } from "./policies/ring-hash-ring.js";
+export { createWrrPolicyFactory, WRR_METRICS } from "./policies/wrr-policy.js";
+export type { WrrConfig } from "./policies/wrr-weights.js";
 export type { PickFirstConfig } from "./policies/pick-first.js";
 export type { PriorityConfig } from "./policies/priority.js";
 export type { WeightedTargetConfig } from "./policies/weighted-target.js";

@@ -72,6 +72,8 @@ export interface CallTracker {
   onCallStarted?(): void;
   /** The call ended (status received, failed or cancelled); called exactly once after `onCallStarted`. */
   onCallEnded?(info: CallEndInfo): void;
+  /** The pick was not used (the call picks again, or ends before it started); instead of the two above. */
+  onPickDiscarded?(): void;
 }
 
 export interface CompletePick {

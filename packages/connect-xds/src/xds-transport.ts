@@ -27,6 +27,7 @@ import type { LbMetrics } from "./lb-policy.js";
 import { createLbPolicyRegistry, type LbPolicyRegistry } from "./lb-registry.js";
 import type { CallMetricsRecorder } from "./metrics.js";
 import { builtinLbPolicies } from "./policies/index.js";
+import { createRetryThrottle, type RetryThrottleConfig } from "./policies/retry-throttle.js";
 import { createUniform, intDraw } from "./random.js";
 import { acquireLrs, releaseLrs } from "./shared-lrs.js";
 import { createSubchannelPool } from "./subchannel-pool.js";
@@ -50,6 +51,8 @@ export interface XdsTransportOptions extends EndpointTransportOptions {
   readonly loadReporting?: boolean;
   /** Applies to calls without their own timeout (as connect-node's `defaultTimeoutMs`). */
   readonly defaultTimeoutMs?: number;
+  /** gRPC retry throttling (A6) for the retries xDS routes configure (A44); none by default, as in gRPC. */
+  readonly retryThrottling?: RetryThrottleConfig;
   readonly logger?: Logger;
 }
 
@@ -235,6 +238,8 @@ export function createXdsTransportWithInternals(
     target: options.target,
     metrics,
     defaultTimeoutMs: options.defaultTimeoutMs,
+    random,
+    ...(options.retryThrottling === undefined ? {} : { retryThrottle: createRetryThrottle(options.retryThrottling) }),
   };
 
   return {

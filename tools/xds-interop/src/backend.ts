@@ -8,9 +8,12 @@
 // instance coming back at the same address (docs/decisions.md#xds-interop-driver: no EDS health change goes with it).
 import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { OrcaLoadReportSchema } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
 import { EmptySchema, SimpleResponseSchema, TestService } from "./gen/grpc/testing/test_pb.js";
+import { applyRpcBehaviors, parseRpcBehaviors, RPC_BEHAVIOR_HEADER } from "./rpc-behavior.js";
 
 /** The response header that carries the backend's host name. */
 export const HOSTNAME_HEADER = "hostname";
@@ -35,6 +38,8 @@ export interface Backend {
 export interface BackendOptions {
   /** The host name (and server id) it answers with. */
   readonly name: string;
+  /** Sends a per-call ORCA report (`endpoint-load-metrics-bin`) with this application_utilization and 100 qps. */
+  readonly applicationUtilization?: number;
 }
 
 function listen(server: http2.Http2Server, port: number): Promise<number> {
@@ -51,17 +56,39 @@ function listen(server: http2.Http2Server, port: number): Promise<number> {
 export async function startBackend(options: BackendOptions): Promise<Backend> {
   const { name } = options;
   let calls = 0;
+  const orca =
+    options.applicationUtilization === undefined
+      ? undefined
+      : Buffer.from(
+          toBinary(
+            OrcaLoadReportSchema,
+            create(OrcaLoadReportSchema, {
+              applicationUtilization: options.applicationUtilization,
+              rpsFractional: 100,
+            }),
+          ),
+        ).toString("base64");
+  /** What every call does before its answer: name the backend, obey `rpc-behavior`, attach the ORCA report. */
+  const serve = async (context: HandlerContext) => {
+    calls++;
+    context.responseHeader.set(HOSTNAME_HEADER, name);
+    if (orca !== undefined) context.responseTrailer.set("endpoint-load-metrics-bin", orca);
+    const previous = Number(context.requestHeader.get("grpc-previous-rpc-attempts") ?? "0");
+    await applyRpcBehaviors(
+      parseRpcBehaviors(context.requestHeader.get(RPC_BEHAVIOR_HEADER), name),
+      context.signal,
+      Number.isInteger(previous) ? previous : 0,
+    );
+  };
   const handler = connectNodeAdapter({
     routes: (router) =>
       router.service(TestService, {
-        emptyCall: (_request, context) => {
-          calls++;
-          context.responseHeader.set(HOSTNAME_HEADER, name);
+        emptyCall: async (_request, context) => {
+          await serve(context);
           return create(EmptySchema);
         },
-        unaryCall: (request, context) => {
-          calls++;
-          context.responseHeader.set(HOSTNAME_HEADER, name);
+        unaryCall: async (request, context) => {
+          await serve(context);
           return create(SimpleResponseSchema, { hostname: name, ...(request.fillServerId ? { serverId: name } : {}) });
         },
       }),

@@ -12,6 +12,10 @@ export interface ClientInit {
   /** Default UnaryCall only. */
   readonly types?: readonly RpcMethod[];
   readonly metadata?: ClientConfig["metadata"];
+  /** The deadline of each RPC; default the profile's. */
+  readonly timeoutMs?: number;
+  /** RPCs in flight at most; default the profile's (circuit_breaking needs more). */
+  readonly maxInFlight?: number;
 }
 
 export interface CaseContext {
@@ -104,8 +108,12 @@ export async function runCase(
       load = startLoadClient({
         client,
         qps: init.qps,
-        maxInFlight: profile.maxInFlight,
-        config: { types, timeoutMs: profile.rpcTimeoutMs, ...(init.metadata ? { metadata: init.metadata } : {}) },
+        maxInFlight: init.maxInFlight ?? profile.maxInFlight,
+        config: {
+          types,
+          timeoutMs: init.timeoutMs ?? profile.rpcTimeoutMs,
+          ...(init.metadata ? { metadata: init.metadata } : {}),
+        },
       });
       return load;
     },
@@ -128,7 +136,8 @@ export async function runCase(
 
   try {
     await testCase.run(context);
-    // --fail_on_failed_rpcs judges every RPC, so the ones in flight complete first; other cases cancel them.
+    // --fail_on_failed_rpcs judges every RPC, so the ones in flight complete first; other cases cancel them
+    // (keep-open RPCs, like circuit_breaking's, never end by themselves).
     if (load && testCase.failOnFailedRpcs) {
       await load.stop();
       trace("the RPCs in flight completed");

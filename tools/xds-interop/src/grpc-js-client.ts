@@ -91,4 +91,23 @@ function createGrpcJsClient(target: string, bootstrapJson: string): InteropClien
 export const grpcJsXdsClientKind: InteropClientKind = {
   name: "grpc-js-xds",
   create: ({ target, bootstrap }) => createGrpcJsClient(target, JSON.stringify(bootstrap)),
+  knownBugs: {
+    circuit_breaking:
+      "grpc-js-xds 1.14.1 counts a call against max_requests when the call starts, not when it is picked, so the " +
+      "calls queued while the cluster connects all pass the check and the limit is overshot for good with keep-open calls",
+    "fault_injection/filter_update_without_route_update":
+      "grpc-js-xds 1.14.1 applies a Listener's changed HTTP filter config only when the route configuration changes " +
+      "too; the case then changes the route with each fault config",
+    // Only in the ci profile: the full profile waits long enough.
+    ...(process.env.XDSKIT_INTEROP_PROFILE === "full"
+      ? {}
+      : {
+          weighted_round_robin:
+            "grpc-js-xds 1.14.1 (GRPC_EXPERIMENTAL_XDS_WRR_LB) reached the weights only after about 35 s at load " +
+            "average ~15, past the ci profile's 45 s wait at higher load; it runs in the full profile (300 s wait)",
+        }),
+    retry:
+      "not grpc-js's fault: these backends (connect-node) send response headers before every error, which commits a " +
+      "grpc-js call (A6), so grpc-js never retries against them",
+  },
 };

@@ -22,6 +22,12 @@ export interface InteropProfile {
   readonly rpcTimeoutMs: number;
   /** How long a polled condition may take to hold, and a client to answer a config change. */
   readonly waitMs: number;
+  /** circuit_breaking's max_requests: UnaryCall's cluster, EmptyCall's, then UnaryCall's after the update. */
+  readonly circuitBreaking: { readonly unary: number; readonly empty: number; readonly updated: number };
+  /** The timeout case's durations (3 s route limit, 1 s deadline, 2 s and 4 s calls) are scaled by this. */
+  readonly timeScale: number;
+  /** The blocks the policy cases (fault percentage, WRR shares, ring_hash, retries, outlier) measure. */
+  readonly policyRpcs: number;
   /** The test client's limit on RPCs in flight (load-client.ts), so a busy machine slows it instead of failing RPCs. */
   readonly maxInFlight: number;
   /** The chance, per weighted-split assertion, that a correct client's random picks fall outside the bounds. */
@@ -40,6 +46,9 @@ export const CI_PROFILE: InteropProfile = {
   rpcTimeoutMs: 10_000,
   waitMs: 45_000,
   maxInFlight: 20,
+  circuitBreaking: { unary: 50, empty: 100, updated: 80 },
+  timeScale: 0.25,
+  policyRpcs: 200,
   alpha: 1e-6,
 };
 
@@ -55,6 +64,9 @@ export const FULL_PROFILE: InteropProfile = {
   rpcTimeoutMs: 20_000,
   waitMs: 300_000,
   maxInFlight: Number.POSITIVE_INFINITY,
+  circuitBreaking: { unary: 500, empty: 1000, updated: 800 },
+  timeScale: 1,
+  policyRpcs: 1000,
   alpha: 1e-6,
 };
 

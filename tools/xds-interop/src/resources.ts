@@ -2,6 +2,7 @@
 // listener for the service, a route configuration (the URL map), one EDS cluster per backend service, and one
 // locality per managed instance group (MIG), with the client's zone at priority 0.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import type { Any } from "@bufbuild/protobuf/wkt";
 import {
   buildCluster,
   buildClusterLoadAssignment,
@@ -9,13 +10,18 @@ import {
   type LocalityInit,
   type ResourceMessage,
 } from "@xdskit/control-plane";
+import type { Cluster } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
 import type { Listener } from "@xdskit/protos/envoy/config/listener/v3/listener_pb";
 import {
   type HeaderMatcher,
   HeaderMatcherSchema,
+  type RouteAction,
+  RouteActionSchema,
   type RouteMatchSchema,
+  RouteSchema,
 } from "@xdskit/protos/envoy/config/route/v3/route_components_pb";
 import { type RouteConfiguration, RouteConfigurationSchema } from "@xdskit/protos/envoy/config/route/v3/route_pb";
+import type { HttpFilter } from "@xdskit/protos/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb";
 import type { Backend } from "./backend.js";
 
 /** The service name: clients dial `xds:///${SERVICE_NAME}`. */
@@ -25,8 +31,9 @@ export const ROUTE_CONFIG_NAME = "xds-interop-url-map";
 export const CLIENT_ZONE = "zone-a";
 export const OTHER_ZONE = "zone-b";
 
-export function serviceListener(): Listener {
-  return buildListener({ name: SERVICE_NAME, routeConfigName: ROUTE_CONFIG_NAME });
+/** The service's listener; `httpFilters` run before the router (the fault filter, for fault_injection). */
+export function serviceListener(httpFilters: readonly HttpFilter[] = []): Listener {
+  return buildListener({ name: SERVICE_NAME, routeConfigName: ROUTE_CONFIG_NAME, httpFilters });
 }
 
 export type RouteMatchInit = MessageInitShape<typeof RouteMatchSchema>;
@@ -36,6 +43,10 @@ export interface RouteInit {
   /** One cluster, or `weighted` clusters (A28's per-call pick). */
   readonly cluster?: string;
   readonly weighted?: Readonly<Record<string, number>>;
+  /** Sets more of the route action: `maxStreamDuration`, `retryPolicy`, `hashPolicy`. */
+  readonly editAction?: (action: RouteAction) => void;
+  /** The route's per-filter configs (by filter name). */
+  readonly typedPerFilterConfig?: Readonly<Record<string, Any>>;
 }
 
 /** The default route of the URL map: every path. */
@@ -54,24 +65,24 @@ export function urlMap(routes: readonly RouteInit[]): RouteConfiguration {
             throw new TypeError("a route needs exactly one of cluster and weighted");
           }
           const weighted = Object.entries(route.weighted ?? {});
-          return {
+          const action = create(RouteActionSchema, {
+            clusterSpecifier:
+              route.cluster !== undefined
+                ? { case: "cluster", value: route.cluster }
+                : {
+                    case: "weightedClusters",
+                    value: {
+                      clusters: weighted.map(([name, weight]) => ({ name, weight })),
+                      totalWeight: weighted.reduce((sum, [, weight]) => sum + weight, 0),
+                    },
+                  },
+          });
+          route.editAction?.(action);
+          return create(RouteSchema, {
             match: route.match,
-            action: {
-              case: "route" as const,
-              value: {
-                clusterSpecifier:
-                  route.cluster !== undefined
-                    ? { case: "cluster" as const, value: route.cluster }
-                    : {
-                        case: "weightedClusters" as const,
-                        value: {
-                          clusters: weighted.map(([name, weight]) => ({ name, weight })),
-                          totalWeight: weighted.reduce((sum, [, weight]) => sum + weight, 0),
-                        },
-                      },
-              },
-            },
-          };
+            typedPerFilterConfig: { ...route.typedPerFilterConfig },
+            action: { case: "route", value: action },
+          });
         }),
       },
     ],
@@ -97,8 +108,15 @@ export interface InstanceGroup {
   readonly priority: number;
 }
 
-/** A backend service: its EDS cluster and the endpoints of its MIGs, weighted equally. */
-export function backendService(name: string, groups: readonly InstanceGroup[]): ResourceMessage[] {
+/**
+ * A backend service: its EDS cluster and the endpoints of its MIGs, weighted equally. `editCluster` sets more of the
+ * cluster (circuit breakers, LB policy, outlier detection).
+ */
+export function backendService(
+  name: string,
+  groups: readonly InstanceGroup[],
+  editCluster?: (cluster: Cluster) => void,
+): ResourceMessage[] {
   const localities: LocalityInit[] = groups.map((group) => ({
     region: "local",
     zone: group.zone,
@@ -106,5 +124,7 @@ export function backendService(name: string, groups: readonly InstanceGroup[]): 
     priority: group.priority,
     endpoints: group.backends.map((backend) => ({ address: "127.0.0.1", port: backend.port })),
   }));
-  return [buildCluster({ name }), buildClusterLoadAssignment({ clusterName: name, localities })];
+  const cluster = buildCluster({ name });
+  editCluster?.(cluster);
+  return [cluster, buildClusterLoadAssignment({ clusterName: name, localities })];
 }

@@ -1,7 +1,7 @@
 // One case's surroundings: its own control plane and backends on 127.0.0.1, and the bootstrap a client of it uses.
 // Nothing is shared between cases, so one case's left-over state cannot decide another's result.
 import { createManagementServer, type ManagementServer, type ResourceMessage } from "@xdskit/control-plane";
-import { type Backend, startBackend } from "./backend.js";
+import { type Backend, type BackendOptions, startBackend } from "./backend.js";
 import { InteropAssertionError } from "./checks.js";
 import type { BootstrapDocument } from "./client-adapter.js";
 import { CLIENT_ZONE, SERVICE_NAME } from "./resources.js";
@@ -11,8 +11,15 @@ export interface InteropWorld {
   /** `xds:///` + the service name. */
   readonly target: string;
   readonly bootstrap: BootstrapDocument;
-  /** Starts `count` backends named `${group}-0` ... (one instance group); they are closed with the world. */
-  startGroup(group: string, count: number): Promise<Backend[]>;
+  /**
+   * Starts `count` backends named `${group}-0` ... (one instance group), each with `options(i)` if given; they are
+   * closed with the world.
+   */
+  startGroup(
+    group: string,
+    count: number,
+    options?: (index: number) => Omit<BackendOptions, "name">,
+  ): Promise<Backend[]>;
   /**
    * Publishes `resources`; then, for each of `answeredTypes`, waits for the first response of that type the client
    * is sent after the change and for the client to ACK it. A NACK fails with the client's error detail.
@@ -59,9 +66,9 @@ export async function createWorld(options: WorldOptions): Promise<InteropWorld> 
     controlPlane,
     target: `xds:///${SERVICE_NAME}`,
     bootstrap,
-    async startGroup(group, count) {
+    async startGroup(group, count, options) {
       const started = await Promise.all(
-        Array.from({ length: count }, (_, i) => startBackend({ name: `${group}-${i}` })),
+        Array.from({ length: count }, (_, i) => startBackend({ name: `${group}-${i}`, ...options?.(i) })),
       );
       backends.push(...started);
       return started;

@@ -1,4 +1,4 @@
-// Every case of doc/xds-test-descriptions.md that the driver runs, in the document's order.
+// Every case of doc/xds-test-descriptions.md that the driver runs, in the document's order, then issue 21's.
 import type { InteropCase } from "../driver.js";
 import {
   removeInstanceGroup,
@@ -6,6 +6,7 @@ import {
   secondaryLocalityGetsRequestsOnPrimaryFailure,
 } from "./localities.js";
 import { headerMatching, pathMatching } from "./matching.js";
+import { POLICY_CASES } from "./policies.js";
 import { changeBackendService, trafficSplitting } from "./services.js";
 import { backendsRestart, pingPong, roundRobin } from "./single-group.js";
 
@@ -20,4 +21,5 @@ export const INTEROP_CASES: readonly InteropCase[] = [
   trafficSplitting,
   pathMatching,
   headerMatching,
+  ...POLICY_CASES,
 ];
