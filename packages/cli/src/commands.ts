@@ -1,6 +1,7 @@
 // The commands' help texts and options, and where each one's code lives: loaded only when it runs, so `--help`
 // and usage errors answer without loading the xDS libraries.
 import type { CommandSpec } from "./command.js";
+import { RELAY_USAGE } from "./relay-usage.js";
 
 const CSDS_USAGE = `Usage: xdskit csds <address> [options]
 
@@ -103,5 +104,24 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       verbose: { type: "boolean" },
     },
     load: async () => (await import("./serve-command.js")).run,
+  },
+  relay: {
+    summary: "a TP2 caching xDS relay between xDS clients and an upstream server",
+    usage: RELAY_USAGE,
+    options: {
+      upstream: { type: "string" },
+      "upstream-delta": { type: "boolean" },
+      "upstream-ca": { type: "string" },
+      "upstream-cert": { type: "string" },
+      "upstream-key": { type: "string" },
+      "node-id": { type: "string" },
+      bootstrap: { type: "string" },
+      listen: { type: "string" },
+      "tls-cert": { type: "string" },
+      "tls-key": { type: "string" },
+      "tls-ca": { type: "string" },
+      verbose: { type: "boolean" },
+    },
+    load: async () => (await import("./relay-command.js")).run,
   },
 };

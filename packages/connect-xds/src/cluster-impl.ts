@@ -99,7 +99,7 @@ class ClusterImplPicker implements Picker {
     private readonly drops: readonly Drop[],
     private readonly dropStats: DropStats | undefined,
     private readonly trackers: ReadonlyMap<string, LocalityTracker>,
-    private readonly random: () => number,
+    private readonly randomInt: (bound: number) => number,
     private readonly circuit: { readonly counter: RequestCounter; readonly max: number; readonly drop: PickResult },
   ) {}
 
@@ -107,7 +107,7 @@ class ClusterImplPicker implements Picker {
     if (this.state === "READY") {
       for (let i = 0; i < this.drops.length; i++) {
         const drop = this.drops[i]!;
-        if (this.random() * 1_000_000 < drop.perMillion) {
+        if (this.randomInt(1_000_000) < drop.perMillion) {
           this.dropStats?.callDropped(drop.category);
           return drop.result;
         }
@@ -270,7 +270,7 @@ export class ClusterImpl implements LbPolicy<ClusterImplConfig> {
         this.drops,
         this.dropStats,
         this.trackers,
-        this.helper.random,
+        this.helper.randomInt,
         this.circuit,
       ),
     );

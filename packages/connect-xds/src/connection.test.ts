@@ -97,6 +97,19 @@ describe("Http2Connection", () => {
     await server.close();
   });
 
+  it("fails a call in flight UNAVAILABLE when the server goes away before answering (not at its deadline)", async () => {
+    const other = await startBackend("c");
+    const { conn, reach } = connection(other.address);
+    conn.requestConnection();
+    await reach("READY");
+    const echo = echoClient(createGrpcTransport({ baseUrl: conn.authority, sessionManager: conn }));
+    const call = echo.unary({ value: "hang" }).catch((e: unknown) => e);
+    while ((other.calls.get("Unary") ?? 0) === 0) await new Promise((resolve) => setImmediate(resolve));
+    await other.close();
+    expect(await call).toMatchObject({ code: 14 });
+    conn.close();
+  });
+
   it("lets a call started just before close() finish (the session drains instead of refusing it)", async () => {
     const { conn, reach } = connection(backend.address);
     conn.requestConnection();

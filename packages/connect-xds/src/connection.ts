@@ -34,6 +34,11 @@ function drain(session: http2.ClientHttp2Session): void {
 /** Marks a call that never reached the connection: the call path may pick again (gRPC's transparent retry). */
 export const NOT_SENT: unique symbol = Symbol("xdskit.connect-xds.not-sent");
 
+/** An UNAVAILABLE error for a call whose connection ended under it (it may have reached the server). */
+function lostConnectionError(message: string): ConnectError {
+  return new ConnectError(message, Code.Unavailable);
+}
+
 export function notSentError(message: string): ConnectError {
   const error = new ConnectError(message, Code.Unavailable);
   (error as ConnectError & { [NOT_SENT]?: true })[NOT_SENT] = true;
@@ -191,6 +196,23 @@ export class Http2Connection implements SessionManager {
     }
     // connect-node adds its own listener a tick later; this one covers the gap.
     stream.on("error", ignore);
+    // A stream cut off because its connection went away (no trailers; closed with NO_ERROR or CANCEL, which the
+    // session's end gives its streams) is no error, or a CANCELLED one, to connect-node: gRPC reports UNAVAILABLE.
+    // A call we cancel ourselves has already failed with its own error, so this one is ignored for it.
+    let finished = false;
+    stream.once("trailers", () => {
+      finished = true;
+    });
+    stream.once("close", () => {
+      const code = stream.rstCode;
+      const cutOff = code === http2.constants.NGHTTP2_NO_ERROR || code === http2.constants.NGHTTP2_CANCEL;
+      if (!finished && cutOff && (session.closed || session.destroyed)) {
+        stream.emit(
+          "error",
+          lostConnectionError(`the connection to ${this.options.address} ended before the call did`),
+        );
+      }
+    });
     openStreams.set(session, (openStreams.get(session) ?? 0) + 1);
     stream.once("close", () => {
       // A negative count is a draining session (see drain()): it closes when the count comes back to 0.
@@ -218,12 +240,5 @@ export class Http2Connection implements SessionManager {
     const session = this.session;
     this.session = undefined;
     if (session !== undefined) drain(session);
-  }
-
-  /** Closes the sessions now, failing their streams (transport shutdown). */
-  destroy(): void {
-    const session = this.session;
-    this.close();
-    if (session !== undefined && !session.destroyed) session.destroy();
   }
 }

@@ -10,7 +10,7 @@ export { buildHashRing, resolveRingHashConfig } from "./policies/ring-hash-ring.
 export type { StrideScheduler } from "./policies/wrr-scheduler.js";
 export { createSequence, createStrideScheduler } from "./policies/wrr-scheduler.js";
 export { xxHash64, xxHash64StringInto } from "./policies/xx-hash64.js";
-export { createUniform } from "./random.js";
+export { createUniform, intDraw } from "./random.js";
 export { compileRouteMatch, findVirtualHost } from "./route-match.js";
 export type { RouteTableOptions } from "./route-table.js";
 export { createRouteTable, MAX_CACHED_PATHS } from "./route-table.js";

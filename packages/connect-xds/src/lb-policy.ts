@@ -149,6 +149,8 @@ export interface LbHelper {
   readonly clock: Clock;
   /** Uniform in [0, 1); injected so tests can fix it. */
   readonly random: () => number;
+  /** A uniform integer in [0, bound) from `random`; use it in pickers (it allocates nothing, see random.ts). */
+  readonly randomInt: (bound: number) => number;
   /** The A66 `grpc.target` of the transport. */
   readonly target: string;
   readonly metrics: LbMetrics;

@@ -5,6 +5,7 @@
 //   `content-type` reads `application/grpc`;
 // - `runtime_fraction` matches when a uniform draw in [0, 1e6) is below the fraction per million.
 import type { HeaderMatcher, PathMatcher, RouteMatch } from "@xdskit/xds-client";
+import { intDraw } from "./random.js";
 
 export type HeaderPredicate = (headers: Headers) => boolean;
 export type RouteMatcher = (path: string, headers: Headers, random: () => number) => boolean;
@@ -119,16 +120,16 @@ export function compileHeaderMatcher(matcher: HeaderMatcher): HeaderPredicate {
  */
 export function compileRouteMatchParts(match: RouteMatch): {
   readonly path: (path: string) => boolean;
-  readonly rest: (headers: Headers, random: () => number) => boolean;
+  readonly rest: (headers: Headers, randomInt: (bound: number) => number) => boolean;
 } {
   const headers = match.headers.map(compileHeaderMatcher);
   const fraction = match.fractionPerMillion;
   const rest =
     headers.length === 0 && fraction === undefined
       ? () => true
-      : (callHeaders: Headers, random: () => number) => {
+      : (callHeaders: Headers, randomInt: (bound: number) => number) => {
           for (let i = 0; i < headers.length; i++) if (!headers[i]!(callHeaders)) return false;
-          return fraction === undefined || random() * 1_000_000 < fraction;
+          return fraction === undefined || randomInt(1_000_000) < fraction;
         };
   return { path: compilePathMatcher(match.path), rest };
 }
@@ -136,7 +137,7 @@ export function compileRouteMatchParts(match: RouteMatch): {
 /** A route's full match: path, every header matcher, then the runtime fraction. */
 export function compileRouteMatch(match: RouteMatch): RouteMatcher {
   const { path, rest } = compileRouteMatchParts(match);
-  return (callPath, callHeaders, random) => path(callPath) && rest(callHeaders, random);
+  return (callPath, callHeaders, random) => path(callPath) && rest(callHeaders, intDraw(random));
 }
 
 /**

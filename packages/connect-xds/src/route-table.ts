@@ -3,6 +3,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { FilterConfigOverrides, HttpFilter, Route, VirtualHost } from "@xdskit/xds-client";
 import type { ConfigSelector, RouteFilter, RouteSelection } from "./config-selector.js";
+import { intDraw } from "./random.js";
 import { compileRouteMatchParts } from "./route-match.js";
 
 const ROUTER_FILTER = "envoy.extensions.filters.http.router.v3.Router";
@@ -21,7 +22,7 @@ export interface RouteTableOptions {
 
 interface CompiledRoute {
   readonly matchesPath: (path: string) => boolean;
-  readonly matchesRest: (headers: Headers, random: () => number) => boolean;
+  readonly matchesRest: (headers: Headers, randomInt: (bound: number) => number) => boolean;
   /** One entry per cluster; for a single cluster, one entry with weight 1. */
   readonly selections: readonly RouteSelection[];
   /** Cumulative weights, same length as `selections`. */
@@ -107,7 +108,8 @@ export function createRouteTable(options: RouteTableOptions & { readonly useCach
   const routes = options.virtualHost.routes.map((route) => compileRoute(route, options));
   const clusters = new Set<string>();
   for (const route of routes) for (const selection of route.selections) clusters.add(selection.cluster);
-  const { random, nodeId } = options;
+  const { nodeId } = options;
+  const random = intDraw(options.random);
   const useCache = options.useCache ?? true;
   const byPath = new Map<string, readonly CompiledRoute[]>();
   const candidates = (path: string): readonly CompiledRoute[] => {
@@ -125,7 +127,7 @@ export function createRouteTable(options: RouteTableOptions & { readonly useCach
     const selections = route.selections;
     if (selections.length === 1) return selections[0]!;
     // A28: a uniform draw over the total weight; the first cluster whose cumulative weight exceeds it.
-    const draw = random() * route.totalWeight;
+    const draw = random(route.totalWeight);
     const cumulative = route.cumulative;
     for (let j = 0; j < cumulative.length; j++) if (draw < cumulative[j]!) return selections[j]!;
     return selections[selections.length - 1]!;

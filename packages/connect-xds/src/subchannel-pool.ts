@@ -74,10 +74,6 @@ export class PooledSubchannel implements Subchannel {
 
 export interface SubchannelPool {
   acquire(address: string, endpoint: LbEndpoint): PooledSubchannel;
-  /** Addresses with a connection (for tests and the benchmark). */
-  readonly size: number;
-  /** Closes every connection at once (transport close). */
-  destroyAll(): void;
 }
 
 export function createSubchannelPool(options: SubchannelPoolOptions): SubchannelPool {
@@ -113,13 +109,6 @@ export function createSubchannelPool(options: SubchannelPoolOptions): Subchannel
       const handle = new PooledSubchannel(entry, endpoint, release(address));
       entry.handles.add(handle);
       return handle;
-    },
-    get size() {
-      return entries.size;
-    },
-    destroyAll() {
-      for (const entry of entries.values()) entry.connection.destroy();
-      entries.clear();
     },
   };
 }

@@ -28,7 +28,7 @@ import { createLbPolicyRegistry, type LbPolicyRegistry } from "./lb-registry.js"
 import type { CallMetricsRecorder } from "./metrics.js";
 import { builtinLbPolicies } from "./policies/index.js";
 import { createRetryThrottle, type RetryThrottleConfig } from "./policies/retry-throttle.js";
-import { createUniform } from "./random.js";
+import { createUniform, intDraw } from "./random.js";
 import { acquireLrs, releaseLrs } from "./shared-lrs.js";
 import { createSubchannelPool } from "./subchannel-pool.js";
 import { parseXdsTarget } from "./target.js";
@@ -180,6 +180,7 @@ export function createXdsTransportWithInternals(
       logger,
       clock,
       random,
+      randomInt: intDraw(random),
       target: options.target,
       metrics: lbMetrics,
     },

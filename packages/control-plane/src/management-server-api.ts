@@ -45,6 +45,13 @@ export interface ManagementServerOptions extends Partial<ServerLimits>, Security
    */
   readonly allowOverlappingVariants?: boolean;
   /**
+   * Resource versions worked out from each resource's bytes (a hash) rather than counted by this process: servers
+   * holding the same resource give it the same version, so a delta client reconnecting to another replica (or
+   * relay) with `initial_resource_versions` is sent only what differs. `force` still makes a new version. Default
+   * false. See docs/decisions.md#content-versions.
+   */
+  readonly contentVersions?: boolean;
+  /**
    * More services on the same port, through connect-node (e.g. `clientStatusRoutes(registry)` of `@xdskit/csds`):
    * they get the server's TLS, and a client certificate that did not verify is refused (UNAUTHENTICATED).
    */

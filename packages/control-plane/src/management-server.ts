@@ -24,8 +24,9 @@ import {
   type DynamicParametersInit,
 } from "./resources/dynamic-parameters.js";
 import type { ResourceInput, ResourceMessage, ResourceOptions } from "./resources/resource-input.js";
-import type { ResourceErrorOptions, ResourceSetImpl } from "./resources/resource-set.js";
+import type { ResourceErrorOptions } from "./resources/resource-set.js";
 import { type NodeScope, type NodeSelector, ResourceStore } from "./resources/resource-store.js";
+import type { ResourceSource, ServedResolver, ServedResources } from "./resources/served.js";
 import type { ConstraintsInput } from "./resources/variant-group.js";
 import { admittedRequests, createStreamAdmission } from "./security/authorization.js";
 import {
@@ -52,7 +53,20 @@ const DELTA_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscover
 
 /** Starts a management server; resolves once it listens. */
 export async function createManagementServer(options: ManagementServerOptions = {}): Promise<ManagementServer> {
-  const server = new ManagementServerImpl(options);
+  const server = new ManagementServerImpl(options, undefined);
+  await server.start();
+  return server;
+}
+
+/**
+ * A server whose streams are served from `source` instead of its own resource sets (whose methods then serve
+ * nobody). Internal: for `@xdskit/xds-relay`.
+ */
+export async function createManagementServerWithSource(
+  options: ManagementServerOptions,
+  source: ResourceSource,
+): Promise<ManagementServer> {
+  const server = new ManagementServerImpl(options, source);
   await server.start();
   return server;
 }
@@ -62,6 +76,8 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   readonly hooks: HooksImpl;
   readonly logger: ScopedLogger;
   readonly store: ResourceStore;
+  readonly resolver: ServedResolver;
+  readonly #source: ResourceSource | undefined;
   readonly fullStateTypeUrls: ReadonlySet<string>;
   readonly wrapResources: boolean;
   readonly controlPlane: ControlPlane | undefined;
@@ -88,8 +104,9 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   #nextStreamId = 0;
   #transition: Promise<void> = Promise.resolve();
 
-  constructor(options: ManagementServerOptions) {
+  constructor(options: ManagementServerOptions, source: ResourceSource | undefined) {
     this.#options = options;
+    this.#source = source;
     this.host = options.host ?? "127.0.0.1";
     this.#port = options.port ?? 0;
     if (!Number.isInteger(this.#port) || this.#port < 0 || this.#port > 65535) {
@@ -129,11 +146,14 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
       registry,
       logger: this.logger,
       allowOverlappingVariants: options.allowOverlappingVariants ?? false,
+      contentVersions: options.contentVersions ?? false,
       onChange: (set, changed) => this.#onSetChanged(set, changed),
       onScopesChanged: () => {
         for (const stream of [...this.#streams]) stream.rebind();
       },
     });
+    this.resolver = source ? fixedResolver(source.resources) : this.store;
+    source?.attach((changed) => this.#onSetChanged(source.resources, changed));
     this.fullStateTypeUrls = new Set(options.fullStateTypeUrls ?? DEFAULT_FULL_STATE_TYPE_URLS);
     this.wrapResources = options.wrapResources ?? false;
     this.controlPlane =
@@ -238,9 +258,11 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   unregister(stream: AdsStream): void {
     this.#streams.delete(stream);
     this.#wake.forget(stream);
+    this.#source?.closed(stream);
   }
 
   subscribed(stream: AdsStream, sub: TypeSubscription): void {
+    this.#source?.subscribed(stream, sub);
     this.#wake.update(stream, sub);
   }
 
@@ -374,7 +396,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
 
   // --- serving -------------------------------------------------------------------------------------------------
 
-  #onSetChanged(set: ResourceSetImpl, changed: ChangedVariants): void {
+  #onSetChanged(set: ServedResources, changed: ChangedVariants): void {
     for (const stream of this.#wake.candidates(changed) ?? this.#streams) {
       if (stream.uses(set)) stream.markDirty(changed.keys(), changed);
     }
@@ -439,4 +461,9 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   #streamLogger(id: number): ScopedLogger {
     return this.logger.child(`[ads #${id}]`);
   }
+}
+
+/** Every node is served from the same resources, and no DPDS set wins over them. */
+function fixedResolver(resources: ServedResources): ServedResolver {
+  return { defaultSet: resources, resolve: () => resources, resolveDynamicParameters: () => undefined };
 }

@@ -104,6 +104,7 @@ export function createAuthorityManager(options: AuthorityManagerOptions): Author
     subscribedTypes: (channel) => cache.typesOf(servedBy(channel)),
     typeOf: options.typeOf,
     onResponse(channel: XdsChannel, response: DecodedResponse) {
+      const recovered: string[] = [];
       for (const authority of authoritiesOf(channel)) {
         const position = authority.active.indexOf(channel);
         if (position < 0) continue;
@@ -116,10 +117,13 @@ export function createAuthorityManager(options: AuthorityManagerOptions): Author
         }
         if (authority.outage !== undefined) {
           authority.outage = undefined;
-          cache.outageEnded(authority.name);
+          recovered.push(authority.name);
         }
       }
       cache.apply(servedBy(channel), channel.server, response);
+      // After the response: a resource it changed was the recovery signal for its watchers, which are owed nothing
+      // more; the others hear that the outage is over (docs/decisions.md#the-watcher-api).
+      for (const name of recovered) cache.outageEnded(name);
     },
     onConnectivityFailure(channel, error) {
       for (const authority of authoritiesOf(channel)) {

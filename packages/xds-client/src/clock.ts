@@ -9,7 +9,7 @@ export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout: (callback, ms) => {
     const handle = setTimeout(callback, ms);
-    // A pending xDS timer must never keep the process alive on its own.
+    // A pending xDS timer must never keep the process alive on its own (the client's watches do: process-hold.ts).
     handle.unref?.();
     return handle;
   },

@@ -95,7 +95,14 @@ export interface DecodeSettings {
 
 /** A resource taken out of its `Resource` wrapper, or why it cannot be. */
 export type Unwrapped =
-  | { readonly any: Any; readonly name?: string; readonly constraints: Expr; readonly variant: HeldVariant }
+  | {
+      readonly any: Any;
+      readonly name?: string;
+      readonly constraints: Expr;
+      readonly variant: HeldVariant;
+      /** The wrapper it came in, for the decoder (`DecodeContext.wrapper`). */
+      readonly wrapper?: Resource;
+    }
   | { readonly error: string };
 
 /** The constraints of a variant (TRUE for none, or when A67 is off). Throws ConstraintError when malformed. */
@@ -120,14 +127,20 @@ export function unwrapResource(wrapper: Resource, typeUrl: string, features: Xds
   if (resourceName !== undefined && resourceName.name !== "") {
     try {
       const constraints = readConstraints(resourceName.dynamicParameterConstraints, features);
-      return { any: inner, name: resourceName.name, constraints, variant: variantOf(constraints, resourceName) };
+      return {
+        any: inner,
+        name: resourceName.name,
+        constraints,
+        variant: variantOf(constraints, resourceName),
+        wrapper,
+      };
     } catch (error) {
       return { error: `${resourceName.name}: ${errorMessage(error)}` };
     }
   }
   return wrapper.name === ""
-    ? { any: inner, constraints: TRUE, variant: UNCONSTRAINED }
-    : { any: inner, name: wrapper.name, constraints: TRUE, variant: UNCONSTRAINED };
+    ? { any: inner, constraints: TRUE, variant: UNCONSTRAINED, wrapper }
+    : { any: inner, name: wrapper.name, constraints: TRUE, variant: UNCONSTRAINED, wrapper };
 }
 
 /** A SotW entry: a resource of `typeUrl`, or one wrapped in `Resource`. */
@@ -206,7 +219,8 @@ export function outcomeOf(
   version?: string,
 ): EntryOutcome {
   if ("error" in unwrapped) return { resource: undefined, ok: false, error: unwrapped.error };
-  const result = safeDecode(type, unwrapped.any, settings.context);
+  const context = unwrapped.wrapper ? { ...settings.context, wrapper: unwrapped.wrapper } : settings.context;
+  const result = safeDecode(type, unwrapped.any, context);
   const name = unwrapped.name ?? result.name;
   const error = result.ok ? undefined : name === undefined ? result.error : `${name}: ${result.error}`;
   if (name === undefined) return { resource: undefined, ok: result.ok, error };

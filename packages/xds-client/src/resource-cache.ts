@@ -3,12 +3,11 @@
 // (routing each resource to the subscriptions it is for, TP2 variants included), the does-not-exist timers and the
 // outages the authority manager reports, and reports itself to CSDS and A78 metrics. What applies responses and
 // timers (the constraint matcher, cache-updates.ts) comes from the protocol module, loaded before any ADS call.
-import type { Ranked } from "@xdskit/constraint-matcher";
 import type { XdsServerConfig } from "./bootstrap-types.js";
 import type { UpdateContext } from "./cache-updates.js";
 import type { CallbackQueue } from "./callback-queue.js";
 import type { Clock } from "./clock.js";
-import type { DecodedResource, DecodedResponse, VariantRef } from "./decoded-response.js";
+import type { DecodedResponse } from "./decoded-response.js";
 import type { XdsFeatures } from "./features.js";
 import type { ScopedLogger } from "./logger.js";
 import {
@@ -21,10 +20,8 @@ import {
 import { protocolNow } from "./protocol-loader.js";
 import { authorityOfName } from "./resource-name.js";
 import { parametersKey, parametersText, ResourceState, type WatcherEntry } from "./resource-state.js";
+import { createVariantRouting } from "./variant-routing.js";
 import type { XdsError } from "./xds-error.js";
-
-/** How the variant sent without constraints ranks among the others (docs/decisions.md#ambiguous-variants). */
-let unconstrainedText: string | undefined;
 
 export interface ResourceCacheOptions {
   readonly queue: CallbackQueue;
@@ -119,81 +116,19 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
     return byParameters ? [...byParameters.values()] : [];
   }
 
-  /** The subscriptions a removal or an error is for: those holding its variant, or holding none and matching it. */
-  function holders(candidates: readonly ResourceState[], ref: VariantRef): ResourceState[] {
-    const { matches } = protocolNow();
-    return candidates.filter((state) =>
-      state.variant !== undefined
-        ? state.variant.key === ref.variant.key
-        : ref.constraints.kind === "true" || matches(ref.constraints, state.parameters),
-    );
-  }
-
-  /**
-   * Routes resources to entries. Unconstrained resources reach every subscription of their name. When some carry
-   * TP2 constraints, each subscription gets the one variant its parameters match; when several match, the most
-   * specific wins, ties broken by canonical text, and the ambiguity is logged and counted
-   * (docs/decisions.md#ambiguous-variants).
-   */
-  function applyResources(
-    context: UpdateContext,
-    served: ReadonlySet<string>,
-    response: DecodedResponse,
-    seen: Set<ResourceState> | undefined,
-  ): void {
-    const { typeUrl, version } = response;
-    const { applyResource, canonicalText, comparePreference, matches, specificity, TRUE } = protocolNow();
-    if (!response.resources.some((d) => d.constraints.kind !== "true")) {
-      // The common case walks the cache's maps directly: a response of 10,000 resources makes no array per name.
-      // Applying queues the watchers' callbacks, so nothing subscribes or unsubscribes meanwhile.
-      for (const d of response.resources) {
-        const states = subscriptionsOf(served, typeUrl, d.name);
-        if (states === undefined) continue;
-        for (const state of states.values()) {
-          seen?.add(state);
-          applyResource(context, state, d, d.version ?? version);
-        }
-      }
-      return;
-    }
-    unconstrainedText ??= canonicalText(TRUE);
-    const best = new Map<ResourceState, { d: DecodedResource; rank: Ranked; count: number }>();
-    for (const d of response.resources) {
-      // An unconstrained resource ranks by the canonical text of TRUE, as the matcher and servers rank it.
-      const text = d.constraints.kind === "true" ? unconstrainedText : d.variant.key;
-      const rank = { specificity: specificity(d.constraints), canonicalText: text };
-      for (const state of statesFor(served, typeUrl, d.name)) {
-        if (d.constraints.kind !== "true" && !matches(d.constraints, state.parameters)) continue;
-        const held = best.get(state);
-        if (!held) best.set(state, { d, rank, count: 1 });
-        else {
-          held.count += 1;
-          if (comparePreference(rank, held.rank) < 0) {
-            held.d = d;
-            held.rank = rank;
-          }
-        }
-      }
-    }
-    let ambiguous = 0;
-    for (const [state, { d, rank, count }] of best) {
-      if (count > 1) {
-        ambiguous += 1;
-        log.warn(
-          `${count} variants of ${state.name} match parameters {${parametersText(state.parameters)}}; using the most specific: ${rank.canonicalText}`,
-        );
-      }
-      seen?.add(state);
-      applyResource(context, state, d, d.version ?? version);
-    }
-    if (ambiguous > 0) {
-      options.metrics.addCounter(XdsMetricName.resourceVariantsAmbiguous, ambiguous, {
+  const routing = createVariantRouting({
+    subscriptionsOf,
+    ambiguous(context, state, matching, chosen) {
+      log.warn(
+        `${matching} variants of ${state.name} match parameters {${parametersText(state.parameters)}}; using the most specific: ${chosen}`,
+      );
+      options.metrics.addCounter(XdsMetricName.resourceVariantsAmbiguous, 1, {
         "grpc.target": options.target,
         "grpc.xds.server": context.server.serverUri,
-        "grpc.xds.resource_type": metricResourceType(typeUrl),
+        "grpc.xds.resource_type": metricResourceType(state.typeUrl),
       });
-    }
-  }
+    },
+  });
 
   return {
     subscribe(authority, typeUrl, name, parameters) {
@@ -264,14 +199,12 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
       // SotW LDS/CDS: which subscriptions the response gave something to (a resource, valid or not, or an error).
       const complete = response.stateOfTheWorld && response.type.allResourcesRequiredInSotW;
       const seen = complete ? new Set<ResourceState>() : undefined;
-      applyResources(context, served, response, seen);
-      for (const removal of response.removals) {
-        for (const state of holders(statesFor(served, typeUrl, removal.name), removal)) {
-          applyDeletion(context, state, version);
-        }
-      }
+      routing.applyResources(context, served, response, seen);
+      if (response.removals.length > 0) routing.applyRemovals(context, served, response);
       for (const entry of response.resourceErrors) {
-        for (const state of holders(statesFor(served, typeUrl, entry.name), entry)) {
+        const states = routing.holders(statesFor(served, typeUrl, entry.name), entry);
+        if (states.length > 0) routing.remember(entry);
+        for (const state of states) {
           seen?.add(state);
           applyResourceError(context, state, entry.variant, entry.code, entry.message, version);
         }

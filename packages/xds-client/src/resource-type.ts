@@ -1,4 +1,5 @@
 import type { Any } from "@bufbuild/protobuf/wkt";
+import type { Resource } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { Bootstrap, XdsServerConfig } from "./bootstrap-types.js";
 import type { XdsFeatures } from "./features.js";
 
@@ -8,6 +9,12 @@ export interface DecodeContext {
   readonly server: XdsServerConfig;
   readonly bootstrap: Bootstrap;
   readonly features: XdsFeatures;
+  /**
+   * The `Resource` the resource came wrapped in (every delta resource; a SotW one only when wrapped), for decoders
+   * that pass resources on rather than use them (a caching relay reads `resource_name` and `cache_control` here).
+   * Undefined for a bare resource.
+   */
+  readonly wrapper?: Resource;
 }
 
 /**

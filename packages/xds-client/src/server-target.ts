@@ -136,16 +136,16 @@ export function parseServerTarget(uri: string): ServerTargetResult {
 /** How connect-node reaches a server: the base URL (scheme and :authority) and extra HTTP/2 session options. */
 export interface ServerEndpoint {
   readonly baseUrl: string;
-  readonly sessionOptions: { createConnection?: () => Socket };
+  readonly sessionOptions: { createConnection: () => Socket };
 }
 
 /**
- * The endpoint of a `server_uri`. With `tls`, every connection is dialled through `createConnection` with the
- * options `tls` returns at that moment (so credentials are read per connection) and ALPN h2; the server's
- * certificate is checked against the target's host name, or its IP address. A unix socket is dialled with
- * `localhost` as the authority and the name checked, as gRPC does. A target that does not parse yields a connection
- * that fails at once with the parse error, so that, like an unreachable server, it surfaces as a connection error on
- * the watches.
+ * The endpoint of a `server_uri`. Every connection is dialled through `createConnection`, so the transport can watch
+ * each socket from its start. With `tls`, it dials with the options `tls` returns at that moment (credentials are
+ * read per connection) and ALPN h2; the server's certificate is checked against the target's host name, or its IP
+ * address. A unix socket is dialled with `localhost` as the authority and the name checked, as gRPC does. A target
+ * that does not parse yields a connection that fails at once with the parse error, so that, like an unreachable
+ * server, it surfaces as a connection error on the watches.
  */
 export function serverEndpoint(uri: string, tls: (() => ConnectionOptions) | undefined): ServerEndpoint {
   const scheme = tls === undefined ? "http" : "https";
@@ -165,8 +165,9 @@ export function serverEndpoint(uri: string, tls: (() => ConnectionOptions) | und
   if (target.kind === "tcp") {
     const host = target.host.includes(":") ? `[${target.host}]` : target.host;
     const baseUrl = `${scheme}://${host}:${target.port}`;
-    if (tls === undefined) return { baseUrl, sessionOptions: {} };
     const { host: name, port } = target;
+    if (tls === undefined)
+      return { baseUrl, sessionOptions: { createConnection: () => netConnect({ host: name, port }) } };
     return {
       baseUrl,
       sessionOptions: {

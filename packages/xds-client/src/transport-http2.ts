@@ -16,20 +16,38 @@ import { serverEndpoint } from "./server-target.js";
 import { createTlsDialer, readTlsCredentials } from "./transport-tls.js";
 import type { XdsStream, XdsTransportFactory } from "./transport-types.js";
 
+/** The 'error' listener every session, stream and socket of this transport carries for its whole life. */
+const ignoreError = (): void => {};
+
 /**
  * connect-node's session manager, watching which HTTP/2 sessions completed their handshake: a session counts once the
  * server's SETTINGS frame or the answer to a PING arrived (a server that accepts TCP and never speaks HTTP/2 gives
  * neither). Streams opened on it wait for the first session a request uses after they were opened.
+ *
+ * It also keeps an 'error' listener on every session for the rest of its life. connect-node removes its own listeners
+ * when a session leaves its "ready" state, which can happen between the session's destruction with an error and
+ * Node emitting that error (a server answering HTTP/1.1, docs/decisions.md#non-http2-servers): without a listener
+ * left, the emit would be an uncaught exception. The errors themselves reach the streams, which report them. A
+ * session gets ours with its first stream: before that, connect-node's connecting-state listener is in place, and it
+ * is only removed on 'connect' (the request follows within the same tick's microtasks) or on an abort, which either
+ * destroys the session without an error or comes after Node's next-tick emit of a connect-time error.
  */
 class HandshakeAwareSessionManager extends Http2SessionManager {
   private readonly handshakes = new WeakMap<http2.ClientHttp2Session, Promise<void>>();
+  private readonly guarded = new WeakSet<http2.ClientHttp2Session>();
   private waiting: ((session: http2.ClientHttp2Session) => void)[] = [];
 
   override async request(...args: Parameters<Http2SessionManager["request"]>): Promise<http2.ClientHttp2Stream> {
     const stream = await super.request(...args);
+    stream.on("error", ignoreError);
+    const session = stream.session as http2.ClientHttp2Session | undefined;
+    if (session !== undefined && !this.guarded.has(session)) {
+      this.guarded.add(session);
+      session.on("error", ignoreError);
+    }
     const waiting = this.waiting;
     this.waiting = [];
-    for (const notify of waiting) notify(stream.session as http2.ClientHttp2Session);
+    if (session !== undefined) for (const notify of waiting) notify(session);
     return stream;
   }
 
@@ -72,14 +90,14 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
   const creds = server.channelCredentials;
   const tls = creds.type === "tls" ? () => readTlsCredentials(creds) : undefined;
   const { baseUrl, sessionOptions } = serverEndpoint(server.serverUri, tls);
+  const dial = sessionOptions.createConnection;
   const dialer =
-    tls !== undefined && sessionOptions.createConnection !== undefined
-      ? createTlsDialer(sessionOptions.createConnection, creds.type === "tls" && creds.certificateFile !== undefined)
-      : undefined;
+    tls !== undefined ? createTlsDialer(dial, creds.type === "tls" && creds.certificateFile !== undefined) : undefined;
+  const createConnection = dialer?.createConnection ?? (() => dial().on("error", ignoreError));
   const sessionManager = new HandshakeAwareSessionManager(
     baseUrl,
     { pingIntervalMs: 60_000, pingTimeoutMs: 20_000, pingIdleConnection: false },
-    dialer === undefined ? sessionOptions : { ...sessionOptions, createConnection: dialer.createConnection },
+    { ...sessionOptions, createConnection },
   );
   const transport = createGrpcTransport({ baseUrl, sessionManager, readMaxBytes: options.maxReceiveMessageBytes });
   const client = createClient(AggregatedDiscoveryService, transport);

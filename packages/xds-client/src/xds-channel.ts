@@ -8,7 +8,7 @@ import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import type { AdsCall, CallHost } from "./ads-call.js";
 import type { Bootstrap, XdsServerConfig } from "./bootstrap-types.js";
 import type { CallbackQueue } from "./callback-queue.js";
-import { type Clock, createBackoff } from "./clock.js";
+import { type BackoffOptions, type Clock, createBackoff } from "./clock.js";
 import type { DecodedResponse, DecodeMemo } from "./decoded-response.js";
 import type { XdsFeatures } from "./features.js";
 import type { ScopedLogger } from "./logger.js";
@@ -49,6 +49,7 @@ export interface XdsChannelOptions {
   readonly decodersLoading: () => Promise<void> | undefined;
   readonly clock: Clock;
   readonly random: () => number;
+  readonly backoff: BackoffOptions;
   /** SotW: the byte-identical skip (DecodeMemo) is on. */
   readonly decodeMemo: boolean;
   readonly queue: CallbackQueue;
@@ -60,7 +61,10 @@ export interface XdsChannelOptions {
 
 export interface XdsChannel {
   readonly server: XdsServerConfig;
-  /** A78 `connected`: the current ADS call has received a response. */
+  /**
+   * A78 `connected`: a call has received a response and no call failed without one since (a call that ends after a
+   * response is not an error, A57, and leaves it set); false while nothing is watched on this server.
+   */
   readonly connected: boolean;
   /** Set while the server is unreachable: its last ADS call failed before any response. */
   readonly connectivityError: XdsError | undefined;
@@ -72,7 +76,7 @@ export interface XdsChannel {
 
 export function createXdsChannel(options: XdsChannelOptions): XdsChannel {
   const { server, transport, host, clock, queue, log } = options;
-  const backoff = createBackoff(options.random);
+  const backoff = createBackoff(options.random, options.backoff);
   const versions = new Map<string, string>();
   const memos = new Map<string, DecodeMemo>();
   /** Set once the protocol module is loaded (before the first call). */
@@ -150,6 +154,7 @@ export function createXdsChannel(options: XdsChannelOptions): XdsChannel {
       // Nothing watched on this server: close the stream; it reopens with the next watch.
       cancelRetry();
       endCall();
+      connected = false;
       return;
     }
     if (call) {
@@ -200,7 +205,6 @@ export function createXdsChannel(options: XdsChannelOptions): XdsChannel {
     const current = call;
     if (!current) return;
     call = undefined;
-    connected = false;
     current.cancel();
   }
 
@@ -254,6 +258,7 @@ export function createXdsChannel(options: XdsChannelOptions): XdsChannel {
   /** No call got a response: the server counts as unreachable until one does; retried with backoff. */
   function failed(failure: unknown): void {
     const status = describeFailure(failure);
+    connected = false;
     if (healthy) {
       healthy = false;
       options.metrics.addCounter(XdsMetricName.serverFailure, 1, {

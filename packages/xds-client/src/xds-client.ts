@@ -9,10 +9,11 @@ import { loadBootstrap } from "./bootstrap.js";
 import type { Bootstrap, BootstrapConfig } from "./bootstrap-types.js";
 import { decoderLoading } from "./builtin-types.js";
 import { createCallbackQueue } from "./callback-queue.js";
-import { type Clock, systemClock } from "./clock.js";
+import { type BackoffOptions, type Clock, systemClock } from "./clock.js";
 import { resolveFeatures, type XdsFeatures } from "./features.js";
 import { type Logger, noopLogger, scopeLogger } from "./logger.js";
 import { noopMetrics, type XdsMetricsRecorder } from "./metrics.js";
+import { createProcessHold } from "./process-hold.js";
 import { csdsNow, loadProtocol, type ProtocolLoader, protocolNow } from "./protocol-loader.js";
 import { createResourceCache } from "./resource-cache.js";
 import { parseResourceName } from "./resource-name.js";
@@ -68,12 +69,21 @@ export interface XdsClientOptions {
   readonly connectTimeoutMs?: number;
   /** Opens streams to a server; default gRPC over HTTP/2 with connect-node. */
   readonly transportFactory?: XdsTransportFactory;
+  /**
+   * While the client has watchers, keep the Node process alive, through outages and reconnect backoff included, as a
+   * gRPC channel with an active call does; `close()` (or cancelling every watch) lets it exit. Default true. False:
+   * the client never holds the process open by itself (an open ADS stream's connection still does, as Node's HTTP/2
+   * does for any open stream), so a process that only watches may exit while the server is unreachable.
+   */
+  readonly keepProcessAlive?: boolean;
 }
 
 /** Time and randomness, for tests (see `./internal`). */
 export interface XdsClientInternals {
   readonly clock?: Clock;
   readonly random?: () => number;
+  /** The reconnect backoff (default gRPC's: 1 s, ×1.6, ±20 %, at most 120 s); tests shorten it. */
+  readonly backoff?: BackoffOptions;
   /** SotW: reuse the decode of a resource whose bytes were in the previous response (default true; off in tests). */
   readonly decodeMemo?: boolean;
   /** Loads the protocol module (protocol.ts); tests inject one that fails. */
@@ -149,6 +159,7 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
         decodersLoading,
         clock,
         random: internals.random ?? Math.random,
+        backoff: internals.backoff ?? {},
         decodeMemo: internals.decodeMemo ?? true,
         queue,
         metrics,
@@ -159,6 +170,7 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
   });
   let closed = false;
   const closers: (() => void)[] = [];
+  const hold = createProcessHold(options.keepProcessAlive ?? true);
 
   function failWatch(watcher: ResourceWatcher<unknown>, error: XdsError): () => void {
     const entry: WatcherEntry = { watcher, active: true };
@@ -242,7 +254,12 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
       if (created) manager.subscriptionsChanged(authority.name, type.typeUrl);
       const entry: WatcherEntry = { watcher: untyped, active: true };
       cache.addWatcher(state, entry, manager.outage(authority.name));
+      hold.acquire();
+      let cancelled = false;
       return () => {
+        if (cancelled) return;
+        cancelled = true;
+        hold.release();
         if (cache.removeWatcher(state, entry)) manager.subscriptionsChanged(authority.name, type.typeUrl);
       };
     },
@@ -252,6 +269,7 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
     async close() {
       if (closed) return;
       closed = true;
+      hold.close();
       for (const close of closers) close();
       cache.deactivate();
       manager.close();

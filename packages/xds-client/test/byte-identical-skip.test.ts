@@ -171,7 +171,8 @@ describe("the byte-identical skip", () => {
       }),
       { numRuns: 150 },
     );
-  });
+    // About 13 s on a loaded 2-core machine (2 s idle): an explicit budget far above it.
+  }, 120_000);
 
   it("sees the same from a transport that hands decoded Anys as from one that hands their bytes", async () => {
     await fc.assert(
@@ -180,7 +181,7 @@ describe("the byte-identical skip", () => {
       }),
       { numRuns: 60 },
     );
-  });
+  }, 60_000);
 
   it("decodes only the resources whose bytes were not in the previous response, in any order", () => {
     fc.assert(

@@ -141,4 +141,4 @@ describe("cold start, in a fresh Node on the build", () => {
     expect(matching(run.loaded.get("first-resource"), TRANSPORT)).toHaveLength(1);
     expect(matching(run.loaded.get("first-resource"), CONNECT).length).toBeGreaterThan(0);
   });
-});
+}, 60_000);

@@ -240,6 +240,40 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
       expect(summarize(broad.take())).toEqual(["ambient:PERMISSION_DENIED:server_error"]);
     });
 
+    it("percent-encodes parameter maps in CSDS names and metric labels, so maps that would read alike do not (scenario 70)", async () => {
+      // Each pair would print the same without encoding: `a=1,b=2`, `a=b=c`, `a=%2C`, `a={x}`.
+      const { client, metrics } = start();
+      const maps = [
+        { a: "1,b=2" },
+        { a: "1", b: "2" },
+        { "a=b": "c" },
+        { a: "b=c" },
+        { a: "%2C" },
+        { a: "," },
+        { a: "{x}" },
+        { a: "%7Bx%7D" },
+      ];
+      for (const dynamicParameters of maps) {
+        client.watch(testEndpointsType, "svc", recordingWatcher(), { dynamicParameters });
+      }
+      await flush();
+      const names = csdsRows(client).map((r) => r.name);
+      expect(names).toEqual([
+        "svc{a=1%2Cb%3D2}",
+        "svc{a=1,b=2}",
+        "svc{a%3Db=c}",
+        "svc{a=b%3Dc}",
+        "svc{a=%252C}",
+        "svc{a=%2C}",
+        "svc{a=%7Bx%7D}",
+        "svc{a=%257Bx%257D}",
+      ]);
+      const labels = [...metrics.gaugeSeries().keys()]
+        .filter((k) => k.startsWith("grpc.xds_client.resources"))
+        .map((k) => /grpc\.xds\.dynamic_parameters=(.*),grpc\.xds\.resource_type/.exec(k)?.[1]);
+      expect(labels.sort()).toEqual(names.map((n) => n.slice(4, -1)).sort());
+    });
+
     it("names each variant subscription in CSDS and metrics without collision", async () => {
       const { client, server, metrics } = start();
       client.watch(testEndpointsType, "svc", recordingWatcher(), { dynamicParameters: { env: "prod" } });

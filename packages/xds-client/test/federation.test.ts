@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Protocol } from "./support/fake-transport.js";
 import { csdsRows, NODE_ID, setup } from "./support/harness.js";
 import { flush, recordingWatcher, summarize } from "./support/recorder.js";
-import { listenerAny, type TestListener, testListenerType } from "./support/test-types.js";
+import { listenerAny, type TestListener, testListenerType, wrappedAny } from "./support/test-types.js";
 
 const LDS = testListenerType.typeUrl;
 const LISTENER = "envoy.config.listener.v3.Listener";
@@ -53,6 +53,56 @@ describe.each(["sotw", "delta"] as const)("%s ADS: federation (A47)", (protocol:
         ["resources{own.example,acked}", 1],
       ]),
     );
+  });
+
+  it("answers both streams, each ACK and later request carrying its own stream's version and nonce (scenario 43)", async () => {
+    // Steps: plain (top-level server) and l1 (own.example's server) watched; each stream answered with its own
+    // version and nonce, interleaved; each ACK names its own; a NACK on the own stream keeps its last good version
+    // while the top stream's next request (a new name) carries the top stream's.
+    const { client, server } = start();
+    const l1 = `xdstp://own.example/${LISTENER}/l1`;
+    const plain = recordingWatcher<TestListener>();
+    const own = recordingWatcher<TestListener>();
+    client.watch(testListenerType, "plain", plain);
+    client.watch(testListenerType, l1, own);
+    const streams = new Map((await Promise.all([server.nextStream(), server.nextStream()])).map((x) => [x.server, x]));
+    const top = streams.get("primary:443")!;
+    const mine = streams.get("own:443")!;
+    await top.nextRequest();
+    await mine.nextRequest();
+    const sotw = protocol === "sotw";
+    const topAck = await top.exchange({
+      typeUrl: LDS,
+      versionInfo: "7",
+      nonce: "t1",
+      resources: [listenerAny("plain")],
+    });
+    const ownAck = await mine.exchange({ typeUrl: LDS, versionInfo: "42", nonce: "o1", resources: [listenerAny(l1)] });
+    expect([topAck.version, topAck.nonce, topAck.nack]).toEqual([sotw ? "7" : "", "t1", false]);
+    expect([ownAck.version, ownAck.nonce, ownAck.nack]).toEqual([sotw ? "42" : "", "o1", false]);
+    const nack = await mine.exchange({
+      typeUrl: LDS,
+      versionInfo: "43",
+      nonce: "o2",
+      // The test type rejects names starting with "bad": one wrapped under l1's name is an invalid l1.
+      resources: [wrappedAny(l1, listenerAny("bad"))],
+    });
+    expect([nack.version, nack.nonce, nack.nack]).toEqual([sotw ? "42" : "", "o2", true]);
+    client.watch(testListenerType, "plain2", recordingWatcher());
+    const next = await top.nextRequest();
+    expect(next.names).toEqual(["plain", "plain2"]);
+    expect([next.version, next.nonce]).toEqual(sotw ? ["7", "t1"] : ["", ""]);
+    const topAck2 = await top.exchange({
+      typeUrl: LDS,
+      versionInfo: "8",
+      nonce: "t2",
+      resources: [listenerAny("plain"), listenerAny("plain2")],
+    });
+    expect([topAck2.version, topAck2.nonce, topAck2.nack]).toEqual([sotw ? "8" : "", "t2", false]);
+    expect(mine.requests.length).toBe(3);
+    await flush();
+    expect(summarize(plain.take())).toEqual(["resource:7:plain"]);
+    expect(summarize(own.take())).toEqual([`resource:42:${l1}`, "ambient:INVALID_ARGUMENT:nacked"]);
   });
 
   it("lets an authority without servers share the top-level stream: one request holds both names", async () => {

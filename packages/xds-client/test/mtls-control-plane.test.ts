@@ -147,4 +147,4 @@ describe("mTLS with node identity", () => {
     expect(summarize(await until(w.events, 1))).toEqual([`resource:${server.typeVersion(CDS_TYPE_URL)}:c1`]);
     expect(admitted).toEqual(["node-a", "node-a-rotated"]);
   });
-});
+}, 60_000);

@@ -306,6 +306,52 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
       expect(summarize(w.take())).toEqual(["error:NOT_FOUND:does_not_exist"]);
     });
 
+    it("legacy mode: a resource back after an ignored deletion reaches every watcher and ends the ignored deletion (scenario 35)", async () => {
+      // Steps: two watchers of A (version 1); the server deletes A (ignored: warning); A comes back changed (version
+      // 3): both watchers get it, and the INFO line says the ignored deletion is over; a second deletion is ignored
+      // and warned about again (the flag was cleared); A comes back with the same bytes: nobody is told, the INFO
+      // line again.
+      const lines: string[] = [];
+      const logger = {
+        error: (m: string) => lines.push(`error ${m}`),
+        warn: (m: string) => lines.push(`warn ${m}`),
+        info: (m: string) => lines.push(`info ${m}`),
+        debug: () => {},
+      };
+      const t = started({
+        features: { dataErrorHandling: false },
+        serverFeatures: ["ignore_resource_deletion"],
+        logger,
+      });
+      const w1 = recordingWatcher<TestListener>();
+      const w2 = recordingWatcher<TestListener>({ clears: false });
+      t.client.watch(testListenerType, "A", w1);
+      t.client.watch(testListenerType, "A", w2);
+      const stream = await t.server.nextStream();
+      await stream.nextRequest();
+      await stream.exchange({ typeUrl: LDS, versionInfo: "1", nonce: "n1", resources: [listenerAny("A")] });
+      await flush();
+      expect([summarize(w1.take()), summarize(w2.take())]).toEqual([["resource:1:A"], ["resource:1:A"]]);
+      const ignored = () => lines.filter((l) => /ignoring the deletion of A/.test(l));
+      const back = () => lines.filter((l) => l.endsWith("resource A is back; the ignored deletion is over"));
+      await deleteListener(stream, "2", "A");
+      await flush();
+      expect([w1.take(), w2.take(), ignored().length, back().length]).toEqual([[], [], 1, 0]);
+      expect(ignored()[0]).toMatch(/^warn /);
+      await stream.exchange({ typeUrl: LDS, versionInfo: "3", nonce: "n3", resources: [listenerAny("A", "v3")] });
+      await flush();
+      expect([summarize(w1.take()), summarize(w2.take())]).toEqual([["resource:3:A"], ["resource:3:A"]]);
+      expect(back()).toEqual(["info [xds-client] resource A is back; the ignored deletion is over"]);
+      await deleteListener(stream, "4", "A");
+      await flush();
+      expect([w1.take(), w2.take(), ignored().length]).toEqual([[], [], 2]);
+      await stream.exchange({ typeUrl: LDS, versionInfo: "5", nonce: "n5", resources: [listenerAny("A", "v3")] });
+      await flush();
+      expect([w1.take(), w2.take(), back().length]).toEqual([[], [], 2]);
+      expect(csdsRows(t.client)[0]).toMatchObject({ status: "ACKED", version: "5", hasConfig: true });
+      expect(lines.filter((l) => l.startsWith("error"))).toEqual([]);
+    });
+
     it("legacy mode: ignore_resource_deletion keeps the resource and tells nobody", async () => {
       const t = started({ features: { dataErrorHandling: false }, serverFeatures: ["ignore_resource_deletion"] });
       const { w, stream } = await watched<TestListener>(t, testListenerType, "A", true);

@@ -267,6 +267,60 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
       expect(summarize(w.take())).toEqual(["resource:1:A"]);
     });
 
+    it("keeps A78 connected at 1 across streams that end after a response (clean or not) until one fails with none", async () => {
+      // Steps: a response on stream 1 (connected 1); the server ends stream 1 cleanly, then stream 2 with an
+      // error after its own response: connected stays 1 while the next streams wait for responses; stream 3 fails
+      // before any response: the server is unreachable, connected 0; stream 4's response sets it back to 1.
+      const { client, server, clock, metrics } = start();
+      const connected = () => metrics.gauges().get("connected{primary:443}");
+      client.watch(testEndpointsType, "A", recordingWatcher());
+      const first = await server.nextStream();
+      await first.nextRequest();
+      expect(connected()).toBe(0);
+      await first.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
+      expect(connected()).toBe(1);
+      first.end();
+      const second = await server.nextStream();
+      await second.nextRequest();
+      expect(connected()).toBe(1);
+      await second.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n2", resources: [endpointsAny("A")] });
+      second.fail(14, "server restart");
+      const third = await server.nextStream();
+      await third.nextRequest();
+      expect(connected()).toBe(1);
+      third.fail(14, "connection refused");
+      await flush();
+      expect(connected()).toBe(0);
+      await clock.advance(clock.pending()[0]!);
+      const fourth = await server.nextStream();
+      await fourth.nextRequest();
+      expect(connected()).toBe(0);
+      await fourth.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n3", resources: [endpointsAny("A")] });
+      expect(connected()).toBe(1);
+    });
+
+    it("jitters each backoff by up to ±20 % with the client's random source (scenario 41)", async () => {
+      // Steps: the random source returns 0, 1, 0.25, 0.9, ... in turn; each failed attempt's retry waits the base
+      // delay (1 s, ×1.6 each time) times 1 + 0.2 × (2r − 1): 0.8×, 1.2×, 0.9×, 1.16×, ...
+      const sequence = [0, 1, 0.25, 0.9, 0.5, 0.1];
+      let next = 0;
+      const t = start({ random: () => sequence[next++ % sequence.length]! });
+      t.client.watch(testEndpointsType, "A", recordingWatcher());
+      const delays: number[] = [];
+      for (let i = 0; i < sequence.length; i++) {
+        const stream = await t.server.nextStream();
+        await stream.nextRequest();
+        stream.fail(14, "down");
+        await flush();
+        const wait = t.clock.pending()[0]!;
+        delays.push(wait);
+        await t.clock.advance(wait);
+      }
+      const base = [1_000, 1_600, 2_560, 4_096, 6_553.6, 10_485.76];
+      expect(delays).toEqual(base.map((b, i) => Math.round(b * (1 + 0.2 * (2 * sequence[i]! - 1)))));
+      expect(delays.slice(0, 4)).toEqual([800, 1_920, 2_304, 4_751]);
+    });
+
     it("grows the backoff 1.6x per failure up to 120 s and resets it after a response", async () => {
       const t = start();
       const { client, server, clock } = t;

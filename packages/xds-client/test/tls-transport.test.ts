@@ -107,7 +107,7 @@ describe("TLS channel credentials", () => {
       `status: UNAVAILABLE: TLS handshake with xDS server localhost:${server.port} failed: cannot read the ca_certificate_file ${missing}: ENOENT`,
     );
   });
-});
+}, 60_000);
 
 describe("server certificate rotation", () => {
   // Steps: (1) the server presents a certificate of CA 1 (files), the client trusts CA 1 (a file) and gets c1;
@@ -134,4 +134,4 @@ describe("server certificate rotation", () => {
     expect(summarize(w.take())).toEqual([`resource:${server.typeVersion(CDS_TYPE_URL)}:c1`]);
     expect(server.hooks.history().filter((e) => e.type === "stream-open")).toHaveLength(streamsBefore + 1);
   });
-});
+}, 60_000);

@@ -90,4 +90,4 @@ describe("trusted_xds_server", () => {
       await client.close();
     }
   });
-});
+}, 60_000);

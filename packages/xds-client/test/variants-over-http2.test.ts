@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createXdsClient, type XdsClient } from "../src/index.js";
 import { csdsRows } from "./support/harness.js";
 import { type RecordingWatcher, recordingWatcher } from "./support/recorder.js";
-import { listenerAny, type TestListener, testListenerType } from "./support/test-types.js";
+import { listener, listenerAny, type TestListener, testListenerType } from "./support/test-types.js";
 
 const LDS = testListenerType.typeUrl;
 
@@ -140,5 +140,79 @@ describe.each(["GRPC", "DELTA_GRPC"] as const)("variants over %s", (apiType) => 
       ["L{env=test}", "DOES_NOT_EXIST"],
     ]);
     expect(test.take()).toEqual([]);
+  });
+
+  it("scenario 68: an update to one of two overlapping variants reaches only the subscribers that hold it", async () => {
+    // Steps: a control plane that allows overlapping variants serves listener L as env=prod (p1) and as
+    // env=prod && version=v2 (v1); {env:prod} holds the first, {env:prod, version:v2} the second (the most specific
+    // it matches). (1) env=prod alone changes (p2): only {env:prod} hears of it; (2) the v2 variant alone changes
+    // (v2): only {env:prod, version:v2} hears of it; each response ACKed.
+    await server.close();
+    server = await createManagementServer({ host: "127.0.0.1", port: 0, allowOverlappingVariants: true });
+    const prodVariant = (statPrefix: string) => ({ resource: listener("L", statPrefix), constraints: "env=prod" });
+    const v2Variant = (statPrefix: string) => ({
+      resource: listener("L", statPrefix),
+      constraints: "env=prod && version=v2",
+    });
+    server.setResources([prodVariant("p1"), v2Variant("v1")]);
+    client = createXdsClient({
+      bootstrap: {
+        xds_servers: [{ server_uri: server.address, channel_creds: [{ type: "insecure" }], api_type: apiType }],
+        node: { id: "variants" },
+      },
+      env: {},
+    });
+    const prod = recordingWatcher<TestListener>();
+    const v2 = recordingWatcher<TestListener>();
+    client.watch(testListenerType, "L", prod, { dynamicParameters: { env: "prod" } });
+    client.watch(testListenerType, "L", v2, { dynamicParameters: { env: "prod", version: "v2" } });
+    expect(await seen(prod, 1)).toEqual(["p1"]);
+    expect(await seen(v2, 1)).toEqual(["v1"]);
+    /** Publishes, then waits for the client's ACK of the response that carried it. */
+    const publish = async (resource: ReturnType<typeof prodVariant>) => {
+      const mark = server.hooks.mark();
+      server.setResources([resource]);
+      const response = await server.hooks.waitForResponse((r) => r.typeUrl === LDS, { after: mark, timeoutMs: 5_000 });
+      const ack = await server.hooks.waitForRequest((r) => r.typeUrl === LDS && r.responseNonce === response.nonce, {
+        after: mark,
+        timeoutMs: 5_000,
+      });
+      expect(ack.errorDetail).toBeUndefined();
+      return response;
+    };
+    await publish(prodVariant("p2"));
+    expect(await seen(prod, 1)).toEqual(["p2"]);
+    expect(v2.take()).toEqual([]);
+    await publish(v2Variant("v2"));
+    expect(await seen(v2, 1)).toEqual(["v2"]);
+    expect(prod.take()).toEqual([]);
+    // (3) The control plane sends every subscription's variant in a response that carries one of them; a TP2 server
+    // may send the changed variant alone (p3, written onto the stream). Delta: the client still knows the v2
+    // variant, which stays the most specific for {env:prod, version:v2}: only {env:prod} hears of p3. State of the
+    // world: a response lists every variant of the names it carries (all of LDS), so the v2 variant is gone and
+    // {env:prod, version:v2} moves to p3 (docs/decisions.md#variant-selection).
+    const streamId = server.streams()[0]!.id;
+    const p3 = create(ResourceSchema, {
+      resourceName: { name: "L", dynamicParameterConstraints: env("prod") },
+      version: "p3",
+      resource: listenerAny("L", "p3"),
+    });
+    const mark = server.hooks.mark();
+    const nonce =
+      apiType === "GRPC"
+        ? server.hooks.injectResponse(streamId, {
+            typeUrl: LDS,
+            versionInfo: "p3",
+            resources: [anyPack(ResourceSchema, p3)],
+          })
+        : server.hooks.injectResponse(streamId, { typeUrl: LDS, systemVersionInfo: "p3", resources: [p3] });
+    const ack = await server.hooks.waitForRequest((r) => r.typeUrl === LDS && r.responseNonce === nonce, {
+      after: mark,
+      timeoutMs: 5_000,
+    });
+    expect(ack.errorDetail).toBeUndefined();
+    expect(await seen(prod, 1)).toEqual(["p3"]);
+    if (apiType === "GRPC") expect(await seen(v2, 1)).toEqual(["p3"]);
+    else expect(v2.take()).toEqual([]);
   });
 });

@@ -1,6 +1,9 @@
 // Soak: @xdskit/control-plane restarted ROUNDS times under WATCHES watches per client (one state-of-the-world client,
 // one delta client; a quarter of the watches on each of LDS, RDS, CDS and EDS), every resource changed around each
 // restart. Not a test: run it with `pnpm --filter @xdskit/soak soak` (XDSKIT_SOAK_ROUNDS, XDSKIT_SOAK_WATCHES).
+// XDSKIT_SOAK_MODE=relay puts an @xdskit/xds-relay between the control plane and the clients, and restarts the
+// control plane and the relay (a new one, empty cache, same port) in turn; a watcher then must also never be given
+// a resource it already has (watchers implement onAmbientErrorCleared, so a recovery is not a re-delivery).
 //
 // Each resource carries the round it was written in (LDS: the RDS name it points at, RDS: the virtual host name,
 // CDS: the EDS service name, EDS: the endpoint's port). Steps: (1) serve round 0, create the clients, watch
@@ -33,6 +36,7 @@ import {
   type XdsClient,
   type XdsError,
 } from "@xdskit/xds-client";
+import { createXdsRelay, type XdsRelay } from "@xdskit/xds-relay";
 
 function intEnv(name: string, fallback: number): number {
   const text = process.env[name];
@@ -42,6 +46,7 @@ function intEnv(name: string, fallback: number): number {
 }
 
 const ROUNDS = intEnv("XDSKIT_SOAK_ROUNDS", 100);
+const MODE = process.env.XDSKIT_SOAK_MODE === "relay" ? "relay" : "direct";
 const WATCHES = intEnv("XDSKIT_SOAK_WATCHES", 1000);
 const PER_TYPE = Math.ceil(WATCHES / 4);
 /** How long one round may take before its missing updates count as lost. */
@@ -108,6 +113,8 @@ interface ClientFigures {
   connectionErrors: number;
   spuriousErrors: string[];
   outOfOrder: string[];
+  /** Relay mode: a resource delivered again at the round the watcher already had. */
+  repeated: string[];
 }
 
 interface SoakClient {
@@ -132,9 +139,9 @@ function isControlPlaneDown(error: XdsError): boolean {
   return error.kind === "connection" && error.message.startsWith("[UNAVAILABLE]");
 }
 
-function startClient(server: ManagementServer, api: "GRPC" | "DELTA_GRPC"): SoakClient {
+function startClient(server: { readonly address: string }, api: "GRPC" | "DELTA_GRPC"): SoakClient {
   const label = api === "GRPC" ? "sotw" : "delta";
-  const figures: ClientFigures = { updates: 0, connectionErrors: 0, spuriousErrors: [], outOfOrder: [] };
+  const figures: ClientFigures = { updates: 0, connectionErrors: 0, spuriousErrors: [], outOfOrder: [], repeated: [] };
   const rounds = new Map<string, number>();
   const client = createXdsClient({
     bootstrap: {
@@ -159,6 +166,7 @@ function startClient(server: ManagementServer, api: "GRPC" | "DELTA_GRPC"): Soak
           if (previous !== undefined && !(round >= previous)) {
             figures.outOfOrder.push(`${key}: round ${round} after ${previous}`);
           }
+          if (MODE === "relay" && round === previous) figures.repeated.push(`${key}: round ${round} again`);
           rounds.set(key, round);
           if (round === target && previous !== target) {
             behind--;
@@ -169,6 +177,7 @@ function startClient(server: ManagementServer, api: "GRPC" | "DELTA_GRPC"): Soak
           if (isControlPlaneDown(error)) figures.connectionErrors++;
           else figures.spuriousErrors.push(`${key} (ambient): ${error.message}`);
         },
+        ...(MODE === "relay" ? { onAmbientErrorCleared() {} } : {}),
       });
     }
   }
@@ -213,10 +222,32 @@ async function heapAfterGc(): Promise<number> {
 
 const mib = (bytes: number) => `${(bytes / (1 << 20)).toFixed(1)} MiB`;
 
+/** Relay mode: a relay (a new one each time: an empty cache) fed by the control plane, on `port`. */
+function startRelay(server: ManagementServer, port: number): Promise<XdsRelay> {
+  return createXdsRelay({
+    port,
+    historyLimit: 0,
+    upstream: {
+      bootstrap: {
+        xds_servers: [{ server_uri: server.address, channel_creds: [{ type: "insecure" }], api_type: "DELTA_GRPC" }],
+        node: { id: "soak-relay" },
+      },
+      env: {},
+    },
+  });
+}
+
 async function main(): Promise<void> {
-  const server = await createManagementServer({ host: "127.0.0.1", port: 0, historyLimit: 0 });
+  const server = await createManagementServer({
+    host: "127.0.0.1",
+    port: 0,
+    historyLimit: 0,
+    contentVersions: MODE === "relay",
+  });
   server.setResources(resourcesOf(0, () => true));
-  const clients = [startClient(server, "GRPC"), startClient(server, "DELTA_GRPC")];
+  let relay = MODE === "relay" ? await startRelay(server, 0) : undefined;
+  const servedBy = relay ?? server;
+  const clients = [startClient(servedBy, "GRPC"), startClient(servedBy, "DELTA_GRPC")];
   startRound(clients, 0);
   await allAt(clients, 0);
   const heapBefore = await heapAfterGc();
@@ -226,9 +257,17 @@ async function main(): Promise<void> {
   try {
     for (let round = 1; round <= ROUNDS; round++) {
       startRound(clients, round);
-      await server.stop();
-      server.setResources(resourcesOf(round, (i) => i % 2 === 0));
-      await server.start();
+      if (relay !== undefined && round % 2 === 0) {
+        // The relay restarts: a new one on the same port, with nothing cached.
+        const port = relay.port;
+        await relay.close();
+        server.setResources(resourcesOf(round, (i) => i % 2 === 0));
+        relay = await startRelay(server, port);
+      } else {
+        await server.stop();
+        server.setResources(resourcesOf(round, (i) => i % 2 === 0));
+        await server.start();
+      }
       server.setResources(resourcesOf(round, (i) => i % 2 === 1));
       await allAt(clients, round);
       if (round % 10 === 0) heapSamples.push(await heapAfterGc());
@@ -239,6 +278,7 @@ async function main(): Promise<void> {
   const elapsedMs = performance.now() - started;
   const heapAfter = await heapAfterGc();
   await Promise.all(clients.map((c) => c.client.close()));
+  await relay?.close();
   await server.close();
 
   const problems: string[] = [];
@@ -249,6 +289,8 @@ async function main(): Promise<void> {
       problems.push(`${c.label}: ${f.spuriousErrors.length} spurious errors, e.g. ${f.spuriousErrors[0]}`);
     if (f.outOfOrder.length > 0)
       problems.push(`${c.label}: ${f.outOfOrder.length} out-of-order updates, e.g. ${f.outOfOrder[0]}`);
+    if (f.repeated.length > 0)
+      problems.push(`${c.label}: ${f.repeated.length} repeated updates, e.g. ${f.repeated[0]}`);
     const stale = [...c.rounds.values()].filter((r) => r !== ROUNDS).length;
     if (failure === undefined && stale > 0) problems.push(`${c.label}: ${stale} watches do not end at round ${ROUNDS}`);
   }
@@ -257,10 +299,12 @@ async function main(): Promise<void> {
     problems.push(`heap grew from ${mib(heapBefore)} to ${mib(heapAfter)} (limit ${mib(heapLimit)})`);
 
   const lines = [
-    `soak: ${ROUNDS} control-plane restarts, ${PER_TYPE * KINDS.length} watches per client (${PER_TYPE} each of LDS, RDS, CDS, EDS), every resource changed each round`,
+    MODE === "relay"
+      ? `soak (relay mode): ${Math.ceil(ROUNDS / 2)} control-plane and ${Math.floor(ROUNDS / 2)} relay restarts, clients behind the relay, ${PER_TYPE * KINDS.length} watches per client (${PER_TYPE} each of LDS, RDS, CDS, EDS), every resource changed each round`
+      : `soak: ${ROUNDS} control-plane restarts, ${PER_TYPE * KINDS.length} watches per client (${PER_TYPE} each of LDS, RDS, CDS, EDS), every resource changed each round`,
     ...clients.map(
       (c) =>
-        `  ${c.label.padEnd(5)} updates ${c.figures.updates}, spurious errors ${c.figures.spuriousErrors.length}, out-of-order ${c.figures.outOfOrder.length}, lost ${[...c.rounds.values()].filter((r) => r !== ROUNDS).length}, ambient "control plane down" errors ${c.figures.connectionErrors}`,
+        `  ${c.label.padEnd(5)} updates ${c.figures.updates}, spurious errors ${c.figures.spuriousErrors.length}, out-of-order ${c.figures.outOfOrder.length}, lost ${[...c.rounds.values()].filter((r) => r !== ROUNDS).length}, ${MODE === "relay" ? `repeated ${c.figures.repeated.length}, ` : ""}ambient "${MODE === "relay" ? "relay" : "control plane"} down" errors ${c.figures.connectionErrors}`,
     ),
     `  heap after GC: ${mib(heapBefore)} before, ${mib(heapAfter)} after; every 10 rounds: ${heapSamples.map(mib).join(", ")}`,
     `  peak RSS ${mib(process.resourceUsage().maxRSS * 1024)}; ${(elapsedMs / 1000).toFixed(1)} s (${(elapsedMs / ROUNDS).toFixed(0)} ms per round); node ${process.version}`,

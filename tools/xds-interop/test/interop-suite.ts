@@ -9,7 +9,10 @@ import { profileFromEnv } from "../src/profile.js";
 
 export function defineInteropSuite(kind: InteropClientKind): void {
   const profile = profileFromEnv();
-  const trace = process.env.XDSKIT_INTEROP_TRACE ? (line: string) => console.log(`[${kind.name}] ${line}`) : undefined;
+  const startedAt = performance.now();
+  const trace = process.env.XDSKIT_INTEROP_TRACE
+    ? (line: string) => console.log(`[${kind.name} ${((performance.now() - startedAt) / 1000).toFixed(1)} s] ${line}`)
+    : undefined;
   describe(`xDS interop cases with ${kind.name} (${profile.name} profile)`, () => {
     for (const testCase of INTEROP_CASES) {
       const bug = kind.knownBugs?.[testCase.name];

@@ -12,6 +12,7 @@ export function childHelper(
     logger: parent.logger,
     clock: parent.clock,
     random: parent.random,
+    randomInt: parent.randomInt,
     target: parent.target,
     metrics: parent.metrics,
   };

@@ -36,7 +36,7 @@ export class WeightedPicker implements Picker {
   constructor(
     private readonly pickers: readonly Picker[],
     weights: readonly number[],
-    private readonly random: () => number,
+    private readonly randomInt: (bound: number) => number,
   ) {
     this.cumulative = new Float64Array(weights.length);
     let total = 0;
@@ -47,7 +47,7 @@ export class WeightedPicker implements Picker {
     this.total = total;
   }
   pick(info: PickInfo): PickResult {
-    const draw = this.random() * this.total;
+    const draw = this.randomInt(this.total);
     const cumulative = this.cumulative;
     // Binary search for the first cumulative weight above the draw.
     let low = 0;
@@ -127,14 +127,14 @@ class WeightedTarget implements LbPolicy<WeightedTargetConfig> {
       else if (child.state === "CONNECTING") connecting = true;
       else if (child.state === "IDLE") idle.push(child);
     }
-    const random = this.helper.random;
+    const randomInt = this.helper.randomInt;
     const weighted = (children: Child[]) =>
       children.length === 1
         ? children[0]!.picker
         : new WeightedPicker(
             children.map((child) => child.picker),
             children.map((child) => child.weight),
-            random,
+            randomInt,
           );
     if (ready.length > 0) this.helper.updateState("READY", weighted(ready));
     else if (connecting) this.helper.updateState("CONNECTING", queuePicker);

@@ -34,8 +34,10 @@ export async function startBackend(name: string, options: BackendOptions = {}): 
       ...(options.interceptors === undefined ? {} : { interceptors: options.interceptors }),
       routes: (router) => {
         router.service(EchoService, {
-          unary(request: { value: string }) {
+          async unary(request: { value: string }) {
             count("Unary");
+            // "hang": never answer (tests that the server going away fails the call).
+            if (request.value === "hang") await new Promise(() => {});
             return text(`${name}:${request.value}`);
           },
           async *serverStream(request: { value: string }) {

@@ -104,6 +104,7 @@ export function createHarness(random: () => number = Math.random): Harness {
     logger: { error() {}, warn() {}, info() {}, debug() {} },
     clock,
     random,
+    randomInt: (bound) => Math.floor(random() * bound),
     target: "xds:///test",
     metrics: { addCounter() {}, recordHistogram() {} },
   };

@@ -1,5 +1,5 @@
 import type { Entry, ErrorEntry, ResourceEntry, VariantRef } from "../resources/entry.js";
-import type { VariantGroup } from "../resources/variant-group.js";
+import { type Choice, type ServedGroup, UNANSWERED } from "../resources/served.js";
 import { isPlainKey, nameOfPlainKey, plainKey, type TypeSubscription } from "../streams/subscription.js";
 import { type BySlot, type HeldState, type HeldValue, heldValueOf, NOT_FOUND_SENT } from "./held-state.js";
 
@@ -38,7 +38,7 @@ export interface HeldDiff {
   readonly forgotten: readonly string[];
 }
 
-type Grouped = ReadonlyMap<string, VariantGroup> | undefined;
+type Grouped = ReadonlyMap<string, ServedGroup> | undefined;
 
 /** Identity of a variant in the removal bookkeeping: the unconstrained one has none of its own. */
 const PLAIN = Symbol("unconstrained");
@@ -92,10 +92,10 @@ interface MutableDiff extends HeldDiff {
  * unconstrained-parameters choice, never an error (TP3 errors go to explicit subscriptions), and what it held is
  * removed unless it is what it gets now (held-diff.test.ts checks it against `diffName`).
  */
-function diffCovered(diff: MutableDiff, holds: HeldState, name: string, group: VariantGroup | undefined): void {
+function diffCovered(diff: MutableDiff, holds: HeldState, name: string, group: ServedGroup | undefined): void {
   const key = plainKey(name);
   const choice = group?.choose(undefined);
-  if (choice?.kind === "error") return;
+  if (choice === UNANSWERED || choice?.kind === "error") return;
   const heldResource = holds.resources.get(key);
   let lost: Identity | undefined;
   if (choice !== undefined) {
@@ -137,11 +137,13 @@ function diffName(diff: MutableDiff, holds: HeldState, sub: TypeSubscription, na
   const slots = sub.slotsOf(name);
   if (slots.length === 0) return;
   const group = entries?.get(name);
-  const choices = slots.map((slot) => group?.choose(slot.params));
+  const choices: Choice[] = slots.map((slot) => group?.choose(slot.params));
   const lost: Identity[] = [];
   const changedFrom = diff.changed.keys.length;
   slots.forEach((slot, i) => {
     const choice = choices[i];
+    // Not answered yet: nothing is said about it, and what it holds it keeps (served.ts).
+    if (choice === UNANSWERED) return;
     const heldResource = holds.resources.get(slot.key);
     const heldError = holds.errors.get(slot.key);
     if (choice?.kind === "resource") {
@@ -166,9 +168,11 @@ function diffName(diff: MutableDiff, holds: HeldState, sub: TypeSubscription, na
     slots.forEach((slot, i) => {
       const choice = choices[i];
       const after =
-        choice?.kind === "error" && !slot.explicit
-          ? identityOf(holds.resources.get(slot.key))
-          : choice && (choice.variant ?? PLAIN);
+        choice === UNANSWERED
+          ? identityOf(holds.resources.get(slot.key) ?? holds.errors.get(slot.key))
+          : choice?.kind === "error" && !slot.explicit
+            ? identityOf(holds.resources.get(slot.key))
+            : choice && (choice.variant ?? PLAIN);
       if (after !== undefined) kept.add(after);
     });
     for (const identity of lost) {
@@ -183,7 +187,9 @@ function diffName(diff: MutableDiff, holds: HeldState, sub: TypeSubscription, na
     const sent = new Set(diff.changed.keys.slice(changedFrom));
     slots.forEach((slot, i) => {
       const choice = choices[i];
-      if (choice?.kind === "resource" && !sent.has(slot.key)) add(diff.changed, slot.key, choice);
+      if (choice !== UNANSWERED && choice?.kind === "resource" && !sent.has(slot.key)) {
+        add(diff.changed, slot.key, choice);
+      }
     });
   }
 }
@@ -198,21 +204,25 @@ export interface FullState {
   readonly errors: BySlot<ErrorEntry>;
   /** Whether the client holds anything else than `resources`, or lacks an error. */
   readonly differs: boolean;
+  /** A subscription is not answered yet (served.ts): the response cannot list the whole state, and waits. */
+  readonly waiting: boolean;
 }
 
 export function fullState(holds: HeldState, sub: TypeSubscription, entries: Grouped): FullState {
   const resources = bySlot<ResourceEntry>();
   const errors = bySlot<ErrorEntry>();
   let differs = false;
-  const list = (key: string, explicit: boolean, choice: Entry | undefined): void => {
-    if (choice?.kind === "resource") {
+  let waiting = false;
+  const list = (key: string, explicit: boolean, choice: Choice): void => {
+    if (choice === UNANSWERED) waiting = true;
+    else if (choice?.kind === "resource") {
       add(resources, key, choice);
       if (!differs && holds.resources.get(key) !== heldValueOf(choice)) differs = true;
     } else if (choice?.kind === "error" && explicit && holds.errors.get(key) !== heldValueOf(choice)) {
       add(errors, key, choice);
     }
   };
-  const visit = (name: string, group: VariantGroup): void => {
+  const visit = (name: string, group: ServedGroup): void => {
     // The common case, a name the wildcard covers and the client did not name, without allocating its slot.
     if (!sub.hasName(name)) list(plainKey(name), false, group.choose(undefined));
     else for (const slot of sub.slotsOf(name)) list(slot.key, slot.explicit, group.choose(slot.params));
@@ -233,6 +243,7 @@ export function fullState(holds: HeldState, sub: TypeSubscription, entries: Grou
     resources,
     errors,
     differs: differs || errors.keys.length > 0 || resources.keys.length !== holds.resources.size,
+    waiting,
   };
 }
 

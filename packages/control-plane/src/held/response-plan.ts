@@ -7,6 +7,8 @@ import type { HeldState } from "./held-state.js";
 export interface ResponsePlan<Content> {
   /** Whether there is anything to send. */
   readonly send: boolean;
+  /** Nothing may be sent yet, not even a response a protocol sends when empty (resources/served.ts). */
+  readonly waiting?: boolean;
   /** What would be sent (also when `send` is false: a SotW wildcard's first response goes out even when empty). */
   readonly content: Content;
   /** What the client holds once `content` is sent. The same object for every stream that sends this plan. */
@@ -30,6 +32,7 @@ export interface PlanCache {
 
 export interface PlanInit<Content> {
   readonly send: boolean;
+  readonly waiting?: boolean;
   /** Builds the content, once, when a stream reads it (a plan with nothing to send is rarely read). */
   readonly content: () => Content;
   readonly next: () => HeldState;
@@ -86,6 +89,7 @@ export function createPlanCache(): PlanCache {
       };
       const plan: ResponsePlan<Content> = {
         send: init.send,
+        ...(init.waiting ? { waiting: true } : {}),
         get content() {
           return contentOf();
         },

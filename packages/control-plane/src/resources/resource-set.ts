@@ -4,6 +4,7 @@ import type { Status } from "@xdskit/protos/google/rpc/status_pb";
 import { type ChangedVariants, WHOLE_NAME } from "../held/change-scope.js";
 import { type StatusInit, toStatus } from "../status.js";
 import { ChangeLog } from "./change-log.js";
+import { contentVersion } from "./content-version.js";
 import type { Entry, ErrorEntry, ResourceEntry } from "./entry.js";
 import {
   type PreparedResource,
@@ -84,6 +85,8 @@ export interface ResourceSetDeps {
   readonly onChange: (set: ResourceSetImpl, changed: ChangedVariants) => void;
   /** The server's `allowOverlappingVariants`. */
   readonly allowOverlappingVariants?: boolean;
+  /** The server's `contentVersions`: a resource's version is worked out from its bytes (content-version.ts). */
+  readonly contentVersions?: boolean;
 }
 
 function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
@@ -380,11 +383,15 @@ export class ResourceSetImpl implements ResourceSet {
       return existing;
     }
     this.#touch(p.typeUrl, changed, p.name, p.variant?.constraints ?? TRUE);
+    // A forced version must differ from what clients hold, so it is the type's, not the content's.
     const entry: ResourceEntry = {
       kind: "resource",
       typeUrl: p.typeUrl,
       name: p.name,
-      version: changed.versions.get(p.typeUrl) ?? 0,
+      version:
+        this.#deps.contentVersions && !p.force
+          ? contentVersion(p.any, p.doNotCache)
+          : (changed.versions.get(p.typeUrl) ?? 0),
       variant: existing?.variant ?? p.variant,
       allowOverlap: p.allowOverlap,
       schema: p.schema,

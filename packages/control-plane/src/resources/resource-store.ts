@@ -25,6 +25,7 @@ export interface ResourceStoreDeps {
   readonly registry: Registry;
   readonly logger: Logger;
   readonly allowOverlappingVariants: boolean;
+  readonly contentVersions: boolean;
   readonly onChange: ResourceSetDeps["onChange"];
   readonly onScopesChanged: () => void;
 }
@@ -115,6 +116,7 @@ export class ResourceStore {
       nextVersion: () => ++this.#version,
       onChange: this.#deps.onChange,
       allowOverlappingVariants: this.#deps.allowOverlappingVariants,
+      contentVersions: this.#deps.contentVersions,
     });
   }
 }

@@ -3,6 +3,7 @@ import { Code } from "@connectrpc/connect";
 import { type Node, NodeSchema } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import { StatusSchema } from "@xdskit/protos/google/rpc/status_pb";
 import type { ErrorEntry } from "../resources/entry.js";
+import type { ServedGroup } from "../resources/served.js";
 import { VariantGroup } from "../resources/variant-group.js";
 import type { TypeSubscription } from "../streams/subscription.js";
 import type { PeerIdentity } from "./identity.js";
@@ -103,10 +104,10 @@ function denial(typeUrl: string, name: string): VariantGroup {
  * is sent to it.
  */
 export function authorizedEntries(
-  entries: ReadonlyMap<string, VariantGroup> | undefined,
+  entries: ReadonlyMap<string, ServedGroup> | undefined,
   sub: TypeSubscription,
   access: ReadAccess,
-): ReadonlyMap<string, VariantGroup> {
+): ReadonlyMap<string, ServedGroup> {
   const typeUrl = sub.typeUrl;
   const denied = new Map<string, VariantGroup>();
   const deniedGroup = (name: string): VariantGroup => {
@@ -119,7 +120,7 @@ export function authorizedEntries(
   };
   // The type's names as the stream sees them, in the set's order, then the denied names it subscribes to that do
   // not exist (a denial does not tell whether the resource exists).
-  const visible = function* (): IterableIterator<[string, VariantGroup]> {
+  const visible = function* (): IterableIterator<[string, ServedGroup]> {
     for (const entry of entries ?? []) {
       if (access.canRead(typeUrl, entry[0])) yield entry;
       else if (sub.hasName(entry[0])) yield [entry[0], deniedGroup(entry[0])];
@@ -128,7 +129,7 @@ export function authorizedEntries(
       if (!entries?.has(name) && !access.canRead(typeUrl, name)) yield [name, deniedGroup(name)];
     }
   };
-  const view: ReadonlyMap<string, VariantGroup> = {
+  const view: ReadonlyMap<string, ServedGroup> = {
     get(name) {
       if (access.canRead(typeUrl, name)) return entries?.get(name);
       return sub.hasName(name) ? deniedGroup(name) : undefined;

@@ -18,7 +18,7 @@ import type { PlanInit } from "../held/response-plan.js";
 import type { RequestDisposition } from "../hooks/hook-events.js";
 import { checkLocators, checkNames, checkTypeUrl } from "../limits.js";
 import { entryLabel } from "../resources/entry.js";
-import type { VariantGroup } from "../resources/variant-group.js";
+import type { ServedGroup } from "../resources/served.js";
 import {
   deltaWireResource,
   type PreparedResponse,
@@ -129,7 +129,7 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscover
   protected planResponse(
     holds: HeldState,
     sub: TypeSubscription,
-    entries: ReadonlyMap<string, VariantGroup> | undefined,
+    entries: ReadonlyMap<string, ServedGroup> | undefined,
     versionInfo: string,
     changedNames: readonly string[] | undefined,
   ): PlanInit<PreparedResponse> {

@@ -11,7 +11,7 @@ import type { PlanInit } from "../held/response-plan.js";
 import type { RequestDisposition } from "../hooks/hook-events.js";
 import { checkLocators, checkNames, checkTypeUrl } from "../limits.js";
 import { entryLabel } from "../resources/entry.js";
-import type { VariantGroup } from "../resources/variant-group.js";
+import type { ServedGroup } from "../resources/served.js";
 import { anyFor, type PreparedResponse, prepareResponse, toResourceErrors } from "./prepared-response.js";
 import { emptyTypeState, StreamBase, type TypeState } from "./stream-base.js";
 import type { StreamTypeInfo } from "./stream-info.js";
@@ -112,18 +112,21 @@ export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, 
   protected planResponse(
     holds: HeldState,
     sub: TypeSubscription,
-    entries: ReadonlyMap<string, VariantGroup> | undefined,
+    entries: ReadonlyMap<string, ServedGroup> | undefined,
     versionInfo: string,
     changedNames: readonly string[] | undefined,
   ): PlanInit<PreparedResponse> {
     const typeUrl = sub.typeUrl;
     let sent: SentBySlot;
     let send: boolean;
+    let waiting = false;
     if (this.host.fullStateTypeUrls.has(typeUrl)) {
-      // Every subscription's resource, whenever anything about them changed.
+      // Every subscription's resource, whenever anything about them changed; nothing while one is not answered
+      // yet, since leaving it out would tell the client it is gone.
       const state = fullState(holds, sub, entries);
       sent = { replace: true, resources: state.resources, errors: state.errors };
-      send = state.differs;
+      waiting = state.waiting;
+      send = state.differs && !waiting;
     } else {
       // What changed or is newly subscribed; a resource that is gone stays with the client until it unsubscribes.
       const { changed, errors } = diffHeld(holds, sub, entries, changedNames);
@@ -153,7 +156,7 @@ export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, 
         { wire: anys, messages: () => anys },
       );
     };
-    return { send, content, next: () => heldAfter(holds, sent) };
+    return { send, waiting, content, next: () => heldAfter(holds, sent) };
   }
 
   #report(request: DiscoveryRequest, names: string[], disposition: RequestDisposition): void {

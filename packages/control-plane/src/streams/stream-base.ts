@@ -17,9 +17,7 @@ import type { ResponseDelivery, ResponseEventInit, StreamCloseReason, StreamKind
 import type { HooksImpl, InjectedResponse } from "../hooks/hooks.js";
 import { checkNode, InvalidRequestError, type ServerLimits, undecodable } from "../limits.js";
 import type { ScopedLogger } from "../logger.js";
-import type { ResourceSetImpl } from "../resources/resource-set.js";
-import type { ResourceStore } from "../resources/resource-store.js";
-import type { VariantGroup } from "../resources/variant-group.js";
+import type { ServedGroup, ServedResolver, ServedResources } from "../resources/served.js";
 import { StreamRefusedError } from "../security/authorization.js";
 import { authorizedEntries, type ReadAccess, type StreamIdentity } from "../security/authorization-read.js";
 import type { PeerIdentity } from "../security/identity.js";
@@ -32,7 +30,8 @@ import { nameOfPlainKey, type Slot, subscriptionLabel, TypeSubscription } from "
 
 /** What the server gives each stream. */
 export interface StreamHost {
-  readonly store: ResourceStore;
+  /** Which resources a node's streams are served from. */
+  readonly resolver: ServedResolver;
   readonly hooks: HooksImpl;
   readonly logger: ScopedLogger;
   readonly fullStateTypeUrls: ReadonlySet<string>;
@@ -54,8 +53,10 @@ export interface StreamHost {
 /** What the server and its hooks see of a stream, whichever its protocol. */
 export interface AdsStream {
   readonly id: number;
+  /** The node of its first request, once known. */
+  readonly node: Node | undefined;
   /** Whether the stream serves any type from this set. */
-  uses(set: ResourceSetImpl): boolean;
+  uses(set: ServedResources): boolean;
   info(): StreamInfo;
   inject(response: InjectedResponse): string;
   /** `variants`: what changed, so that a type whose subscriptions it cannot concern is left alone (change-scope.ts). */
@@ -129,9 +130,9 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
   readonly kind: StreamKind;
   node: Node | undefined;
   /** The set the stream's node resolves to. */
-  set: ResourceSetImpl;
+  set: ServedResources;
   /** The DPDS resource set for the node by `setDynamicParameters`, which wins over `set` for that type. */
-  dynamicParameters: ResourceSetImpl | undefined;
+  dynamicParameters: ServedResources | undefined;
   readonly peer: PeerIdentity;
   protected readonly host: StreamHost;
   protected readonly logger: ScopedLogger;
@@ -159,15 +160,15 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     this.peer = peer;
     this.#call = call;
     this.logger = logger;
-    this.set = host.store.defaultSet;
+    this.set = host.resolver.defaultSet;
   }
 
-  uses(set: ResourceSetImpl): boolean {
+  uses(set: ServedResources): boolean {
     return this.set === set || this.dynamicParameters === set;
   }
 
   /** The set a type is served from. */
-  protected setOf(typeUrl: string): ResourceSetImpl {
+  protected setOf(typeUrl: string): ServedResources {
     return typeUrl === DPDS_TYPE_URL ? (this.dynamicParameters ?? this.set) : this.set;
   }
 
@@ -186,7 +187,7 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
   protected abstract planResponse(
     holds: HeldState,
     sub: TypeSubscription,
-    entries: ReadonlyMap<string, VariantGroup> | undefined,
+    entries: ReadonlyMap<string, ServedGroup> | undefined,
     versionInfo: string,
     changedNames: readonly string[] | undefined,
   ): PlanInit<PreparedResponse>;
@@ -271,8 +272,8 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
 
   /** Re-resolves the stream's resource sets from its node (the node scopes changed, or the node became known). */
   rebind(): void {
-    const set = this.host.store.resolve(this.node);
-    const dynamicParameters = this.host.store.resolveDynamicParameters(this.node);
+    const set = this.host.resolver.resolve(this.node);
+    const dynamicParameters = this.host.resolver.resolveDynamicParameters(this.node);
     if (set === this.set && dynamicParameters === this.dynamicParameters) return;
     this.set = set;
     this.dynamicParameters = dynamicParameters;
@@ -349,7 +350,7 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
       const visible = access ? authorizedEntries(entries, state.sub, access) : entries;
       return this.planResponse(state.holds, state.sub, visible, version || "0", changedNames);
     });
-    if (!this.isDue(state, plan.send)) return;
+    if (plan.waiting || !this.isDue(state, plan.send)) return;
     const nonce = this.nextNonce();
     // What the client holds once it has this response is worked out after the response is written (for the first
     // stream of a fan-out that is a pass over every resource, better done with the bytes on their way) and before
@@ -452,8 +453,8 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     this.#access = this.host.readAccess({ peer: this.peer, node });
     if (node === undefined) return;
     this.node = node;
-    this.set = this.host.store.resolve(node);
-    this.dynamicParameters = this.host.store.resolveDynamicParameters(node);
+    this.set = this.host.resolver.resolve(node);
+    this.dynamicParameters = this.host.resolver.resolveDynamicParameters(node);
   }
 
   #decode(bytes: Uint8Array): Req {

@@ -188,10 +188,17 @@ export function describeWatcherSuite(flavor: Flavor, apiType: ApiType): void {
       expect(await w.next(1)).toEqual(["resource:E:1"]);
       await server.stop();
       expect(await w.next(1)).toEqual(["ambient:UNAVAILABLE:connection"]);
-      await server.start();
       server.setResource(endpoints("E", 2));
-      // The reconnect comes after a backoff of about a second; its first response ends the outage.
-      expect(await w.next(2, 10_000)).toEqual(["cleared", "resource:E:2"]);
+      await server.start();
+      // The reconnect comes after a backoff of about a second. A response that changes E ends the outage for E's
+      // watcher by itself, the new E alone (@xdskit/xds-client's docs/decisions.md#the-watcher-api); a response of
+      // another type (the wrapper's DPDS resource) may end it first, with `cleared`. Never the old E again.
+      const events: string[] = [];
+      const deadline = Date.now() + 10_000;
+      while (!events.includes("resource:E:2") && Date.now() < deadline) {
+        events.push(...(await w.next(1, deadline - Date.now())));
+      }
+      expect([["resource:E:2"], ["cleared", "resource:E:2"]]).toContainEqual(events);
     });
 
     it("reports names it cannot use to the watcher, never by throwing", async () => {

@@ -22,7 +22,7 @@ import { readAny, UnreadableResponseError } from "../../src/decoded-response.js"
 import { errorMessage } from "../../src/xds-error.js";
 import { applyMutations, INTERESTING_BYTES, mutationsArb } from "./mutations.js";
 import { RESOURCE_KINDS } from "./resource-arbitraries.js";
-import { fuzzParameters } from "./settings.js";
+import { fuzzParameters, fuzzTimeoutMs } from "./settings.js";
 
 const kind = RESOURCE_KINDS.find((k) => k.label === "CDS")!;
 const typeUrl = kind.type.typeUrl;
@@ -101,28 +101,32 @@ function newRead(bytes: Uint8Array): Read | { readonly ok: false; readonly inRes
   return { ok: true, response };
 }
 
-it("a SotW response read with its resources as bytes reads as it did with them as Anys", () => {
-  const seen = { same: 0, bothFailed: 0, overrun: 0 };
-  fc.assert(
-    fc.property(bytesArb, (bytes) => {
-      const before = oldRead(bytes);
-      const now = newRead(bytes);
-      if (now.ok) {
-        expect(before).toEqual(now);
-        seen.same += 1;
-      } else if (!before.ok) {
-        seen.bothFailed += 1;
-      } else {
-        // An overrun: the Any that protobuf-es read past its end does not read on its own, or the envelope, read in
-        // step, does not either.
-        if ("inResource" in now) expect(now.inResource).toBe("parse binary: premature EOF");
-        seen.overrun += 1;
-      }
-    }),
-    fuzzParameters(2000),
-  );
-  // The cases that matter all came up.
-  expect(seen.same).toBeGreaterThan(0);
-  expect(seen.bothFailed).toBeGreaterThan(0);
-  if (process.env.SOTW_BYTES_COUNTS) console.log(seen);
-});
+it(
+  "a SotW response read with its resources as bytes reads as it did with them as Anys",
+  () => {
+    const seen = { same: 0, bothFailed: 0, overrun: 0 };
+    fc.assert(
+      fc.property(bytesArb, (bytes) => {
+        const before = oldRead(bytes);
+        const now = newRead(bytes);
+        if (now.ok) {
+          expect(before).toEqual(now);
+          seen.same += 1;
+        } else if (!before.ok) {
+          seen.bothFailed += 1;
+        } else {
+          // An overrun: the Any that protobuf-es read past its end does not read on its own, or the envelope, read in
+          // step, does not either.
+          if ("inResource" in now) expect(now.inResource).toBe("parse binary: premature EOF");
+          seen.overrun += 1;
+        }
+      }),
+      fuzzParameters(2000),
+    );
+    // The cases that matter all came up.
+    expect(seen.same).toBeGreaterThan(0);
+    expect(seen.bothFailed).toBeGreaterThan(0);
+    if (process.env.SOTW_BYTES_COUNTS) console.log(seen);
+  },
+  fuzzTimeoutMs,
+);

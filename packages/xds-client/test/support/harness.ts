@@ -85,6 +85,8 @@ export interface SetupOptions {
   readonly decodeMemo?: boolean;
   /** SotW: the transport hands decoded DiscoveryResponses, as a custom one may (default: SotwResponseBytes). */
   readonly decodedSotw?: boolean;
+  /** The client's random source (default 0.5 always: backoff without jitter). */
+  readonly random?: () => number;
 }
 
 /** Sets `api_type` on every server of a bootstrap (top level and per authority). */
@@ -138,7 +140,11 @@ export function setup(options: SetupOptions = {}) {
       ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     },
-    { clock, random: () => 0.5, ...(options.decodeMemo === undefined ? {} : { decodeMemo: options.decodeMemo }) },
+    {
+      clock,
+      random: options.random ?? (() => 0.5),
+      ...(options.decodeMemo === undefined ? {} : { decodeMemo: options.decodeMemo }),
+    },
   );
   // Closed when the test ends, pass or fail.
   onTestFinished(() => client.close());

@@ -1,0 +1,100 @@
+// `xdskit relay --upstream <host:port>`: a TP2 caching xDS relay (@xdskit/xds-relay) between xDS clients and an
+// upstream server, until Ctrl-C.
+import { readFile } from "node:fs/promises";
+import type { BootstrapConfig } from "@xdskit/xds-client";
+import { createXdsRelay, type Logger, type XdsRelay } from "@xdskit/xds-relay";
+import { aborted, CliError, type CliIo, type CommandRun, ExitCode, UsageError } from "./command.js";
+
+function stderrLogger(io: CliIo): Logger {
+  const write =
+    (level: string) =>
+    (message: string, ...details: unknown[]) =>
+      io.stderr(
+        `${level} ${message}${details.map((d) => ` ${d instanceof Error ? d.message : String(d)}`).join("")}\n`,
+      );
+  return { error: write("error"), warn: write("warn"), info: write("info"), debug: write("debug") };
+}
+
+/** `host:port`, `[v6]:port` or `:port`, as a listen address. */
+function parseListen(text: string): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text);
+  const port = Number(match?.[3]);
+  if (!match || !Number.isInteger(port) || port > 65535) {
+    throw new UsageError(`--listen must be host:port, got "${text}"`);
+  }
+  return { host: match[1] ?? (match[2] || "127.0.0.1"), port };
+}
+
+async function upstreamBootstrap(values: Record<string, string | boolean | undefined>): Promise<BootstrapConfig> {
+  const file = values.bootstrap as string | undefined;
+  const upstream = values.upstream as string | undefined;
+  if (file !== undefined) {
+    if (upstream !== undefined) throw new UsageError("--bootstrap and --upstream exclude each other");
+    try {
+      return JSON.parse(await readFile(file, "utf8")) as BootstrapConfig;
+    } catch (error) {
+      throw new CliError(`cannot read the bootstrap ${file}: ${(error as Error).message}`);
+    }
+  }
+  if (upstream === undefined) throw new UsageError("expected --upstream <host:port> (or --bootstrap <file>)");
+  if (!/^[^\s/]+:\d+$/.test(upstream)) throw new UsageError(`--upstream must be host:port, got "${upstream}"`);
+  const ca = values["upstream-ca"] as string | undefined;
+  const cert = values["upstream-cert"] as string | undefined;
+  const key = values["upstream-key"] as string | undefined;
+  if ((cert === undefined) !== (key === undefined))
+    throw new UsageError("--upstream-cert and --upstream-key go together");
+  if (cert !== undefined && ca === undefined) throw new UsageError("--upstream-cert needs --upstream-ca");
+  const creds =
+    ca === undefined
+      ? { type: "insecure" }
+      : {
+          type: "tls",
+          config: {
+            ca_certificate_file: ca,
+            ...(cert === undefined ? {} : { certificate_file: cert, private_key_file: key }),
+          },
+        };
+  return {
+    xds_servers: [
+      { server_uri: upstream, channel_creds: [creds], ...(values["upstream-delta"] ? { api_type: "DELTA_GRPC" } : {}) },
+    ],
+    node: { id: (values["node-id"] as string | undefined) ?? "xdskit-relay" },
+  } as BootstrapConfig;
+}
+
+function tlsOptions(values: Record<string, string | boolean | undefined>) {
+  const certFile = values["tls-cert"] as string | undefined;
+  const keyFile = values["tls-key"] as string | undefined;
+  const caFile = values["tls-ca"] as string | undefined;
+  if ((certFile === undefined) !== (keyFile === undefined))
+    throw new UsageError("--tls-cert and --tls-key go together");
+  if (caFile !== undefined && certFile === undefined) throw new UsageError("--tls-ca needs --tls-cert and --tls-key");
+  return certFile === undefined || keyFile === undefined
+    ? undefined
+    : { certFile, keyFile, ...(caFile === undefined ? {} : { caFile }) };
+}
+
+export const run: CommandRun = async (positionals, values, io) => {
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const { host, port } = parseListen((values.listen as string | undefined) ?? "127.0.0.1:18001");
+  const bootstrap = await upstreamBootstrap(values);
+  const tls = tlsOptions(values);
+  let relay: XdsRelay;
+  try {
+    relay = await createXdsRelay({
+      host,
+      port,
+      historyLimit: 0,
+      ...(tls ? { tls } : {}),
+      ...(values.verbose ? { logger: stderrLogger(io) } : {}),
+      upstream: { bootstrap, env: io.env },
+    });
+  } catch (error) {
+    throw new CliError(`cannot start the relay: ${(error as Error).message}`);
+  }
+  const upstreams = relay.client.bootstrap.xdsServers.map((s) => s.serverUri).join(", ");
+  io.stdout(`relaying ${upstreams} on ${relay.address}${tls ? " (TLS)" : ""}\n`);
+  await aborted(io.signal);
+  await relay.close();
+  return ExitCode.ok;
+};

@@ -1,0 +1,47 @@
+// `xdskit relay` as a user runs it (the built binary), between an @xdskit/control-plane and an @xdskit/xds-client
+// on 127.0.0.1: the client gets the upstream's cluster through the relay, the relay is one upstream stream, Ctrl-C
+// exits 0; a wrong command line exits 2 naming the problem.
+import { buildCluster, createManagementServer, type ManagementServer } from "@xdskit/control-plane";
+import { clusterResourceType, createXdsClient, type XdsClient } from "@xdskit/xds-client";
+import { afterEach, expect, it } from "vitest";
+import { killAll, runXdskit, startXdskit } from "./support/xdskit.js";
+
+let upstream: ManagementServer | undefined;
+let client: XdsClient | undefined;
+afterEach(async () => {
+  await client?.close();
+  killAll();
+  await upstream?.close();
+});
+
+it("relays the upstream's resources to a client and exits 0 on Ctrl-C", async () => {
+  upstream = await createManagementServer();
+  upstream.setResource(buildCluster({ name: "echo" }));
+  const relay = startXdskit(["relay", "--upstream", upstream.address, "--listen", "127.0.0.1:0", "--upstream-delta"]);
+  const banner = await relay.waitFor(/^relaying .* on 127\.0\.0\.1:\d+\n/);
+  expect(banner).toBe(`relaying ${upstream.address} on ${/on (\S+)\n/.exec(banner)?.[1]}\n`);
+  const address = /on (\S+)\n/.exec(banner)?.[1] ?? "";
+  client = createXdsClient({
+    bootstrap: { xds_servers: [{ server_uri: address, channel_creds: [{ type: "insecure" }] }], node: { id: "n" } },
+    env: {},
+  });
+  const name = await new Promise<string>((resolve, reject) => {
+    client?.watch(clusterResourceType, "echo", {
+      onResourceChanged: (result) => (result.ok ? resolve(result.resource.name) : reject(result.error)),
+      onAmbientError: () => {},
+    });
+  });
+  expect(name).toBe("echo");
+  const streams = upstream.streams();
+  expect(streams.map((s) => [s.kind, s.node?.id])).toEqual([["delta", "xdskit-relay"]]);
+  expect((await relay.interrupt()).code).toBe(0);
+});
+
+it("exits 2 without an upstream, or with half of a TLS pair", async () => {
+  const missing = await runXdskit(["relay"]);
+  expect(missing.code).toBe(2);
+  expect(missing.stderr).toContain("expected --upstream <host:port>");
+  const half = await runXdskit(["relay", "--upstream", "127.0.0.1:1", "--tls-cert", "a.pem"]);
+  expect(half.code).toBe(2);
+  expect(half.stderr).toContain("--tls-cert and --tls-key go together");
+});
