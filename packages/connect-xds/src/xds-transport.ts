@@ -27,6 +27,7 @@ import type { LbMetrics } from "./lb-policy.js";
 import { createLbPolicyRegistry, type LbPolicyRegistry } from "./lb-registry.js";
 import type { CallMetricsRecorder } from "./metrics.js";
 import { builtinLbPolicies } from "./policies/index.js";
+import { createRetryBufferPool, type RetryBufferLimits } from "./policies/retry-buffer.js";
 import { createRetryThrottle, type RetryThrottleConfig } from "./policies/retry-throttle.js";
 import { createUniform, intDraw } from "./random.js";
 import { acquireLrs, releaseLrs } from "./shared-lrs.js";
@@ -53,6 +54,11 @@ export interface XdsTransportOptions extends EndpointTransportOptions {
   readonly defaultTimeoutMs?: number;
   /** gRPC retry throttling (A6) for the retries xDS routes configure (A44); none by default, as in gRPC. */
   readonly retryThrottling?: RetryThrottleConfig;
+  /**
+   * A6 retry buffer limits: the request bytes one call may hold for its retries (`perCallBytes`, default 256 KiB)
+   * and all calls of the transport together (`totalBytes`, default 16 MiB). A call over either is not retried.
+   */
+  readonly retryBufferLimits?: RetryBufferLimits;
   readonly logger?: Logger;
 }
 
@@ -115,6 +121,8 @@ export function createXdsTransportWithInternals(
   internals: XdsTransportInternals,
 ): XdsTransport {
   const logger = options.logger ?? noopLogger;
+  // Bad limits throw here, before a client is made.
+  const retryBuffer = createRetryBufferPool(options.retryBufferLimits);
   const ownsClient = options.client === undefined;
   const client =
     options.client ??
@@ -240,6 +248,7 @@ export function createXdsTransportWithInternals(
     defaultTimeoutMs: options.defaultTimeoutMs,
     random,
     ...(options.retryThrottling === undefined ? {} : { retryThrottle: createRetryThrottle(options.retryThrottling) }),
+    retryBuffer,
   };
 
   return {

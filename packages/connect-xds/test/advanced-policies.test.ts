@@ -352,6 +352,27 @@ describe("issue 21 policies over HTTP/2", () => {
     expect(previousAttempts.has("1")).toBe(true);
   });
 
+  it("retries: a request larger than the retry buffer (A6, 256 KiB per call) is sent once, a small one retried", async () => {
+    backends.push(await startBackend("bad", { interceptors: [failing] }));
+    const echo = serve("retrybuffer", (_cluster, route) => {
+      action(route).retryPolicy = create(RetryPolicySchema, {
+        retryOn: "unavailable",
+        numRetries: 2,
+        retryBackOff: { baseInterval: seconds(0.001), maxInterval: seconds(0.002) },
+      });
+    });
+    const attempts = async (value: string) => {
+      const before = failures.count;
+      const error = await echo.unary({ value }).catch((e: unknown) => ConnectError.from(e));
+      expect(error).toMatchObject({ code: Code.Unavailable });
+      return failures.count - before;
+    };
+    expect(await attempts("x".repeat(1024))).toBe(3);
+    expect(await attempts("x".repeat(256 * 1024 + 1))).toBe(1);
+    // The big call's bytes were given back: a small call retries again.
+    expect(await attempts("y")).toBe(3);
+  });
+
   it("retries: without a retry policy the same failures reach the caller", async () => {
     backends.push(await startBackend("bad", { interceptors: [failing] }), await startBackend("good"));
     const echo = serve("noretry", () => {});
