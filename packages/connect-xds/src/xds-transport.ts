@@ -23,6 +23,7 @@ import {
 import { type CallContext, type CallState, endStream, endUnary, runCall } from "./call.js";
 import { type ClusterEntry, createClusterManager } from "./cluster-manager.js";
 import type { ConfigSelector } from "./config-selector.js";
+import { createEndpointSubchannel, type EndpointSubchannelBase } from "./endpoint-subchannel.js";
 import type { LbMetrics } from "./lb-policy.js";
 import { createLbPolicyRegistry, type LbPolicyRegistry } from "./lb-registry.js";
 import type { CallMetricsRecorder } from "./metrics.js";
@@ -177,20 +178,25 @@ export function createXdsTransportWithInternals(
     for (const listener of current) listener();
   };
 
+  const base: EndpointSubchannelBase = {
+    createSubchannel: (address, endpoint) => pool.acquire(address, endpoint),
+    registry,
+    logger,
+    clock,
+    random,
+    randomInt: intDraw(random),
+    target: options.target,
+    metrics: lbMetrics,
+  };
   const clusterType = internals.clusterType ?? clusterTypeFor(registry);
   const manager = createClusterManager({
     client,
     ...(clusterType === undefined ? {} : { clusterType }),
     serializer,
     helper: {
-      createSubchannel: (address, endpoint) => pool.acquire(address, endpoint),
-      registry,
-      logger,
-      clock,
-      random,
-      randomInt: intDraw(random),
-      target: options.target,
-      metrics: lbMetrics,
+      ...base,
+      createEndpointSubchannel: (endpoint) => createEndpointSubchannel(endpoint, base, serializer),
+      requestReresolution: () => {},
     },
     lrs: () => {
       if (!loadReporting || closed !== undefined) return undefined;

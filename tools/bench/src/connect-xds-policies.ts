@@ -143,6 +143,8 @@ function wrrRows(): string[][] {
       subchannels.push(s);
       return s;
     },
+    createEndpointSubchannel: (endpoint) => helper.createSubchannel(endpoint.addresses[0] ?? "", endpoint),
+    requestReresolution() {},
     updateState: (_state, p) => {
       picker = p;
     },
@@ -150,6 +152,7 @@ function wrrRows(): string[][] {
     logger: { error() {}, warn() {}, info() {}, debug() {} },
     clock: { now: () => now, setTimeout: () => 0, clearTimeout() {} },
     random: Math.random,
+    randomInt: (bound) => Math.floor(Math.random() * bound),
     target: "xds:///bench",
     metrics: { addCounter() {}, recordHistogram() {} },
   };

@@ -55,6 +55,8 @@ export function createHarness(
       subchannels.set(address, sub);
       return sub;
     },
+    createEndpointSubchannel: (endpoint) => helper.createSubchannel(endpoint.addresses[0] ?? "", endpoint),
+    requestReresolution: noop,
     updateState(state, p) {
       states.push(state);
       picker = p;
@@ -63,6 +65,7 @@ export function createHarness(
     logger: { error: noop, warn: noop, info: noop, debug: noop, trace: noop } as unknown as LbHelper["logger"],
     clock,
     random,
+    randomInt: (bound) => Math.floor(random() * bound),
     target: "xds:///test",
     metrics: {
       addCounter: (name, value, labels) => counters.push({ name, value, labels }),
