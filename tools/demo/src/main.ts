@@ -215,6 +215,7 @@ async function main(): Promise<void> {
   });
 
   out("\n1. the client follows listener → routes → cluster → endpoints");
+  out("   (versions come from one counter for the whole server, so each type's versions skip numbers)");
   await eventsAfter(counter, 4);
 
   out("\n2. a new endpoint appears in zone b");
@@ -230,6 +231,8 @@ async function main(): Promise<void> {
   await eventsAfter(counter, 1);
 
   out("\n3. calls through @xdskit/connect-xds: the backends report ORCA per call, the client reports load (LRS)");
+  out("   (each locality also lists a local port nothing listens on: the transport sees it refuse connections and");
+  out("   never picks it, so every call reaches a live backend)");
   await callThroughTheTransport(server, client);
 
   out("\n4. an invalid cluster (lb_policy RANDOM, which gRPC does not support): NACKed, the good one stays in use");
@@ -260,7 +263,8 @@ async function main(): Promise<void> {
   await until(held("stable"));
   for (const line of clusterVariants(client, "demo-cluster")) out(`  [client] CSDS: ${line}`);
 
-  out("\n8. DPDS switches demo-client to track=canary: the new subscription is made before the old one is broken");
+  out("\n8. DPDS switches demo-client to track=canary: the client subscribes to canary and cancels stable only once");
+  out("   canary has answered (make-before-break), so the cluster watcher never goes without a cluster");
   const before = chainLines.length;
   switchToCanary(server);
   await Promise.all([eventsAfter(counter, 2), until(held("canary"))]);
@@ -273,6 +277,8 @@ async function main(): Promise<void> {
 
   out("\nthe client's CSDS dump (envoy.service.status.v3.ClientConfig):");
   for (const line of formatClientConfig(client.dumpResources()).split("\n")) out(`  ${line}`);
+  out('  (last error: "<version>: <details>", the version of the response the error came with; "-" when nothing');
+  out("  was received, e.g. the does-not-exist timer)");
   await client.close();
   await Promise.all([server.close(), backendA.close(), backendB.close()]);
   out(`\ndone in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -12,6 +12,11 @@ describe("the demo", () => {
     const text = run.stdout;
     expect(text).toMatch(/EDS demo-eds +v\S+ +2 localities, 3 endpoints/);
     expect(text).toMatch(/EDS demo-eds +v\S+ +2 localities, 4 endpoints/);
+    // The story explains what could puzzle: the version numbers, the endpoints never called, the held-back error.
+    expect(text).toContain("versions come from one counter for the whole server");
+    expect(text).toMatch(
+      /a local port nothing listens on: the transport sees it refuse connections and\n.*never picks it/,
+    );
     expect(text).toContain('[client] 18 calls through createXdsTransport({ target: "xds:///demo.example" })');
     // The transport split the calls between the localities; the one report counts each call once, where it went.
     const zoneA = /demo-client +demo-cluster +eu-west\/a +(\d+) +\1 +0 +0 +cpu_utilization +0\.61\d +\1/.exec(text);
@@ -39,6 +44,11 @@ describe("the demo", () => {
     expect(switchStep).toMatch(
       /\[dpds-wrapper\] DPDS resource dynamic-parameters \(version \d+\): envoy\.config\.cluster\.v3\.Cluster \{track=canary\}/,
     );
+    expect(text).toMatch(
+      /demo-cluster: not passed to the watcher, which waits for \{track=stable\} \(\[NOT_FOUND\] resource demo-cluster was removed/,
+    );
+    expect(text).not.toMatch(/held back until/);
+    expect(switchStep).toContain("cancels stable only once\n   canary has answered (make-before-break)");
     expect(switchStep).toContain("demo-cluster: moving from {track=stable} to {track=canary}");
     expect(switchStep).toMatch(/CDS demo-cluster +v\S+ +EDS service demo-eds-canary/);
     expect(switchStep).toMatch(/EDS demo-eds-canary +v\S+ +1 localities, 1 endpoints: 10\.0\.9\.1:8080/);
@@ -50,5 +60,6 @@ describe("the demo", () => {
     expect(text).toMatch(/Cluster +demo-cluster\{track=canary\} +ACKED/);
     expect(text).not.toMatch(/Cluster +demo-cluster(\{track=stable\})? +/);
     expect(text).toMatch(/ClusterLoadAssignment +demo-eds-canary +ACKED/);
+    expect(text).toContain('(last error: "<version>: <details>", the version of the response the error came with;');
   });
 });

@@ -41,8 +41,6 @@ export interface InteropCase {
   readonly name: string;
   /** The client runs with `--fail_on_failed_rpcs`: no RPC may fail once one has succeeded. */
   readonly failOnFailedRpcs: boolean;
-  /** Its RPCs never end by themselves (keep-open): they are cancelled when the case is done, not waited for. */
-  readonly keepsRpcsOpen?: boolean;
   run(context: CaseContext): Promise<void>;
 }
 
@@ -138,9 +136,9 @@ export async function runCase(
 
   try {
     await testCase.run(context);
-    // --fail_on_failed_rpcs judges every RPC, so the ones in flight complete first; other cases (and keep-open
-    // RPCs, which never complete) cancel them.
-    if (load && testCase.failOnFailedRpcs && !testCase.keepsRpcsOpen) {
+    // --fail_on_failed_rpcs judges every RPC, so the ones in flight complete first; other cases cancel them
+    // (keep-open RPCs, like circuit_breaking's, never end by themselves).
+    if (load && testCase.failOnFailedRpcs) {
       await load.stop();
       trace("the RPCs in flight completed");
       const { failuresAfterFirstSuccess } = load.accumulated();

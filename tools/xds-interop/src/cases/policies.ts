@@ -94,7 +94,6 @@ function inFlight(load: ReturnType<CaseContext["startClient"]>, method: RpcMetho
 export const circuitBreaking: InteropCase = {
   name: "circuit_breaking",
   failOnFailedRpcs: false,
-  keepsRpcsOpen: true,
   async run(context) {
     const sizes = context.profile.circuitBreaking;
     const [g1, g2] = [await context.world.startGroup("mig1", 2), await context.world.startGroup("mig2", 2)];
