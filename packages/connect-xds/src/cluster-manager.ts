@@ -39,8 +39,8 @@ export interface ClusterManagerOptions {
   readonly lrs: () => LrsClient | undefined;
   /** Called after any cluster published a new picker (queued calls pick again). */
   readonly onPicker: () => void;
-  /** LOGICAL_DNS resolution (tests substitute their own); Node's `dns.lookup` by default. */
-  readonly dnsLookup?: DnsLookup;
+  /** LOGICAL_DNS resolution (tests substitute their own): Node's `dns.lookup`, at most every 30 s, by default. */
+  readonly dns?: { readonly lookup?: DnsLookup; readonly minIntervalMs?: number };
 }
 
 /** A CDS watch of the graph and what it last had (`undefined` until the first answer). */
@@ -141,7 +141,7 @@ export class ClusterEntry {
         hostname: cluster.dnsHostname,
         clock: this.options.helper.clock,
         random: this.options.helper.random,
-        ...(this.options.dnsLookup === undefined ? {} : { lookup: this.options.dnsLookup }),
+        ...this.options.dns,
         onResult: (result) =>
           set(result.ok ? { kind: "dns", addresses: result.addresses } : { kind: "error", message: result.error }),
       });

@@ -26,6 +26,7 @@ import type { ConfigSelector } from "./config-selector.js";
 import { createEndpointSubchannel, type EndpointSubchannelBase } from "./endpoint-subchannel.js";
 import type { LbMetrics } from "./lb-policy.js";
 import { createLbPolicyRegistry, type LbPolicyRegistry } from "./lb-registry.js";
+import type { DnsLookup } from "./logical-dns.js";
 import type { CallMetricsRecorder } from "./metrics.js";
 import { builtinLbPolicies } from "./policies/index.js";
 import { createRetryBufferPool, type RetryBufferLimits } from "./policies/retry-buffer.js";
@@ -75,6 +76,8 @@ export interface XdsTransportInternals {
   readonly random?: () => number;
   readonly minConnectTimeoutMs?: number;
   readonly clusterType?: ResourceType<ClusterUpdate>;
+  /** LOGICAL_DNS resolution: the lookup and the minimum time between two resolutions. */
+  readonly dns?: { readonly lookup?: DnsLookup; readonly minIntervalMs?: number };
 }
 
 /** The `load_balancing_policy` types xds-client converts itself; any other type a registry has is a custom policy. */
@@ -204,6 +207,7 @@ export function createXdsTransportWithInternals(
       return lrs;
     },
     onPicker: notify,
+    ...(internals.dns === undefined ? {} : { dns: internals.dns }),
   });
 
   let selector: ConfigSelector | ConnectError | undefined;

@@ -9,6 +9,7 @@ import { ClusterConfigSchema } from "@xdskit/protos/envoy/extensions/clusters/ag
 import type { XdsClient } from "@xdskit/xds-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createXdsTransport, type XdsTransport } from "../src/index.js";
+import { createXdsTransportWithInternals } from "../src/internal.js";
 import { type Backend, startBackend } from "./support/backends.js";
 import { echoClient, served, untilServedBy } from "./support/echo-client.js";
 import { clientFor, simpleSnapshot, startControlPlane } from "./support/harness.js";
@@ -94,6 +95,32 @@ describe("aggregate and LOGICAL_DNS clusters", () => {
     // localhost may resolve to ::1 first, where nothing listens: the endpoint's next address is tried (A61).
     const echo = route("dns", "dns-cluster", [dnsCluster("dns-cluster", "localhost", a.port)]);
     for (let i = 0; i < 3; i++) expect(await served(echo)).toBe("a");
+  });
+
+  it("resolves a DNS cluster's name again when its connection fails, and uses the new address", async () => {
+    // The first answer is an address where nothing listens; the next ones are the backend's.
+    const answers = ["127.0.0.2", "127.0.0.1"];
+    const lookups: string[] = [];
+    const resources = [dnsCluster("redns-cluster", "backend.test", a.port)];
+    const [listener, routeConfig] = simpleSnapshot("redns", "redns-cluster", []);
+    for (const resource of [listener!, routeConfig!, ...resources]) server.setResource(resource);
+    const transport = createXdsTransportWithInternals(
+      { target: "xds:///redns", client },
+      {
+        dns: {
+          minIntervalMs: 0,
+          lookup: async (host) => {
+            lookups.push(host);
+            return [{ address: answers.length > 1 ? answers.shift()! : answers[0]!, family: 4 }];
+          },
+        },
+      },
+    );
+    transports.push(transport);
+    const echo = echoClient(transport);
+    await untilServedBy(echo, "a");
+    expect(lookups.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(lookups)).toEqual(new Set(["backend.test"]));
   });
 
   it("fails over from an aggregate's EDS cluster with no endpoints to its DNS cluster, and back (A75)", async () => {
