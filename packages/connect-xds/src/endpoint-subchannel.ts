@@ -3,7 +3,16 @@
 // balance over endpoints (round_robin, ring_hash, least_request, weighted_round_robin, outlier detection) keep one
 // subchannel per endpoint. gRPC builds the same thing as a pick_first child per endpoint; here the petiole policy
 // sees a subchannel whose connection (`delegate`) is whichever address pick_first chose.
-import type { ConnectivityState, LbEndpoint, LbHelper, LbPolicy, Picker, PickInfo, Subchannel } from "./lb-policy.js";
+import type {
+  ConnectivityState,
+  LbEndpoint,
+  LbHelper,
+  LbPolicy,
+  LoadReportListener,
+  Picker,
+  PickInfo,
+  Subchannel,
+} from "./lb-policy.js";
 import { type PickFirstConfig, pickFirstPolicy } from "./policies/pick-first.js";
 import type { WorkSerializer } from "./work-serializer.js";
 
@@ -21,6 +30,8 @@ class PickFirstSubchannel implements Subchannel {
   private chosen: Subchannel | undefined;
   private policy: LbPolicy<PickFirstConfig> | undefined;
   private listeners: ((state: ConnectivityState) => void)[] = [];
+  /** Out-of-band report listeners, each with its subscription on the chosen address's subchannel (A51, A61). */
+  private readonly reportListeners = new Map<LoadReportListener, (() => void) | undefined>();
   private closed = false;
   lastError: Error | undefined;
 
@@ -76,10 +87,27 @@ class PickFirstSubchannel implements Subchannel {
     this.policy.update({ config: IN_ORDER, endpoints: [this.endpoint] });
   }
 
+  /** A51: reports from whichever address is connected, following pick_first's choice. */
+  watchLoadReports(listener: LoadReportListener): () => void {
+    if (this.closed) return () => {};
+    this.reportListeners.set(listener, this.chosen?.watchLoadReports?.(listener));
+    return () => {
+      this.reportListeners.get(listener)?.();
+      this.reportListeners.delete(listener);
+    };
+  }
+
   private onPickFirst(state: ConnectivityState, picker: Picker): void {
     if (this.closed) return;
     const pick = state === "READY" ? picker.pick(ANY_CALL) : undefined;
-    this.chosen = pick?.type === "complete" ? pick.subchannel : undefined;
+    const chosen = pick?.type === "complete" ? pick.subchannel : undefined;
+    if (chosen !== this.chosen) {
+      for (const [listener, stop] of this.reportListeners) {
+        stop?.();
+        this.reportListeners.set(listener, chosen?.watchLoadReports?.(listener));
+      }
+    }
+    this.chosen = chosen;
     if (state === this.current) return;
     this.current = state;
     // Through the serializer, as connections' changes are: never inside the policy call that caused it.
@@ -93,6 +121,8 @@ class PickFirstSubchannel implements Subchannel {
     if (this.closed) return;
     this.closed = true;
     this.listeners = [];
+    for (const stop of this.reportListeners.values()) stop?.();
+    this.reportListeners.clear();
     this.policy?.close();
     this.policy = undefined;
     this.chosen = undefined;

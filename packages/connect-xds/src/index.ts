@@ -21,6 +21,7 @@ export type {
   LbPolicy,
   LbPolicyFactory,
   LbPolicyUpdate,
+  LoadReportListener,
   PickInfo,
   Picker,
   PickResult,

@@ -126,11 +126,24 @@ export interface Subchannel {
   /** The policy is done with it. In-flight calls on the connection finish; idempotent. */
   close(): void;
   /**
+   * A51 out-of-band load reports: the backend's ORCA `StreamCoreMetrics` on this subchannel's own connection, run
+   * while the connection is READY and shared by every listener of the connection (the smallest interval asked is
+   * used). Returns the function that stops listening. Absent on subchannels that have no connection of their own.
+   */
+  watchLoadReports?(listener: LoadReportListener): () => void;
+  /**
    * Set by a subchannel that wraps another (e.g. to watch its calls or eject it): the wrapped one. A pick may return
    * a wrapper; the call path follows `delegate` to the transport's own subchannel to send the call. An endpoint's
    * subchannel (A61) delegates to the address it is connected to, and to none while it is not READY.
    */
   readonly delegate?: Subchannel | undefined;
+}
+
+/** A listener of a subchannel's out-of-band load reports (A51). */
+export interface LoadReportListener {
+  /** How often reports are wanted (the `report_interval` asked of the backend). */
+  readonly intervalMs: number;
+  onReport(report: OrcaLoadReport): void;
 }
 
 /** Optional instrument hooks (A78-style) a policy may record into. */

@@ -155,6 +155,7 @@ export function createXdsTransportWithInternals(
     clock,
     random,
     serializer,
+    logger,
     transportOptions: options,
     ...(internals.minConnectTimeoutMs === undefined ? {} : { minConnectTimeoutMs: internals.minConnectTimeoutMs }),
   });

@@ -116,6 +116,7 @@ function wrapSubchannel(inner: Subchannel, isEjected: () => boolean): WrappedSub
       return () => listeners.delete(listener);
     },
     requestConnection: () => inner.requestConnection(),
+    watchLoadReports: (listener) => inner.watchLoadReports?.(listener) ?? (() => {}),
     close() {
       unwatch();
       listeners.clear();
