@@ -13,6 +13,7 @@ import { countingBytes, MessageByteCounter } from "./endpoint-transport.js";
 import type { CallEndInfo, CompletePick, PickInfo, Subchannel } from "./lb-policy.js";
 import { CallMetricName, type CallMetricsRecorder, statusName } from "./metrics.js";
 import { callSleep, faultAbortError, routeFault, routeRetryState } from "./policies/call-policies.js";
+import type { RetryBufferPool, RetryCallBuffer } from "./policies/retry-buffer.js";
 import type { RetryState } from "./policies/retry-state.js";
 import type { RetryThrottle } from "./policies/retry-throttle.js";
 import { PooledSubchannel } from "./subchannel-pool.js";
@@ -152,6 +153,8 @@ export interface CallContext {
   readonly random?: () => number;
   /** gRPC retry throttling for this transport (A6), when configured. */
   readonly retryThrottle?: RetryThrottle;
+  /** The transport's retry buffer (A6 memory limits), for calls with a retry policy. */
+  readonly retryBuffer?: RetryBufferPool;
 }
 
 /** Everything that happens when an attempt ends, once. */
@@ -164,9 +167,12 @@ class Attempt {
     private readonly callStart: number,
     private readonly start: number,
     readonly picked: Picked | undefined,
+    countBytes = false,
   ) {
     this.counter =
-      ctx.metrics?.recordHistogram !== undefined && picked !== undefined ? new MessageByteCounter() : undefined;
+      (ctx.metrics?.recordHistogram !== undefined || countBytes) && picked !== undefined
+        ? new MessageByteCounter()
+        : undefined;
   }
 
   /** `final`: the call ends with this attempt (false before a transparent retry). */
@@ -259,111 +265,141 @@ export async function runCall<
   const info: { path: string; headers: Headers; route?: RouteSelection } = { path: pathOf(methodName), headers };
   let faultChecked = false;
   let policyRetry: RetryState | undefined;
+  // A6: the request bytes this call holds for its retries, from the first send until it ends.
+  let retryBuffer: RetryCallBuffer | undefined;
   let transparent = 0;
-  for (let first = true; ; first = false) {
-    const start = first ? callStart : performance.now();
-    let picked: Picked;
-    try {
-      if (signal?.aborted) throw ConnectError.from(signal.reason ?? new Error("the call was cancelled"), Code.Canceled);
-      const now = tryPick(ctx.state, info);
-      if (now instanceof ConnectError) throw now;
-      picked = now ?? (await pickWaiting(ctx.state, info, signal, callDeadline));
-    } catch (error) {
+  try {
+    for (let first = true; ; first = false) {
+      const start = first ? callStart : performance.now();
+      let picked: Picked;
+      try {
+        if (signal?.aborted)
+          throw ConnectError.from(signal.reason ?? new Error("the call was cancelled"), Code.Canceled);
+        const now = tryPick(ctx.state, info);
+        if (now instanceof ConnectError) throw now;
+        picked = now ?? (await pickWaiting(ctx.state, info, signal, callDeadline));
+      } catch (error) {
+        ctx.metrics?.addCounter(CallMetricName.attemptStarted, 1, {
+          "grpc.method": methodName,
+          "grpc.target": ctx.target,
+        });
+        new Attempt(ctx, methodName, callStart, start, undefined).end(ConnectError.from(error).code, new Headers());
+        throw error;
+      }
+      // A31: the route's max stream duration caps the call's own deadline.
+      let deadlineAt = callDeadline;
+      const maxStreamDurationMs = info.route?.maxStreamDurationMs;
+      if (maxStreamDurationMs !== undefined && maxStreamDurationMs > 0) {
+        const cap = callStart + maxStreamDurationMs;
+        if (deadlineAt === undefined || cap < deadlineAt) deadlineAt = cap;
+      }
+      // A33: once per call, before anything is sent; a delayed call picks again afterwards.
+      if (!faultChecked && info.route !== undefined && info.route.filters.length > 0) {
+        faultChecked = true;
+        const fault = routeFault(info.route, headers, random);
+        if (fault !== undefined) {
+          picked.pick.tracker?.onPickDiscarded?.();
+          ctx.state.release(picked.entry);
+          if (fault instanceof ConnectError) {
+            new Attempt(ctx, methodName, callStart, start, undefined).end(fault.code, new Headers());
+            throw fault;
+          }
+          try {
+            if (fault.delayMs !== undefined) await callSleep(fault.delayMs, signal, deadlineAt);
+            if (fault.abortCode !== undefined) throw faultAbortError(fault.abortCode);
+          } catch (error) {
+            new Attempt(ctx, methodName, callStart, start, undefined).end(ConnectError.from(error).code, new Headers());
+            throw error;
+          } finally {
+            fault.end();
+          }
+          continue;
+        }
+      }
+      if (policyRetry === undefined && unary) {
+        policyRetry = routeRetryState(info.route, ctx.retryThrottle, random);
+        if (policyRetry !== undefined) retryBuffer = ctx.retryBuffer?.open();
+      }
+      policyRetry?.attemptStarted();
       ctx.metrics?.addCounter(CallMetricName.attemptStarted, 1, {
         "grpc.method": methodName,
         "grpc.target": ctx.target,
       });
-      new Attempt(ctx, methodName, callStart, start, undefined).end(ConnectError.from(error).code, new Headers());
-      throw error;
-    }
-    // A31: the route's max stream duration caps the call's own deadline.
-    let deadlineAt = callDeadline;
-    const maxStreamDurationMs = info.route?.maxStreamDurationMs;
-    if (maxStreamDurationMs !== undefined && maxStreamDurationMs > 0) {
-      const cap = callStart + maxStreamDurationMs;
-      if (deadlineAt === undefined || cap < deadlineAt) deadlineAt = cap;
-    }
-    // A33: once per call, before anything is sent; a delayed call picks again afterwards.
-    if (!faultChecked && info.route !== undefined && info.route.filters.length > 0) {
-      faultChecked = true;
-      const fault = routeFault(info.route, headers, random);
-      if (fault !== undefined) {
-        picked.pick.tracker?.onPickDiscarded?.();
-        ctx.state.release(picked.entry);
-        if (fault instanceof ConnectError) {
-          new Attempt(ctx, methodName, callStart, start, undefined).end(fault.code, new Headers());
-          throw fault;
-        }
-        try {
-          if (fault.delayMs !== undefined) await callSleep(fault.delayMs, signal, deadlineAt);
-          if (fault.abortCode !== undefined) throw faultAbortError(fault.abortCode);
-        } catch (error) {
-          new Attempt(ctx, methodName, callStart, start, undefined).end(ConnectError.from(error).code, new Headers());
+      const attempt = new Attempt(ctx, methodName, callStart, start, picked, retryBuffer !== undefined);
+      if (retryBuffer !== undefined && attempt.counter !== undefined) {
+        attempt.counter.onSent = holdForRetry(retryBuffer, policyRetry);
+      }
+      picked.pick.tracker?.onCallStarted?.();
+      let remaining: number | undefined;
+      if (deadlineAt !== undefined) {
+        remaining = deadlineAt - performance.now();
+        if (remaining <= 0) {
+          const error = new ConnectError("deadline exceeded before the call was sent", Code.DeadlineExceeded);
+          attempt.end(error.code, new Headers());
           throw error;
-        } finally {
-          fault.end();
         }
-        continue;
+        remaining = Math.max(1, Math.floor(remaining));
       }
-    }
-    if (policyRetry === undefined && unary) policyRetry = routeRetryState(info.route, ctx.retryThrottle, random);
-    policyRetry?.attemptStarted();
-    ctx.metrics?.addCounter(CallMetricName.attemptStarted, 1, { "grpc.method": methodName, "grpc.target": ctx.target });
-    const attempt = new Attempt(ctx, methodName, callStart, start, picked);
-    picked.pick.tracker?.onCallStarted?.();
-    let remaining: number | undefined;
-    if (deadlineAt !== undefined) {
-      remaining = deadlineAt - performance.now();
-      if (remaining <= 0) {
-        const error = new ConnectError("deadline exceeded before the call was sent", Code.DeadlineExceeded);
-        attempt.end(error.code, new Headers());
-        throw error;
-      }
-      remaining = Math.max(1, Math.floor(remaining));
-    }
-    let response: R;
-    try {
-      const transport = transportOf(picked.pick.subchannel);
-      response = await (attempt.counter === undefined
-        ? send(transport, remaining)
-        : countingBytes(attempt.counter, () => send(transport, remaining)));
-    } catch (error) {
-      const connectError = ConnectError.from(error);
-      const notSent = neverSent(error, unary);
-      if (notSent && transparent < TRANSPARENT_RETRIES && !signal?.aborted) {
-        transparent++;
-        // Not counted as a policy attempt: it never reached a server (A6's transparent retry).
-        policyRetry?.forgetAttempt();
-        attempt.end(connectError.code, connectError.metadata, false);
-        continue;
-      }
-      const failure = notSent
-        ? new ConnectError(connectError.rawMessage, Code.Unavailable, connectError.metadata, undefined, error)
-        : connectError;
-      // A44: a unary attempt that failed is retried while the route's policy allows.
-      const decision = policyRetry?.attemptEnded(failure.code, failure.metadata.get(PUSHBACK_HEADER));
-      if (decision?.retry === true && !signal?.aborted) {
-        attempt.end(failure.code, failure.metadata, false);
-        // A6: a retry tells the server how many attempts came before it.
-        headers.set(PREVIOUS_ATTEMPTS_HEADER, String(policyRetry?.attempts ?? 1));
-        try {
-          await callSleep(decision.delayMs, signal, deadlineAt);
-        } catch (stop) {
-          new Attempt(ctx, methodName, callStart, performance.now(), undefined).end(
-            ConnectError.from(stop).code,
-            new Headers(),
-          );
-          throw stop;
+      let response: R;
+      try {
+        const transport = transportOf(picked.pick.subchannel);
+        response = await (attempt.counter === undefined
+          ? send(transport, remaining)
+          : countingBytes(attempt.counter, () => send(transport, remaining)));
+      } catch (error) {
+        const connectError = ConnectError.from(error);
+        const notSent = neverSent(error, unary);
+        if (notSent && transparent < TRANSPARENT_RETRIES && !signal?.aborted) {
+          transparent++;
+          // Not counted as a policy attempt: it never reached a server (A6's transparent retry).
+          policyRetry?.forgetAttempt();
+          attempt.end(connectError.code, connectError.metadata, false);
+          continue;
         }
-        continue;
+        const failure = notSent
+          ? new ConnectError(connectError.rawMessage, Code.Unavailable, connectError.metadata, undefined, error)
+          : connectError;
+        // A44: a unary attempt that failed is retried while the route's policy allows.
+        const decision = policyRetry?.attemptEnded(failure.code, failure.metadata.get(PUSHBACK_HEADER));
+        if (decision?.retry === true && !signal?.aborted) {
+          attempt.end(failure.code, failure.metadata, false);
+          // A6: a retry tells the server how many attempts came before it.
+          headers.set(PREVIOUS_ATTEMPTS_HEADER, String(policyRetry?.attempts ?? 1));
+          try {
+            await callSleep(decision.delayMs, signal, deadlineAt);
+          } catch (stop) {
+            new Attempt(ctx, methodName, callStart, performance.now(), undefined).end(
+              ConnectError.from(stop).code,
+              new Headers(),
+            );
+            throw stop;
+          }
+          continue;
+        }
+        attempt.end(failure.code, failure.metadata);
+        throw notSent ? failure : error;
       }
-      attempt.end(failure.code, failure.metadata);
-      throw notSent ? failure : error;
+      policyRetry?.commit();
+      policyRetry?.attemptEnded(0, null);
+      return onResponse(response, attempt);
     }
-    policyRetry?.commit();
-    policyRetry?.attemptEnded(0, null);
-    return onResponse(response, attempt);
+  } finally {
+    retryBuffer?.release();
   }
+}
+
+/**
+ * The retry buffer's `onSent` for one call (A6): the unary request is held once, so its bytes are reserved once;
+ * when they do not fit (the call's or the transport's limit), the call is committed and will not be retried.
+ */
+function holdForRetry(buffer: RetryCallBuffer, retry: RetryState | undefined): (total: number) => void {
+  return (total) => {
+    if (retry === undefined || retry.committed || total <= buffer.usedBytes) return;
+    if (!buffer.reserve(total - buffer.usedBytes)) {
+      retry.commit();
+      buffer.release();
+    }
+  };
 }
 
 const PUSHBACK_HEADER = "grpc-retry-pushback-ms";

@@ -1,6 +1,7 @@
 // One backend connection (connection.ts) over real sockets: its states from the session, a peer that is not HTTP/2
 // or never answers, and closing while a call is being sent.
 
+import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import * as net from "node:net";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -50,6 +51,34 @@ async function rawServer(reply?: string): Promise<{ address: string; close(): Pr
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * A raw HTTP/2 server that never answers a stream: `onStream` does what the test needs (reset it, send GOAWAY).
+ * Every session gets an 'error' listener; `close()` destroys them.
+ */
+async function rawHttp2Server(
+  onStream: (stream: http2.ServerHttp2Stream, session: http2.ServerHttp2Session) => void,
+): Promise<{ address: string; close(): Promise<void> }> {
+  const server = http2.createServer();
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (session) => {
+    sessions.add(session);
+    session.on("error", () => {});
+  });
+  server.on("stream", (stream) => {
+    stream.on("error", () => {});
+    onStream(stream, stream.session as http2.ServerHttp2Session);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const session of sessions) session.destroy();
         server.close(() => resolve());
       }),
   };
@@ -108,6 +137,48 @@ describe("Http2Connection", () => {
     await other.close();
     expect(await call).toMatchObject({ code: 14 });
     conn.close();
+  });
+
+  // The interop driver's stopped backend: the stream ends (NO_ERROR, no response headers) in the tick of GOAWAY.
+  // connect-node settles a call on close only for reset codes it maps to errors, so these waited for their deadline.
+  it.each([
+    ["after GOAWAY(NO_ERROR)", true],
+    ["on a connection that stays up", false],
+  ])(
+    "fails a call UNAVAILABLE at once when the server closes its stream with NO_ERROR before any response %s",
+    async (_, goaway) => {
+      const server = await rawHttp2Server((stream, session) => {
+        if (goaway) session.goaway(http2.constants.NGHTTP2_NO_ERROR);
+        stream.close(http2.constants.NGHTTP2_NO_ERROR);
+      });
+      const { conn, reach } = connection(server.address);
+      conn.requestConnection();
+      await reach("READY");
+      const echo = echoClient(createGrpcTransport({ baseUrl: conn.authority, sessionManager: conn }));
+      // The deadline is far beyond the test's timeout: only an error at once passes.
+      const error = await echo.unary({ value: "x" }, { timeoutMs: 600_000 }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 14 });
+      conn.close();
+      await server.close();
+    },
+  );
+
+  it("keeps a call the caller aborts CANCELED", async () => {
+    let streams = 0;
+    const server = await rawHttp2Server(() => {
+      streams++;
+    });
+    const { conn, reach } = connection(server.address);
+    conn.requestConnection();
+    await reach("READY");
+    const echo = echoClient(createGrpcTransport({ baseUrl: conn.authority, sessionManager: conn }));
+    const abort = new AbortController();
+    const call = echo.unary({ value: "x" }, { signal: abort.signal }).catch((e: unknown) => e);
+    while (streams === 0) await new Promise((resolve) => setImmediate(resolve));
+    abort.abort();
+    expect(await call).toMatchObject({ code: 1 });
+    conn.close();
+    await server.close();
   });
 
   it("lets a call started just before close() finish (the session drains instead of refusing it)", async () => {

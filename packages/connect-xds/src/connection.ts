@@ -196,17 +196,31 @@ export class Http2Connection implements SessionManager {
     }
     // connect-node adds its own listener a tick later; this one covers the gap.
     stream.on("error", ignore);
-    // A stream cut off because its connection went away (no trailers; closed with NO_ERROR or CANCEL, which the
-    // session's end gives its streams) is no error, or a CANCELLED one, to connect-node: gRPC reports UNAVAILABLE.
-    // A call we cancel ourselves has already failed with its own error, so this one is ignored for it.
+    // connect-node fails a call on 'close' only for reset codes it maps to an error, so two endings would leave the
+    // call waiting for its deadline (docs/decisions.md#connect-xds-connections); gRPC fails both UNAVAILABLE:
+    // - the server closed the stream with NO_ERROR before any response headers (a server shutting down);
+    // - the connection went away under the stream (NO_ERROR or CANCEL, no trailers), which connect-node would
+    //   report as nothing or as CANCELLED.
+    // A call the caller cancels has already failed with its own error (connect-node's first error wins), so the
+    // error emitted here changes nothing for it.
+    let responded = false;
     let finished = false;
+    stream.once("response", () => {
+      responded = true;
+    });
     stream.once("trailers", () => {
       finished = true;
     });
     stream.once("close", () => {
+      if (finished) return;
       const code = stream.rstCode;
-      const cutOff = code === http2.constants.NGHTTP2_NO_ERROR || code === http2.constants.NGHTTP2_CANCEL;
-      if (!finished && cutOff && (session.closed || session.destroyed)) {
+      const { NGHTTP2_NO_ERROR, NGHTTP2_CANCEL } = http2.constants;
+      if (!responded && code === NGHTTP2_NO_ERROR) {
+        stream.emit(
+          "error",
+          lostConnectionError(`${this.options.address} closed the stream before responding (HTTP/2 NO_ERROR)`),
+        );
+      } else if ((code === NGHTTP2_NO_ERROR || code === NGHTTP2_CANCEL) && (session.closed || session.destroyed)) {
         stream.emit(
           "error",
           lostConnectionError(`the connection to ${this.options.address} ended before the call did`),

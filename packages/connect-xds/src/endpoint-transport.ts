@@ -17,6 +17,8 @@ export type { EndpointTransportOptions };
 export class MessageByteCounter {
   sent = 0;
   received = 0;
+  /** Called as request bytes are counted, with the total so far (the retry buffer reserves them). */
+  onSent: ((total: number) => void) | undefined = undefined;
 }
 
 /**
@@ -99,6 +101,7 @@ function countingClient(base: UniversalClientFn): UniversalClientFn {
         ? undefined
         : counted(req.body, (total) => {
             counter.sent = total;
+            counter.onSent?.(total);
           });
     return base(body === undefined ? req : { ...req, body }).then((res) => ({
       ...res,

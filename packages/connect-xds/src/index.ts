@@ -5,6 +5,7 @@ export type { XdsTransport, XdsTransportOptions } from "./xds-transport.js";
 export type { EndpointTransportOptions } from "./transport-options.js";
 export { CallMetricName } from "./metrics.js";
 export type { CallCounterName, CallHistogramName, CallMetricsRecorder, MetricLabels } from "./metrics.js";
+export type { RetryBufferLimits } from "./policies/retry-buffer.js";
 export type { RetryThrottleConfig } from "./policies/retry-throttle.js";
 
 // For people writing LB policies (A52) and per-call features: the extension points.
@@ -20,6 +21,7 @@ export type {
   LbPolicy,
   LbPolicyFactory,
   LbPolicyUpdate,
+  LoadReportListener,
   PickInfo,
   Picker,
   PickResult,

@@ -126,10 +126,24 @@ export interface Subchannel {
   /** The policy is done with it. In-flight calls on the connection finish; idempotent. */
   close(): void;
   /**
-   * Set by a subchannel that wraps another (e.g. to watch its calls or eject it): the wrapped one. A pick may return
-   * a wrapper; the call path follows `delegate` to the transport's own subchannel to send the call.
+   * A51 out-of-band load reports: the backend's ORCA `StreamCoreMetrics` on this subchannel's own connection, run
+   * while the connection is READY and shared by every listener of the connection (the smallest interval asked is
+   * used). Returns the function that stops listening. Absent on subchannels that have no connection of their own.
    */
-  readonly delegate?: Subchannel;
+  watchLoadReports?(listener: LoadReportListener): () => void;
+  /**
+   * Set by a subchannel that wraps another (e.g. to watch its calls or eject it): the wrapped one. A pick may return
+   * a wrapper; the call path follows `delegate` to the transport's own subchannel to send the call. An endpoint's
+   * subchannel (A61) delegates to the address it is connected to, and to none while it is not READY.
+   */
+  readonly delegate?: Subchannel | undefined;
+}
+
+/** A listener of a subchannel's out-of-band load reports (A51). */
+export interface LoadReportListener {
+  /** How often reports are wanted (the `report_interval` asked of the backend). */
+  readonly intervalMs: number;
+  onReport(report: OrcaLoadReport): void;
 }
 
 /** Optional instrument hooks (A78-style) a policy may record into. */
@@ -140,7 +154,19 @@ export interface LbMetrics {
 
 /** What a policy is given to act on the world. Parents wrap their children's helpers. */
 export interface LbHelper {
+  /** A subchannel for one address (pick_first uses these: one per address it tries). */
   createSubchannel(address: string, endpoint: LbEndpoint): Subchannel;
+  /**
+   * One subchannel for a whole endpoint (A61), what policies that balance over endpoints use: with one address,
+   * that address's subchannel; with several, one that tries them as pick_first does (Happy Eyeballs) and keeps the
+   * first that connects. Its `address` is the endpoint's first address, whichever one it is connected to.
+   */
+  createEndpointSubchannel(endpoint: LbEndpoint): Subchannel;
+  /**
+   * The policy saw a connection fail or be lost: the addresses may have changed. A LOGICAL_DNS cluster resolves its
+   * name again (rate-limited); for EDS clusters it does nothing, the control plane pushes changes.
+   */
+  requestReresolution(): void;
   /** Publishes the policy's state and picker. `picker` is used for every call until the next update. */
   updateState(state: ConnectivityState, picker: Picker): void;
   /** Creates a child policy from a gRPC `loadBalancingConfig` list (the first entry the registry knows, A52). */

@@ -2,10 +2,11 @@
 // A connection exists while some handle holds it and closes (gracefully) when the last one is closed.
 // State changes reach handles through the work serializer, so a policy never runs inside another policy's callback.
 import type { Transport } from "@connectrpc/connect";
-import type { Clock } from "@xdskit/orca-lrs-bridge";
+import type { Clock, Logger } from "@xdskit/orca-lrs-bridge";
 import { type Dialer, Http2Connection } from "./connection.js";
+import { ConnectionOrca } from "./connection-orca.js";
 import { createEndpointTransport, type EndpointTransportOptions } from "./endpoint-transport.js";
-import type { ConnectivityState, LbEndpoint, Subchannel } from "./lb-policy.js";
+import type { ConnectivityState, LbEndpoint, LoadReportListener, Subchannel } from "./lb-policy.js";
 import type { WorkSerializer } from "./work-serializer.js";
 
 export interface SubchannelPoolOptions {
@@ -15,16 +16,20 @@ export interface SubchannelPoolOptions {
   readonly transportOptions: EndpointTransportOptions;
   readonly dial?: Dialer;
   readonly minConnectTimeoutMs?: number;
+  /** For the out-of-band ORCA clients' warnings. */
+  readonly logger?: Logger;
 }
 
 interface PoolEntry {
   readonly connection: Http2Connection;
   readonly transport: Transport;
+  readonly orca: ConnectionOrca;
   readonly handles: Set<PooledSubchannel>;
 }
 
 export class PooledSubchannel implements Subchannel {
   private listeners: ((state: ConnectivityState) => void)[] = [];
+  private readonly reportListeners = new Set<() => void>();
   private closed = false;
 
   constructor(
@@ -64,10 +69,23 @@ export class PooledSubchannel implements Subchannel {
     if (!this.closed) this.entry.connection.requestConnection();
   }
 
+  /** A51: on this connection's own OOB stream; the listener goes when this handle is closed. */
+  watchLoadReports(listener: LoadReportListener): () => void {
+    if (this.closed) return () => {};
+    const remove = this.entry.orca.add(listener);
+    const stop = () => {
+      this.reportListeners.delete(stop);
+      remove();
+    };
+    this.reportListeners.add(stop);
+    return stop;
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.listeners = [];
+    for (const stop of [...this.reportListeners]) stop();
     this.release(this);
   }
 }
@@ -84,6 +102,8 @@ export function createSubchannelPool(options: SubchannelPoolOptions): Subchannel
     entry.handles.delete(handle);
     if (entry.handles.size === 0) {
       entries.delete(address);
+      // The OOB stream first: the connection closes once its last stream has ended.
+      entry.orca.close();
       entry.connection.close();
     }
   };
@@ -100,10 +120,13 @@ export function createSubchannelPool(options: SubchannelPoolOptions): Subchannel
           ...(options.minConnectTimeoutMs === undefined ? {} : { minConnectTimeoutMs: options.minConnectTimeoutMs }),
           onStateChange: (state) =>
             options.serializer.run(() => {
+              orca.onState(state);
               for (const handle of handles) handle.notify(state);
             }),
         });
-        entry = { connection, transport: createEndpointTransport(connection, options.transportOptions), handles };
+        const transport = createEndpointTransport(connection, options.transportOptions);
+        const orca = new ConnectionOrca(transport, options.clock, options.logger);
+        entry = { connection, transport, orca, handles };
         entries.set(address, entry);
       }
       const handle = new PooledSubchannel(entry, endpoint, release(address));

@@ -23,10 +23,13 @@ import {
 import { type CallContext, type CallState, endStream, endUnary, runCall } from "./call.js";
 import { type ClusterEntry, createClusterManager } from "./cluster-manager.js";
 import type { ConfigSelector } from "./config-selector.js";
+import { createEndpointSubchannel, type EndpointSubchannelBase } from "./endpoint-subchannel.js";
 import type { LbMetrics } from "./lb-policy.js";
 import { createLbPolicyRegistry, type LbPolicyRegistry } from "./lb-registry.js";
+import type { DnsLookup } from "./logical-dns.js";
 import type { CallMetricsRecorder } from "./metrics.js";
 import { builtinLbPolicies } from "./policies/index.js";
+import { createRetryBufferPool, type RetryBufferLimits } from "./policies/retry-buffer.js";
 import { createRetryThrottle, type RetryThrottleConfig } from "./policies/retry-throttle.js";
 import { createUniform, intDraw } from "./random.js";
 import { acquireLrs, releaseLrs } from "./shared-lrs.js";
@@ -53,6 +56,11 @@ export interface XdsTransportOptions extends EndpointTransportOptions {
   readonly defaultTimeoutMs?: number;
   /** gRPC retry throttling (A6) for the retries xDS routes configure (A44); none by default, as in gRPC. */
   readonly retryThrottling?: RetryThrottleConfig;
+  /**
+   * A6 retry buffer limits: the request bytes one call may hold for its retries (`perCallBytes`, default 256 KiB)
+   * and all calls of the transport together (`totalBytes`, default 16 MiB). A call over either is not retried.
+   */
+  readonly retryBufferLimits?: RetryBufferLimits;
   readonly logger?: Logger;
 }
 
@@ -68,6 +76,8 @@ export interface XdsTransportInternals {
   readonly random?: () => number;
   readonly minConnectTimeoutMs?: number;
   readonly clusterType?: ResourceType<ClusterUpdate>;
+  /** LOGICAL_DNS resolution: the lookup and the minimum time between two resolutions. */
+  readonly dns?: { readonly lookup?: DnsLookup; readonly minIntervalMs?: number };
 }
 
 /** The `load_balancing_policy` types xds-client converts itself; any other type a registry has is a custom policy. */
@@ -115,6 +125,8 @@ export function createXdsTransportWithInternals(
   internals: XdsTransportInternals,
 ): XdsTransport {
   const logger = options.logger ?? noopLogger;
+  // Bad limits throw here, before a client is made.
+  const retryBuffer = createRetryBufferPool(options.retryBufferLimits);
   const ownsClient = options.client === undefined;
   const client =
     options.client ??
@@ -143,6 +155,7 @@ export function createXdsTransportWithInternals(
     clock,
     random,
     serializer,
+    logger,
     transportOptions: options,
     ...(internals.minConnectTimeoutMs === undefined ? {} : { minConnectTimeoutMs: internals.minConnectTimeoutMs }),
   });
@@ -169,20 +182,25 @@ export function createXdsTransportWithInternals(
     for (const listener of current) listener();
   };
 
+  const base: EndpointSubchannelBase = {
+    createSubchannel: (address, endpoint) => pool.acquire(address, endpoint),
+    registry,
+    logger,
+    clock,
+    random,
+    randomInt: intDraw(random),
+    target: options.target,
+    metrics: lbMetrics,
+  };
   const clusterType = internals.clusterType ?? clusterTypeFor(registry);
   const manager = createClusterManager({
     client,
     ...(clusterType === undefined ? {} : { clusterType }),
     serializer,
     helper: {
-      createSubchannel: (address, endpoint) => pool.acquire(address, endpoint),
-      registry,
-      logger,
-      clock,
-      random,
-      randomInt: intDraw(random),
-      target: options.target,
-      metrics: lbMetrics,
+      ...base,
+      createEndpointSubchannel: (endpoint) => createEndpointSubchannel(endpoint, base, serializer),
+      requestReresolution: () => {},
     },
     lrs: () => {
       if (!loadReporting || closed !== undefined) return undefined;
@@ -190,6 +208,7 @@ export function createXdsTransportWithInternals(
       return lrs;
     },
     onPicker: notify,
+    ...(internals.dns === undefined ? {} : { dns: internals.dns }),
   });
 
   let selector: ConfigSelector | ConnectError | undefined;
@@ -240,6 +259,7 @@ export function createXdsTransportWithInternals(
     defaultTimeoutMs: options.defaultTimeoutMs,
     random,
     ...(options.retryThrottling === undefined ? {} : { retryThrottle: createRetryThrottle(options.retryThrottling) }),
+    retryBuffer,
   };
 
   return {

@@ -2,7 +2,7 @@
 // least_request, weighted_round_robin (with per-call ORCA from the backends), outlier detection and a max_requests
 // circuit breaker; Connect backends answer with their names. Each case changes the cluster, then asserts where
 // calls went.
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { anyPack, DurationSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import {
@@ -11,6 +11,7 @@ import {
   createManagementServer,
   type ManagementServer,
 } from "@xdskit/control-plane";
+import { createServerMetricRecorder, orcaServiceRoutes } from "@xdskit/orca-lrs-bridge";
 import {
   CircuitBreakers_ThresholdsSchema,
   CircuitBreakersSchema,
@@ -76,6 +77,33 @@ const failing: Interceptor = () => async () => {
   failures.count++;
   throw new ConnectError("backend is broken", Code.Unavailable);
 };
+
+/** Sets the cluster's policy to xds_wrr_locality over client_side_weighted_round_robin with `init`. */
+function wrrPolicy(cluster: Cluster, init: MessageInitShape<typeof ClientSideWeightedRoundRobinSchema>): void {
+  const wrr = create(ClientSideWeightedRoundRobinSchema, init);
+  const locality = create(WrrLocalitySchema, {
+    endpointPickingPolicy: create(LoadBalancingPolicySchema, {
+      policies: [
+        create(LoadBalancingPolicy_PolicySchema, {
+          typedExtensionConfig: create(TypedExtensionConfigSchema, {
+            name: "wrr",
+            typedConfig: anyPack(ClientSideWeightedRoundRobinSchema, wrr),
+          }),
+        }),
+      ],
+    }),
+  });
+  cluster.loadBalancingPolicy = create(LoadBalancingPolicySchema, {
+    policies: [
+      create(LoadBalancingPolicy_PolicySchema, {
+        typedExtensionConfig: create(TypedExtensionConfigSchema, {
+          name: "loc",
+          typedConfig: anyPack(WrrLocalitySchema, locality),
+        }),
+      }),
+    ],
+  });
+}
 
 describe("issue 21 policies over HTTP/2", () => {
   let server: ManagementServer;
@@ -163,38 +191,38 @@ describe("issue 21 policies over HTTP/2", () => {
     });
   });
 
+  it("weighted_round_robin with enable_oob_load_report: weights from each backend's ORCA stream on its connection", async () => {
+    // No per-call reports: each backend's ORCA service reports 100 qps and its application utilization.
+    const oobBackend = (name: string, applicationUtilization: number) => {
+      const recorder = createServerMetricRecorder();
+      recorder.setQps(100);
+      recorder.setApplicationUtilization(applicationUtilization);
+      return startBackend(name, { routes: orcaServiceRoutes(recorder, { minReportIntervalMs: 20 }) });
+    };
+    backends.push(await oobBackend("a", 0.1), await oobBackend("b", 0.9));
+    const echo = serve("wrroob", (cluster) => {
+      wrrPolicy(cluster, {
+        blackoutPeriod: seconds(0),
+        weightUpdatePeriod: seconds(0.1),
+        enableOobLoadReport: true,
+        oobReportingPeriod: seconds(0.02),
+      });
+    });
+    // Weights 1000 and 111: a gets 9 calls in 10 once they are in use (round robin, 1 in 2, before).
+    const block = async () => (await served(echo, 20)).filter((n) => n === "a").length;
+    for (let round = 0; round < 100 && (await block()) < 16; round++) await new Promise((r) => setTimeout(r, 20));
+    expect(await block()).toBeGreaterThanOrEqual(16);
+    // A51: the stream runs on the connection the calls use; one HTTP/2 connection per backend.
+    expect(backends.map((b) => b.sessions)).toEqual([1, 1]);
+  }, 60_000);
+
   // About 700 calls: 6-11 s at load average 30 on 2 cores, hence its own timeout.
   it("weighted_round_robin: traffic follows qps / application_utilization within 10 %", async () => {
     const utilization = { a: 0.2, b: 0.4, c: 0.8 };
     for (const [n, u] of Object.entries(utilization))
       backends.push(await startBackend(n, { interceptors: [orcaTrailer(u)] }));
     const echo = serve("wrr", (cluster) => {
-      const wrr = create(ClientSideWeightedRoundRobinSchema, {
-        blackoutPeriod: seconds(0),
-        weightUpdatePeriod: seconds(0.1),
-      });
-      const locality = create(WrrLocalitySchema, {
-        endpointPickingPolicy: create(LoadBalancingPolicySchema, {
-          policies: [
-            create(LoadBalancingPolicy_PolicySchema, {
-              typedExtensionConfig: create(TypedExtensionConfigSchema, {
-                name: "wrr",
-                typedConfig: anyPack(ClientSideWeightedRoundRobinSchema, wrr),
-              }),
-            }),
-          ],
-        }),
-      });
-      cluster.loadBalancingPolicy = create(LoadBalancingPolicySchema, {
-        policies: [
-          create(LoadBalancingPolicy_PolicySchema, {
-            typedExtensionConfig: create(TypedExtensionConfigSchema, {
-              name: "loc",
-              typedConfig: anyPack(WrrLocalitySchema, locality),
-            }),
-          }),
-        ],
-      });
+      wrrPolicy(cluster, { blackoutPeriod: seconds(0), weightUpdatePeriod: seconds(0.1) });
     });
     // Weights are 500, 250 and 125: 4/7, 2/7, 1/7 of the calls once the weights are in use. Reports come with every
     // call; the scheduler picks them up at the next 100 ms weight update, so calls continue until it has.
@@ -350,6 +378,27 @@ describe("issue 21 policies over HTTP/2", () => {
     expect(failures.count - before).toBeGreaterThanOrEqual(5);
     // A6: the retry says how many attempts came before it.
     expect(previousAttempts.has("1")).toBe(true);
+  });
+
+  it("retries: a request larger than the retry buffer (A6, 256 KiB per call) is sent once, a small one retried", async () => {
+    backends.push(await startBackend("bad", { interceptors: [failing] }));
+    const echo = serve("retrybuffer", (_cluster, route) => {
+      action(route).retryPolicy = create(RetryPolicySchema, {
+        retryOn: "unavailable",
+        numRetries: 2,
+        retryBackOff: { baseInterval: seconds(0.001), maxInterval: seconds(0.002) },
+      });
+    });
+    const attempts = async (value: string) => {
+      const before = failures.count;
+      const error = await echo.unary({ value }).catch((e: unknown) => ConnectError.from(e));
+      expect(error).toMatchObject({ code: Code.Unavailable });
+      return failures.count - before;
+    };
+    expect(await attempts("x".repeat(1024))).toBe(3);
+    expect(await attempts("x".repeat(256 * 1024 + 1))).toBe(1);
+    // The big call's bytes were given back: a small call retries again.
+    expect(await attempts("y")).toBe(3);
   });
 
   it("retries: without a retry policy the same failures reach the caller", async () => {

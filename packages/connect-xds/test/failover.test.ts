@@ -3,6 +3,7 @@
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as net from "node:net";
+import { create } from "@bufbuild/protobuf";
 import {
   buildCluster,
   buildClusterLoadAssignment,
@@ -11,6 +12,8 @@ import {
   type LocalityInit,
   type ManagementServer,
 } from "@xdskit/control-plane";
+import { Endpoint_AdditionalAddressSchema } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_components_pb";
+import type { ClusterLoadAssignment } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
 import type { XdsClient } from "@xdskit/xds-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createXdsTransport, type XdsTransport } from "../src/index.js";
@@ -38,13 +41,15 @@ describe("connections and failover", () => {
   let next = 0;
 
   /** A fresh listener/route/cluster/EDS set named after the test, and a transport for it. */
-  function setUp(localities: readonly LocalityInit[]) {
+  function setUp(localities: readonly LocalityInit[], edit?: (assignment: ClusterLoadAssignment) => void) {
     const name = `svc${next++}`;
+    const assignment = buildClusterLoadAssignment({ clusterName: `${name}-cluster`, localities });
+    edit?.(assignment);
     const resources = [
       buildListener({ name, routeConfigName: `${name}-route` }),
       buildRouteConfiguration({ name: `${name}-route`, cluster: `${name}-cluster` }),
       buildCluster({ name: `${name}-cluster` }),
-      buildClusterLoadAssignment({ clusterName: `${name}-cluster`, localities }),
+      assignment,
     ];
     for (const resource of resources) server.setResource(resource);
     const transport = createXdsTransport({ target: `xds:///${name}`, client });
@@ -113,6 +118,30 @@ describe("connections and failover", () => {
     update([{ zone: "z", endpoints: [b.address] }]);
     await untilServedBy(echo, "b");
     for (let i = 0; i < 5; i++) expect(await served(echo)).toBe("b");
+  });
+
+  it("tries an endpoint's additional addresses when its first refuses connections, as one endpoint (A61)", async () => {
+    const down = await refusedAddress();
+    // One endpoint: a refused address, then a's and b's as its additional addresses.
+    const { echo } = setUp([{ zone: "z", endpoints: [down] }], (assignment) => {
+      const host = assignment.endpoints[0]?.lbEndpoints[0]?.hostIdentifier;
+      if (host?.case !== "endpoint") throw new Error("endpoint expected");
+      host.value.additionalAddresses = [a.port, b.port].map((port) =>
+        create(Endpoint_AdditionalAddressSchema, {
+          address: {
+            address: {
+              case: "socketAddress",
+              value: { address: "127.0.0.1", portSpecifier: { case: "portValue", value: port } },
+            },
+          },
+        }),
+      );
+    });
+    // One endpoint, one connection: every call goes to the address that connected first (a, unless a slow connect
+    // let b's attempt win after the 250 ms delay), never to both as if they were endpoints of their own.
+    const names: string[] = [];
+    for (let i = 0; i < 6; i++) names.push(await served(echo));
+    expect(new Set(names).size).toBe(1);
   });
 
   it("fails calls UNAVAILABLE when no endpoint can be reached", async () => {

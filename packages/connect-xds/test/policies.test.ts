@@ -131,10 +131,75 @@ describe("pick_first", () => {
     expect(h.pick()).toEqual([A]);
   });
 
+  it("Happy Eyeballs (A61): starts the next address after 250 ms without dropping the first, or at once on failure", () => {
+    const { h } = start({ pick_first: {} }, [endpoint(A), endpoint(B), endpoint(C)]);
+    h.subchannel(A).set("CONNECTING");
+    h.clock.advance(249);
+    expect(h.subchannels.map((s) => s.connectRequests)).toEqual([1, 0, 0]);
+    h.clock.advance(1);
+    expect(h.subchannels.map((s) => s.connectRequests)).toEqual([1, 1, 0]);
+    // B fails before its delay: C starts at once; A is still trying.
+    h.subchannel(B).set("TRANSIENT_FAILURE", new Error("b"));
+    expect(h.subchannels.map((s) => s.connectRequests)).toEqual([1, 1, 1]);
+    expect(h.subchannel(A).closed).toBe(false);
+    // The first attempt that connects wins, whichever it is.
+    h.subchannel(A).set("READY");
+    expect(h.pick(2)).toEqual([A, A]);
+    expect(h.subchannels.filter((s) => s.closed).map((s) => s.address)).toEqual([B, C]);
+  });
+
+  it("ends the pass only when every address has failed, then asks for re-resolution", () => {
+    const { h } = start({ pick_first: {} }, [endpoint(A), endpoint(B)]);
+    h.clock.advance(250);
+    h.subchannel(B).set("TRANSIENT_FAILURE", new Error("b"));
+    expect(h.state()).toBe("CONNECTING");
+    expect(h.reresolutions).toBe(0);
+    h.subchannel(A).set("TRANSIENT_FAILURE", new Error("a"));
+    expect(h.state()).toBe("TRANSIENT_FAILURE");
+    expect(h.reresolutions).toBe(1);
+  });
+
+  it("interleaves the two address families, starting with the first address's (A61, RFC 8305)", () => {
+    const [v6a, v6b, v6c, v4a] = ["[2001:db8::1]:80", "[2001:db8::2]:80", "[2001:db8::3]:80", "10.0.0.9:80"];
+    const both: LbEndpoint = { ...endpoint(v6a), addresses: [v6a, v6b, v6c, v4a] };
+    const { h } = start({ pick_first: {} }, [both, endpoint(A)]);
+    expect(h.subchannels.map((s) => s.address)).toEqual([v6a, v4a, v6b, A, v6c]);
+  });
+
   it("shuffles the endpoints when asked", () => {
     const { h } = start({ pick_first: { shuffleAddressList: true } }, [endpoint(A), endpoint(B), endpoint(C)], () => 0);
     // With draws of 0, Fisher-Yates moves each last element to the front in turn: [B, C, A].
     expect(h.subchannels.map((s) => s.address)).toEqual([B, C, A]);
     expect(h.subchannel(B).connectRequests).toBe(1);
+  });
+});
+
+describe("endpoints with several addresses (A61)", () => {
+  const dual = (first: string, second: string): LbEndpoint => ({ ...endpoint(first), addresses: [first, second] });
+
+  it("round_robin keeps one subchannel per endpoint, connected to whichever address pick_first chose", async () => {
+    const { h } = start({ round_robin: {} }, [dual(A, B), endpoint(C)], () => 0);
+    // The endpoint's pick_first starts when round_robin connects it, after C's subchannel was made.
+    expect(h.subchannels.map((s) => s.address)).toEqual([C, A, B]);
+    expect(h.subchannel(A).connectRequests).toBe(1);
+    h.subchannel(A).set("TRANSIENT_FAILURE", new Error("refused"));
+    expect(h.subchannel(B).connectRequests).toBe(1);
+    h.subchannel(B).set("READY");
+    h.subchannel(C).set("READY");
+    await Promise.resolve();
+    // Two endpoints, so each gets half the picks; the first endpoint's pick sends calls on B's connection.
+    const picker = h.published.at(-1)?.picker;
+    const picks = [0, 1, 2, 3].map(() => picker?.pick({} as never));
+    const sent = picks.map((p) => (p?.type === "complete" ? (p.subchannel.delegate ?? p.subchannel).address : "?"));
+    expect(sent.sort()).toEqual([B, B, C, C]);
+    expect(h.subchannels.find((s) => s.address === A)?.closed).toBe(true);
+  });
+
+  it("an endpoint whose addresses changed is a new endpoint (new subchannels)", () => {
+    const { h, policy } = start({ round_robin: {} }, [dual(A, B)]);
+    const first = h.subchannels.length;
+    policy.update({ config: {}, endpoints: [dual(A, C)] });
+    expect(h.subchannels.slice(first).map((s) => s.address)).toEqual([A, C]);
+    expect(h.subchannels.slice(0, first).every((s) => s.closed)).toBe(true);
   });
 });

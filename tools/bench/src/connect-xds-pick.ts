@@ -112,6 +112,8 @@ function clusterTree(name: string, withLrs: boolean): Picker {
   let picker: Picker | undefined;
   const helper: LbHelper = {
     createSubchannel: (address, endpoint) => new ReadySubchannel(address, endpoint),
+    createEndpointSubchannel: (endpoint) => new ReadySubchannel(endpoint.addresses[0] ?? "", endpoint),
+    requestReresolution() {},
     updateState: (_state, p) => {
       picker = p;
     },

@@ -143,6 +143,8 @@ function wrrRows(): string[][] {
       subchannels.push(s);
       return s;
     },
+    createEndpointSubchannel: (endpoint) => helper.createSubchannel(endpoint.addresses[0] ?? "", endpoint),
+    requestReresolution() {},
     updateState: (_state, p) => {
       picker = p;
     },

@@ -7,6 +7,8 @@ export function childHelper(
 ): LbHelper {
   return {
     createSubchannel: (address, endpoint) => parent.createSubchannel(address, endpoint),
+    createEndpointSubchannel: (endpoint) => parent.createEndpointSubchannel(endpoint),
+    requestReresolution: () => parent.requestReresolution(),
     updateState,
     registry: parent.registry,
     logger: parent.logger,

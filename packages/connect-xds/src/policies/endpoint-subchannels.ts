@@ -1,6 +1,7 @@
 // The endpoint list the leaf policies of this directory (ring_hash, least_request, weighted_round_robin) keep: one
-// subchannel per endpoint, keyed by its first address (duplicates merged, weights added), kept across updates
-// so connections and per-endpoint state (outstanding calls, weights) survive an EDS change.
+// subchannel per endpoint (A61: over all its addresses), keyed by its first address (duplicates merged, weights
+// added), kept across updates so connections and per-endpoint state (outstanding calls, weights) survive an EDS
+// change. An endpoint whose address list changed is a new endpoint (A61 accepts that churn).
 
 import type { ConnectivityState, LbEndpoint, LbHelper, Subchannel } from "../lb-policy.js";
 
@@ -34,8 +35,10 @@ export function createEndpointSubchannels<S>(
   onState: (entry: EndpointEntry<S>, state: ConnectivityState) => void,
 ): EndpointSubchannels<S> {
   let entries: EndpointEntry<S>[] = [];
-  const byKey = new Map<string, { entry: EndpointEntry<S>; unwatch: () => void }>();
+  const byKey = new Map<string, { entry: EndpointEntry<S>; addresses: string; unwatch: () => void }>();
   let closed = false;
+  /** Entries whose subchannel last reported READY (to tell a lost connection from a backoff ending). */
+  const ready = new WeakSet<EndpointEntry<S>>();
 
   return {
     get entries() {
@@ -56,15 +59,26 @@ export function createEndpointSubchannels<S>(
           continue;
         }
         weights.set(key, weight);
+        const addresses = endpoint.addresses.join(",");
         let slot = byKey.get(key);
+        if (slot !== undefined && slot.addresses !== addresses) {
+          slot.unwatch();
+          slot.entry.subchannel.close();
+          slot = undefined;
+        }
         if (slot === undefined) {
           changed = true;
-          const subchannel = helper.createSubchannel(key, endpoint);
+          const subchannel = helper.createEndpointSubchannel(endpoint);
           const entry: EndpointEntry<S> = { key, endpoint, weight, subchannel, data: createData(key) };
           const unwatch = subchannel.watch((state) => {
-            if (!closed && byKey.get(key)?.entry === entry) onState(entry, state);
+            if (closed || byKey.get(key)?.entry !== entry) return;
+            // A failed or lost connection may mean the addresses changed (a DNS cluster resolves again).
+            if (state === "TRANSIENT_FAILURE" || (state === "IDLE" && ready.has(entry))) helper.requestReresolution();
+            if (state === "READY") ready.add(entry);
+            else ready.delete(entry);
+            onState(entry, state);
           });
-          slot = { entry, unwatch };
+          slot = { entry, addresses, unwatch };
           byKey.set(key, slot);
         }
         slot.entry.endpoint = endpoint;

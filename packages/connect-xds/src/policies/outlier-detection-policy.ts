@@ -116,6 +116,7 @@ function wrapSubchannel(inner: Subchannel, isEjected: () => boolean): WrappedSub
       return () => listeners.delete(listener);
     },
     requestConnection: () => inner.requestConnection(),
+    watchLoadReports: (listener) => inner.watchLoadReports?.(listener) ?? (() => {}),
     close() {
       unwatch();
       listeners.clear();
@@ -164,27 +165,29 @@ function createOutlierDetectionPolicy(helper: LbHelper): LbPolicy<OutlierDetecti
     return result;
   }
 
+  /** Tracks `inner` under `address` (an endpoint's first address, A61: ejection is per endpoint). */
+  function track(inner: Subchannel, address: string): Subchannel {
+    const sub = wrapSubchannel(inner, () => detector?.isEjected(address) ?? false);
+    let set = wrapped.get(address);
+    if (set === undefined) {
+      set = new Set();
+      wrapped.set(address, set);
+    }
+    set.add(sub);
+    const close = sub.close;
+    return Object.assign(sub, {
+      close() {
+        set?.delete(sub);
+        close();
+      },
+    });
+  }
+
   const childHelper: LbHelper = {
     ...helper,
-    createSubchannel(address, endpoint) {
-      const sub = wrapSubchannel(
-        helper.createSubchannel(address, endpoint),
-        () => detector?.isEjected(address) ?? false,
-      );
-      let set = wrapped.get(address);
-      if (set === undefined) {
-        set = new Set();
-        wrapped.set(address, set);
-      }
-      set.add(sub);
-      const close = sub.close;
-      return Object.assign(sub, {
-        close() {
-          set?.delete(sub);
-          close();
-        },
-      });
-    },
+    createSubchannel: (address, endpoint) => track(helper.createSubchannel(address, endpoint), address),
+    createEndpointSubchannel: (endpoint) =>
+      track(helper.createEndpointSubchannel(endpoint), endpoint.addresses[0] ?? ""),
     updateState(state, picker) {
       const wrappedPicker: Picker = {
         pick(info): PickResult {

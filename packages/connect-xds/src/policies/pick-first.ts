@@ -1,7 +1,9 @@
-// pick_first (A62): the endpoints' addresses in order (shuffled first when `shuffleAddressList`), tried one at a time
-// until one connects; then only that one is used and the others are closed. When it disconnects the policy goes IDLE
-// and reconnects on the next pick. After every address failed it reports TRANSIENT_FAILURE and stays there (sticky)
-// while it keeps retrying each address as its backoff ends, until one is READY.
+// pick_first (A62, A61): the endpoints' addresses flattened in order (the endpoints shuffled first when
+// `shuffleAddressList`), the two address families interleaved, then one Happy Eyeballs pass: each address is tried
+// in turn, and the next one starts when the attempt fails or after the Connection Attempt Delay (250 ms) with the
+// earlier attempts still running. The first connection READY is used and the others are closed. Once every address
+// failed in the pass the policy reports TRANSIENT_FAILURE and stays there (sticky) while every address retries as its
+// backoff ends, until one is READY. A lost connection makes the policy IDLE until a pick asks for a new one.
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
   type CompletePick,
@@ -22,23 +24,53 @@ export interface PickFirstConfig {
   readonly shuffleAddressList: boolean;
 }
 
+/** RFC 8305's default Connection Attempt Delay (A61). */
+export const CONNECTION_ATTEMPT_DELAY_MS = 250;
+
 interface Attempt {
   readonly subchannel: Subchannel;
   unwatch: () => void;
 }
 
+/** `host:port` of an IPv6 address is written `[v6]:port`; anything else counts as IPv4 (A61 interleaving). */
+const isIpv6 = (address: string) => address.startsWith("[");
+
+/**
+ * RFC 8305 section 4 as A61 applies it to the flattened list: addresses of the first address's family and of the
+ * other family alternate, each family in its own order; what one family has left over comes last.
+ */
+export function interleaveFamilies(addresses: readonly string[]): string[] {
+  const first = addresses[0];
+  if (first === undefined) return [];
+  const same: string[] = [];
+  const other: string[] = [];
+  for (const address of addresses) (isIpv6(address) === isIpv6(first) ? same : other).push(address);
+  const out: string[] = [];
+  for (let i = 0; i < Math.max(same.length, other.length); i++) {
+    if (i < same.length) out.push(same[i]!);
+    if (i < other.length) out.push(other[i]!);
+  }
+  return out;
+}
+
+type Mode = "pass" | "failed" | "selected" | "idle";
+
 class PickFirst implements LbPolicy<PickFirstConfig> {
   private attempts: Attempt[] = [];
-  /** Index of the address being tried in the current pass. */
+  private mode: Mode = "pass";
+  /** The address last started in the current pass. */
   private index = 0;
+  /** Attempts that failed at least once in the current pass. */
+  private failedInPass = new Set<Attempt>();
+  /** Failures seen in sticky TRANSIENT_FAILURE since re-resolution was last asked (A61). */
+  private failures = 0;
+  private timer: unknown;
   private selected: Attempt | undefined;
-  /** Every address failed since the last READY (sticky TRANSIENT_FAILURE). */
+  /** TRANSIENT_FAILURE was reported and no address has been READY since (sticky, A62). */
   private failed = false;
-  /** The selected connection was lost and no pick has asked for a new one yet. */
-  private idle = false;
   private closed = false;
   private note: string | undefined;
-  /** The addresses of the last update, in order, each with its endpoint. */
+  /** The addresses of the last update, in the order they are tried, each with its endpoint. */
   private pairs: [string, LbEndpoint][] = [];
 
   constructor(private readonly helper: LbHelper) {}
@@ -54,27 +86,22 @@ class PickFirst implements LbPolicy<PickFirstConfig> {
       }
       ordered = copy;
     }
-    const pairs: [string, LbEndpoint][] = [];
-    const seen = new Set<string>();
+    const endpointOf = new Map<string, LbEndpoint>();
     for (const endpoint of ordered) {
-      for (const address of endpoint.addresses) {
-        if (seen.has(address)) continue;
-        seen.add(address);
-        pairs.push([address, endpoint]);
-      }
+      for (const address of endpoint.addresses) if (!endpointOf.has(address)) endpointOf.set(address, endpoint);
     }
+    this.pairs = interleaveFamilies([...endpointOf.keys()]).map((address) => [address, endpointOf.get(address)!]);
     // A62: a selected address still in the list stays selected.
-    if (this.selected !== undefined && seen.has(this.selected.subchannel.address)) {
-      const keep = this.selected;
+    const keep = this.selected;
+    if (keep !== undefined && endpointOf.has(keep.subchannel.address)) {
       for (const attempt of this.attempts) if (attempt !== keep) this.drop(attempt);
       this.attempts = [keep];
       return;
     }
-    this.pairs = pairs;
     this.connectAll();
   }
 
-  /** Subchannels for every address of the last update (existing ones kept), then a pass from the first. */
+  /** Subchannels for every address of the last update (existing ones kept), then a new pass from the first. */
   private connectAll(): void {
     const old = new Map(this.attempts.map((attempt) => [attempt.subchannel.address, attempt]));
     this.attempts = this.pairs.map(([address, endpoint]) => {
@@ -89,8 +116,8 @@ class PickFirst implements LbPolicy<PickFirstConfig> {
     });
     for (const attempt of old.values()) this.drop(attempt);
     this.selected = undefined;
-    this.idle = false;
     if (this.attempts.length === 0) {
+      this.stopTimer();
       const why = `no addresses${this.note === undefined ? "" : ` (${this.note})`}`;
       this.helper.updateState("TRANSIENT_FAILURE", failingPicker(new ConnectError(why, Code.Unavailable)));
       return;
@@ -99,38 +126,73 @@ class PickFirst implements LbPolicy<PickFirstConfig> {
   }
 
   private startPass(): void {
+    this.stopTimer();
+    this.mode = "pass";
     this.index = 0;
+    this.failedInPass.clear();
     if (!this.failed) this.helper.updateState("CONNECTING", queuePicker);
     this.tryCurrent();
   }
 
-  /** Connects the address at `index`, or selects it if it is already READY (a shared connection). */
+  /**
+   * A61: starts the attempt at `index` (READY: selected; IDLE: connect; CONNECTING: counted as started; in
+   * TRANSIENT_FAILURE it is backing off from a failure, which counts as this pass's attempt) and, unless it is the
+   * last, arms the Connection Attempt Delay.
+   */
   private tryCurrent(): void {
     const attempt = this.attempts[this.index];
     if (attempt === undefined) return;
     const state = attempt.subchannel.state;
-    if (state === "READY") this.select(attempt);
-    else if (state === "IDLE") attempt.subchannel.requestConnection();
-    else if (state === "TRANSIENT_FAILURE") this.advance();
+    if (state === "READY") {
+      this.select(attempt);
+      return;
+    }
+    if (state === "TRANSIENT_FAILURE") {
+      this.failedInPass.add(attempt);
+      this.advance();
+      return;
+    }
+    if (state === "IDLE") attempt.subchannel.requestConnection();
+    if (this.mode !== "pass" || this.attempts[this.index] !== attempt) return;
+    if (this.index < this.attempts.length - 1) {
+      this.timer = this.helper.clock.setTimeout(() => {
+        this.timer = undefined;
+        if (!this.closed && this.mode === "pass") this.advance();
+      }, CONNECTION_ATTEMPT_DELAY_MS);
+    }
   }
 
   private advance(): void {
-    this.index++;
-    if (this.index < this.attempts.length) {
-      this.tryCurrent();
-      return;
-    }
-    // Every address failed in this pass: sticky TRANSIENT_FAILURE; each retries when its backoff ends.
+    this.stopTimer();
+    if (this.index < this.attempts.length) this.index++;
+    if (this.index < this.attempts.length) this.tryCurrent();
+    else this.checkPassDone();
+  }
+
+  /** The pass ends once every address was started and every one failed at least once. */
+  private checkPassDone(): void {
+    if (this.mode !== "pass" || this.index < this.attempts.length) return;
+    for (const attempt of this.attempts) if (!this.failedInPass.has(attempt)) return;
+    this.mode = "failed";
     this.failed = true;
-    const error = this.attempts[this.attempts.length - 1]?.subchannel.lastError;
-    const why = `failed to connect to all ${this.attempts.length} addresses; last error: ${error?.message ?? "unknown"}`;
-    this.helper.updateState("TRANSIENT_FAILURE", failingPicker(new ConnectError(why, Code.Unavailable)));
+    this.failures = 0;
+    this.publishFailure();
+    this.helper.requestReresolution();
     for (const attempt of this.attempts)
       if (attempt.subchannel.state === "IDLE") attempt.subchannel.requestConnection();
   }
 
+  private publishFailure(): void {
+    let error: Error | undefined;
+    for (const attempt of this.attempts) error = attempt.subchannel.lastError ?? error;
+    const why = `failed to connect to all ${this.attempts.length} addresses; last error: ${error?.message ?? "unknown"}`;
+    this.helper.updateState("TRANSIENT_FAILURE", failingPicker(new ConnectError(why, Code.Unavailable)));
+  }
+
   private select(attempt: Attempt): void {
+    this.stopTimer();
     this.selected = attempt;
+    this.mode = "selected";
     this.failed = false;
     for (const other of this.attempts) if (other !== attempt) this.drop(other);
     this.attempts = [attempt];
@@ -142,28 +204,44 @@ class PickFirst implements LbPolicy<PickFirstConfig> {
     if (this.closed || !this.attempts.includes(attempt)) return;
     if (this.selected === attempt) {
       if (state !== "READY") {
-        // A62: the connection was lost; go IDLE and reconnect when a call needs it.
+        // The connection was lost: IDLE until a call needs a new one (A62), and the resolver may know better now.
         this.selected = undefined;
-        this.idle = true;
+        this.mode = "idle";
         this.helper.updateState(
           "IDLE",
           idlePicker(() => this.exitIdle()),
         );
+        this.helper.requestReresolution();
       }
       return;
     }
     if (state === "READY") {
       this.select(attempt);
-    } else if (this.failed) {
+    } else if (this.mode === "failed") {
       if (state === "IDLE") attempt.subchannel.requestConnection();
-    } else if (state === "TRANSIENT_FAILURE" && this.attempts[this.index] === attempt) {
-      this.advance();
+      else if (state === "TRANSIENT_FAILURE") {
+        this.publishFailure();
+        if (++this.failures >= this.attempts.length) {
+          this.failures = 0;
+          this.helper.requestReresolution();
+        }
+      }
+    } else if (this.mode === "pass" && state === "TRANSIENT_FAILURE") {
+      this.failedInPass.add(attempt);
+      if (this.attempts[this.index] === attempt) this.advance();
+      else this.checkPassDone();
     }
   }
 
   exitIdle(): void {
-    if (this.closed || !this.idle) return;
+    if (this.closed || this.mode !== "idle") return;
     this.connectAll();
+  }
+
+  private stopTimer(): void {
+    if (this.timer === undefined) return;
+    this.helper.clock.clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   private drop(attempt: Attempt): void {
@@ -173,6 +251,7 @@ class PickFirst implements LbPolicy<PickFirstConfig> {
 
   close(): void {
     this.closed = true;
+    this.stopTimer();
     for (const attempt of this.attempts) this.drop(attempt);
     this.attempts = [];
     this.selected = undefined;

@@ -22,10 +22,23 @@ export interface RetryCallBuffer {
   release(): void;
 }
 
-export function createRetryBufferPool(
-  perCallLimitBytes = DEFAULT_PER_CALL_RETRY_BUFFER_BYTES,
-  channelLimitBytes = DEFAULT_CHANNEL_RETRY_BUFFER_BYTES,
-): RetryBufferPool {
+/** The limits of a transport's retry buffer; unset ones take the defaults above. */
+export interface RetryBufferLimits {
+  readonly perCallBytes?: number;
+  readonly totalBytes?: number;
+}
+
+function limit(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new RangeError(`retryBufferLimits.${name} must be a whole number of bytes >= 0, not ${value}`);
+  }
+  return value;
+}
+
+export function createRetryBufferPool(limits: RetryBufferLimits = {}): RetryBufferPool {
+  const perCallLimitBytes = limit(limits.perCallBytes, DEFAULT_PER_CALL_RETRY_BUFFER_BYTES, "perCallBytes");
+  const channelLimitBytes = limit(limits.totalBytes, DEFAULT_CHANNEL_RETRY_BUFFER_BYTES, "totalBytes");
   let used = 0;
   return {
     get usedBytes() {

@@ -140,7 +140,8 @@ describe("retry throttle (A6)", () => {
 
 describe("retry buffer (A6)", () => {
   it("refuses what passes the per-call or the channel limit and frees a call's bytes once", () => {
-    const pool = createRetryBufferPool(100, 150);
+    const pool = createRetryBufferPool({ perCallBytes: 100, totalBytes: 150 });
+    expect(() => createRetryBufferPool({ perCallBytes: -1 })).toThrow(/perCallBytes/);
     const a = pool.open();
     const b = pool.open();
     expect(a.reserve(60)).toBe(true);

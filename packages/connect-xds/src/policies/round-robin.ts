@@ -1,4 +1,4 @@
-// round_robin: one subchannel per endpoint (its first address), every one kept connecting, picks rotating over the
+// round_robin: one subchannel per endpoint (A61: all its addresses, see endpoint-subchannel.ts), every one kept connecting, picks rotating over the
 // READY ones from a random start. An endpoint that failed stays TRANSIENT_FAILURE for the aggregate until it is READY
 // again (gRPC's sticky TRANSIENT_FAILURE), so a flapping backend does not make the policy report CONNECTING.
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -16,6 +16,8 @@ import {
 } from "../lb-policy.js";
 
 interface Entry {
+  /** The endpoint's addresses in order: a change makes it a new endpoint (a new subchannel). */
+  readonly addresses: string;
   readonly subchannel: Subchannel;
   readonly pick: CompletePick;
   /** The state the aggregate counts: the subchannel's, with TRANSIENT_FAILURE kept until READY. */
@@ -51,13 +53,15 @@ class RoundRobin implements LbPolicy {
     for (const endpoint of endpoints) {
       const address = endpoint.addresses[0];
       if (address === undefined || next.has(address)) continue;
+      const addresses = endpoint.addresses.join(",");
       const existing = this.entries.get(address);
-      if (existing !== undefined) {
+      if (existing !== undefined && existing.addresses === addresses) {
         next.set(address, existing);
         continue;
       }
-      const subchannel = this.helper.createSubchannel(address, endpoint);
+      const subchannel = this.helper.createEndpointSubchannel(endpoint);
       const entry: Entry = {
+        addresses,
         subchannel,
         pick: Object.freeze({ type: "complete", subchannel }),
         state: subchannel.state,
@@ -80,6 +84,9 @@ class RoundRobin implements LbPolicy {
 
   private onStateChange(entry: Entry, state: ConnectivityState): void {
     if (this.closed || this.entries.get(entry.subchannel.address) !== entry) return;
+    // A connection that failed or was lost may mean the addresses changed (a DNS cluster resolves again).
+    if (state === "TRANSIENT_FAILURE" || (state === "IDLE" && entry.state === "READY"))
+      this.helper.requestReresolution();
     if (state === "IDLE") entry.subchannel.requestConnection();
     if (entry.state === "TRANSIENT_FAILURE" && state !== "READY") return;
     entry.state = state;

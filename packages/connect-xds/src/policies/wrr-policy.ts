@@ -1,8 +1,9 @@
 // client_side_weighted_round_robin (A58) with the A78 metrics: every endpoint kept connected, READY ones picked by
-// the static stride scheduler over weights from their per-call ORCA reports, weights recomputed every
-// weight_update_period. See docs/decisions.md#policies-wrr.
+// the static stride scheduler over weights from their ORCA reports (per call, or out of band on each endpoint's
+// connection with enable_oob_load_report), weights recomputed every weight_update_period. See docs/decisions.md#policies-wrr.
 
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { OrcaLoadReport } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
 import type { CallEndInfo, CompletePick, LbHelper, LbPolicy, LbPolicyFactory, Picker } from "../lb-policy.js";
 import { failingPicker } from "../lb-policy.js";
 import {
@@ -51,7 +52,9 @@ function createWrrPolicy(helper: LbHelper): LbPolicy<WrrConfig> {
   let closed = false;
   let picker: WrrPicker | undefined;
   let timer: unknown;
-  let warnedOob = false;
+  // A58/A51: each endpoint's out-of-band report subscription while enable_oob_load_report is on, and its period.
+  const oob = new Map<EndpointEntry<EndpointData>, () => void>();
+  let oobPeriodMs: number | undefined;
   // One sequence for the policy's life, started at random so clients do not move in step (A58).
   const sequence = createSequence(Math.floor(helper.random() * 0x1_0000_0000));
 
@@ -85,6 +88,34 @@ function createWrrPolicy(helper: LbHelper): LbPolicy<WrrConfig> {
     helper.updateState(state, picker);
   }
 
+  /** Subscribes every endpoint to its out-of-band reports when the config asks, at its period; unsubscribes the rest. */
+  function syncOob(): void {
+    const period = config?.enableOobLoadReport === true ? config.oobReportingPeriodMs : undefined;
+    if (period !== oobPeriodMs) {
+      for (const stop of oob.values()) stop();
+      oob.clear();
+      oobPeriodMs = period;
+    }
+    if (period === undefined) return;
+    const current = new Set(list.entries);
+    for (const [entry, stop] of oob) {
+      if (current.has(entry)) continue;
+      stop();
+      oob.delete(entry);
+    }
+    for (const entry of list.entries) {
+      if (oob.has(entry)) continue;
+      const weight = entry.data.weight;
+      const listener = {
+        intervalMs: period,
+        onReport: (report: OrcaLoadReport) => {
+          if (config !== undefined) weight.onLoadReport(report, helper.clock.now(), config.errorUtilizationPenalty);
+        },
+      };
+      oob.set(entry, entry.subchannel.watchLoadReports?.(listener) ?? (() => {}));
+    }
+  }
+
   function schedule(): void {
     if (closed || config === undefined) return;
     timer = helper.clock.setTimeout(() => {
@@ -98,13 +129,8 @@ function createWrrPolicy(helper: LbHelper): LbPolicy<WrrConfig> {
       const periodChanged = config?.weightUpdatePeriodMs !== update.config.weightUpdatePeriodMs;
       config = update.config;
       note = update.resolutionNote;
-      if (config.enableOobLoadReport && !warnedOob) {
-        warnedOob = true;
-        helper.logger.warn(
-          "[weighted_round_robin] enable_oob_load_report is not supported yet: weights come from per-call reports only",
-        );
-      }
       list.update(update.endpoints);
+      syncOob();
       for (const e of list.entries) if (e.subchannel.state === "IDLE") e.subchannel.requestConnection();
       publish();
       if (periodChanged) {
@@ -118,6 +144,8 @@ function createWrrPolicy(helper: LbHelper): LbPolicy<WrrConfig> {
     close() {
       closed = true;
       if (timer !== undefined) helper.clock.clearTimeout(timer);
+      for (const stop of oob.values()) stop();
+      oob.clear();
       list.close();
     },
   };

@@ -14,6 +14,8 @@ export interface Backend {
   readonly port: number;
   /** Calls served, by method name. */
   readonly calls: Map<string, number>;
+  /** HTTP/2 connections (sessions) accepted so far. */
+  readonly sessions: number;
   close(): Promise<void>;
 }
 
@@ -66,7 +68,9 @@ export async function startBackend(name: string, options: BackendOptions = {}): 
     }),
   );
   const sessions = new Set<http2.ServerHttp2Session>();
+  let accepted = 0;
   server.on("session", (session) => {
+    accepted++;
     sessions.add(session);
     session.on("error", () => {});
     session.on("close", () => sessions.delete(session));
@@ -81,6 +85,9 @@ export async function startBackend(name: string, options: BackendOptions = {}): 
     address: `127.0.0.1:${port}`,
     port,
     calls,
+    get sessions() {
+      return accepted;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -1,5 +1,7 @@
 // A helper for driving policies by hand: subchannels whose state the test sets, a virtual clock, and a record of
 // every state and picker the policy published.
+
+import { createEndpointSubchannel, type EndpointSubchannelBase } from "../../src/endpoint-subchannel.js";
 import {
   builtinLbPolicies,
   type ConnectivityState,
@@ -11,6 +13,7 @@ import {
   type PickResult,
   type Subchannel,
 } from "../../src/index.js";
+import { createWorkSerializer } from "../../src/work-serializer.js";
 
 export class FakeSubchannel implements Subchannel {
   state: ConnectivityState = "IDLE";
@@ -72,6 +75,8 @@ export class VirtualClock {
 export interface Harness {
   readonly helper: LbHelper;
   readonly clock: VirtualClock;
+  /** How many times the policy asked for re-resolution. */
+  readonly reresolutions: number;
   /** Every subchannel created, in order. */
   readonly subchannels: FakeSubchannel[];
   readonly published: { state: ConnectivityState; picker: Picker }[];
@@ -93,13 +98,12 @@ export function createHarness(random: () => number = Math.random): Harness {
   const clock = new VirtualClock();
   const subchannels: FakeSubchannel[] = [];
   const published: { state: ConnectivityState; picker: Picker }[] = [];
-  const helper: LbHelper = {
+  const base: EndpointSubchannelBase = {
     createSubchannel(address, endpoint) {
       const subchannel = new FakeSubchannel(address, endpoint);
       subchannels.push(subchannel);
       return subchannel;
     },
-    updateState: (state, picker) => published.push({ state, picker }),
     registry: createLbPolicyRegistry(builtinLbPolicies),
     logger: { error() {}, warn() {}, info() {}, debug() {} },
     clock,
@@ -108,7 +112,22 @@ export function createHarness(random: () => number = Math.random): Harness {
     target: "xds:///test",
     metrics: { addCounter() {}, recordHistogram() {} },
   };
+  const serializer = createWorkSerializer((error) => {
+    throw error;
+  });
+  let reresolutions = 0;
+  const helper: LbHelper = {
+    ...base,
+    createEndpointSubchannel: (endpoint) => createEndpointSubchannel(endpoint, base, serializer),
+    requestReresolution: () => {
+      reresolutions++;
+    },
+    updateState: (state, picker) => published.push({ state, picker }),
+  };
   return {
+    get reresolutions() {
+      return reresolutions;
+    },
     helper,
     clock,
     subchannels,

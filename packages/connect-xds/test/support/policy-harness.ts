@@ -55,6 +55,8 @@ export function createHarness(
       subchannels.set(address, sub);
       return sub;
     },
+    createEndpointSubchannel: (endpoint) => helper.createSubchannel(endpoint.addresses[0] ?? "", endpoint),
+    requestReresolution: noop,
     updateState(state, p) {
       states.push(state);
       picker = p;

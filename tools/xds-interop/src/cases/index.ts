@@ -1,5 +1,6 @@
 // Every case of doc/xds-test-descriptions.md that the driver runs, in the document's order, then issue 21's.
 import type { InteropCase } from "../driver.js";
+import { aggregateClusterDnsFallback } from "./clusters.js";
 import {
   removeInstanceGroup,
   secondaryLocalityGetsNoRequestsOnPartialPrimaryFailure,
@@ -22,4 +23,5 @@ export const INTEROP_CASES: readonly InteropCase[] = [
   pathMatching,
   headerMatching,
   ...POLICY_CASES,
+  aggregateClusterDnsFallback,
 ];
