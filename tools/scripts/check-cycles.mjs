@@ -17,6 +17,7 @@ const madge = [
   "madge",
   "--circular",
   "--no-spinner",
+  "--no-color",
   "--extensions",
   "ts",
   "--ts-config",

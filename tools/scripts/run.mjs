@@ -2,15 +2,20 @@
 // The two commands of the README: `npm test` and `npm run demo`.
 // Works on a machine with only Node 20 and npm: it fetches the pinned pnpm into .tools/ when the one on PATH is
 // missing or another version, installs the workspace from the lockfile, then runs the gates, or the demo.
-import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { clearTestReports, collectTestCounts } from "./test-report.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const rootPackage = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 const pnpmVersion = rootPackage.packageManager.replace(/^pnpm@/, "");
 const env = { ...process.env, TURBO_TELEMETRY_DISABLED: "1", DO_NOT_TRACK: "1", NO_COLOR: process.env.NO_COLOR ?? "1" };
+// NO_COLOR (https://no-color.org) is not read by biome and turbo (its task prefixes): tell them.
+const noColor = Boolean(env.NO_COLOR);
+const turboColor = noColor ? ["--no-color"] : [];
 
 function run(command, args, options = {}) {
   const result = spawnSync(command, args, {
@@ -49,31 +54,6 @@ function hasGitRef(ref) {
   return run("git", ["rev-parse", "--verify", "--quiet", ref], { capture: true }).status === 0;
 }
 
-function collectTestCounts() {
-  let passed = 0;
-  let failed = 0;
-  for (const group of ["packages", "tools", "examples"]) {
-    const dir = join(root, group);
-    if (!existsSync(dir)) continue;
-    for (const name of readdirSync(dir)) {
-      const file = join(dir, name, ".vitest-result.json");
-      if (!existsSync(file)) continue;
-      const report = JSON.parse(readFileSync(file, "utf8"));
-      passed += report.numPassedTests ?? 0;
-      failed += (report.numFailedTests ?? 0) + (report.numFailedTestSuites ?? 0);
-    }
-  }
-  return { passed, failed };
-}
-
-function clearTestReports() {
-  for (const group of ["packages", "tools", "examples"]) {
-    const dir = join(root, group);
-    if (!existsSync(dir)) continue;
-    for (const name of readdirSync(dir)) rmSync(join(dir, name, ".vitest-result.json"), { force: true });
-  }
-}
-
 function install() {
   ensurePnpm();
   log("pnpm install --frozen-lockfile");
@@ -88,7 +68,7 @@ function test() {
     if (run(command, args).status !== 0) failedGates.push(name);
   };
   const inGit = existsSync(join(root, ".git"));
-  gate("lint (biome)", "pnpm", ["exec", "biome", "ci", "."]);
+  gate("lint (biome)", "pnpm", ["exec", "biome", "ci", ...(noColor ? ["--colors=off"] : []), "."]);
   gate("buf lint", "pnpm", ["exec", "buf", "lint"]);
   gate("buf format", "pnpm", ["exec", "buf", "format", "--diff", "--exit-code"]);
   if (inGit && hasGitRef("main") && run("git", ["cat-file", "-e", "main:proto"], { capture: true }).status === 0) {
@@ -105,10 +85,12 @@ function test() {
     "--against",
     "tools/proto-compat/baseline.binpb",
   ]);
-  gate("generate", "pnpm", ["exec", "turbo", "run", "generate", "--output-logs=errors-only"]);
+  gate("generate", "pnpm", ["exec", "turbo", "run", "generate", "--output-logs=errors-only", ...turboColor]);
   if (inGit) {
     log("generated code matches proto/");
-    const generated = ["packages/protos/src/gen", "packages/xds-client/src/gen"];
+    // Each generated tree: packages/protos (from proto/), xds-client's wire views (from its views.json) and
+    // the xDS interop tool's test service.
+    const generated = ["packages/protos/src/gen", "packages/xds-client/src/gen", "tools/xds-interop/src/gen"];
     const status = run("git", ["status", "--porcelain", "--", ...generated], { capture: true });
     if (status.stdout.trim() !== "") {
       process.stdout.write(
@@ -118,7 +100,7 @@ function test() {
     }
   }
   gate("no import cycles (madge)", "node", ["tools/scripts/check-cycles.mjs"]);
-  clearTestReports();
+  clearTestReports(root);
   const TURBO_GATE = "typecheck, build and test (turbo)";
   gate(TURBO_GATE, "pnpm", [
     "exec",
@@ -129,13 +111,14 @@ function test() {
     "test",
     "--continue",
     "--output-logs=new-only",
+    ...turboColor,
   ]);
   if (inGit && hasGitRef("main")) {
     gate("changeset status", "pnpm", ["exec", "changeset", "status", "--since=main"]);
   } else {
     log("changeset status: skipped (no main branch)");
   }
-  const { passed, failed } = collectTestCounts();
+  const { passed, failed } = collectTestCounts(root);
   const testsFailed = failed > 0;
   // Failed tests already count the turbo gate's failure; any other failed gate counts as one.
   const gateFailures = failedGates.filter((name) => !(testsFailed && name === TURBO_GATE)).length;
@@ -144,16 +127,52 @@ function test() {
   process.exit(failed + gateFailures > 0 ? 1 : 0);
 }
 
-function demo() {
+/**
+ * Builds what the demo runs (the demo and the packages it depends on) and says what it is doing: one line per task
+ * turbo runs, then the total. Turbo's own output is shown only when the build fails.
+ */
+async function buildForDemo() {
+  log("build: the demo and the packages it uses (about 2 minutes on 2 cores the first time; cached afterwards)");
+  const started = Date.now();
+  const args = ["exec", "turbo", "run", "build", "--filter=@xdskit/demo...", "--output-logs=new-only", ...turboColor];
+  const child = spawn("pnpm", args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  let built = 0;
+  let cached = 0;
+  const lines = createInterface({ input: child.stdout });
+  lines.on("line", (line) => {
+    output += `${line}\n`;
+    const task = /^(\S+):(\w+): cache (miss|hit|bypass)/.exec(line);
+    if (task?.[3] === "hit") cached++;
+    else if (task) {
+      built++;
+      process.stdout.write(`  ${task[2]} ${task[1]}\n`);
+    }
+  });
+  child.stderr.on("data", (chunk) => {
+    output += chunk;
+  });
+  const [code] = await Promise.all([
+    new Promise((resolve) => child.on("close", resolve)),
+    new Promise((resolve) => lines.on("close", resolve)),
+  ]);
+  if (code !== 0) {
+    process.stdout.write(output);
+    fail("build failed");
+  }
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  process.stdout.write(`  ${built} task(s) run, ${cached} already up to date, in ${seconds} s\n`);
+}
+
+async function demo() {
   install();
-  log("build");
-  if (run("pnpm", ["exec", "turbo", "run", "build", "--output-logs=errors-only"]).status !== 0) fail("build failed");
-  log("demo");
-  const result = run("pnpm", ["--filter", "@xdskit/demo", "run", "start"]);
+  await buildForDemo();
+  log("demo (about two seconds)");
+  const result = run("pnpm", ["--filter", "@xdskit/demo", "run", "--silent", "start"]);
   process.exit(result.status ?? 1);
 }
 
 const command = process.argv[2];
 if (command === "test") test();
-else if (command === "demo") demo();
+else if (command === "demo") await demo();
 else fail("usage: run.mjs test|demo");

@@ -1,8 +1,15 @@
-// `xdskit bootstrap check <file>`: validates a gRPC xDS bootstrap file as @xdskit/xds-client reads it, and lists
-// every problem with its JSON path.
+// `xdskit bootstrap check [file]`: validates a gRPC xDS bootstrap as @xdskit/xds-client reads it (the file given,
+// else GRPC_XDS_BOOTSTRAP, else GRPC_XDS_BOOTSTRAP_CONFIG), and lists every problem: a JSON syntax error by line
+// and column, a bad field by its JSON path, a certificate file that cannot be read. `--json` for scripts.
 import { readFile } from "node:fs/promises";
-import { dirname } from "node:path";
-import { type Bootstrap, BootstrapError, parseBootstrapText, type XdsServerConfig } from "@xdskit/xds-client";
+import type { Bootstrap, XdsServerConfig } from "@xdskit/xds-client";
+import {
+  type BootstrapProblem,
+  baseDirOf,
+  bootstrapFromEnv,
+  describeProblem,
+  readBootstrap,
+} from "./bootstrap-source.js";
 import { CliError, type CommandRun, ExitCode, UsageError } from "./command.js";
 
 function describeServer(server: XdsServerConfig): string {
@@ -11,7 +18,7 @@ function describeServer(server: XdsServerConfig): string {
   return `${server.serverUri} (${server.channelCredentials.type}${api})${features}`;
 }
 
-function summary(bootstrap: Bootstrap): string {
+function summary(bootstrap: Bootstrap): string[] {
   const lines = [
     `node: ${bootstrap.node.id || "(no id)"}${bootstrap.node.cluster ? `, cluster ${bootstrap.node.cluster}` : ""}`,
     ...bootstrap.xdsServers.map((server, i) => `xds_servers[${i}]: ${describeServer(server)}`),
@@ -21,26 +28,62 @@ function summary(bootstrap: Bootstrap): string {
     lines.push(`authority ${authority.name}: ${servers}`);
   }
   for (const name of bootstrap.certificateProviders.keys()) lines.push(`certificate provider: ${name}`);
-  return lines.map((line) => `  ${line}\n`).join("");
+  return lines;
 }
 
-export const run: CommandRun = async (positionals, _values, io) => {
-  if (positionals.length !== 1) throw new UsageError("expected one <file>");
-  const file = positionals[0]!;
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (error) {
-    throw new CliError(`cannot read ${file}: ${(error as Error).message}`);
+function serverJson(server: XdsServerConfig) {
+  return {
+    server_uri: server.serverUri,
+    channel_creds: server.channelCredentials.type,
+    api_type: server.apiType,
+    server_features: server.serverFeatures,
+  };
+}
+
+/** The JSON `--json` prints: `{ source, valid, problems: [{ path, message, line?, column? }], node?, ... }`. */
+function asJson(source: string, bootstrap: Bootstrap | undefined, problems: readonly BootstrapProblem[]): string {
+  const details = bootstrap
+    ? {
+        node: { id: bootstrap.node.id, cluster: bootstrap.node.cluster },
+        xds_servers: bootstrap.xdsServers.map(serverJson),
+        authorities: Object.fromEntries(
+          [...bootstrap.authorities.values()].map((a) => [
+            a.name,
+            { xds_servers: a.xdsServers?.map(serverJson) ?? null },
+          ]),
+        ),
+        certificate_providers: [...bootstrap.certificateProviders.keys()],
+      }
+    : {};
+  return `${JSON.stringify({ source, valid: problems.length === 0, problems, ...details }, null, 2)}\n`;
+}
+
+/** The bootstrap text to check and what to call it, from the argument or the environment. */
+async function bootstrapText(file: string | undefined, env: Readonly<Record<string, string | undefined>>) {
+  const found = file === undefined ? bootstrapFromEnv(env) : { file };
+  if (!found) throw new UsageError("expected a <file>, or GRPC_XDS_BOOTSTRAP or GRPC_XDS_BOOTSTRAP_CONFIG set");
+  if (!("file" in found)) return { source: found.name, text: found.text, baseDir: "." };
+  const text = await readFile(found.file, "utf8").catch((error: Error) => {
+    throw new CliError(`cannot read ${found.file}: ${error.message}`);
+  });
+  return { source: found.file, text, baseDir: baseDirOf(found.file) };
+}
+
+export const run: CommandRun = async (positionals, values, io) => {
+  if (positionals.length > 1) throw new UsageError("expected at most one <file>");
+  const { source, text, baseDir } = await bootstrapText(positionals[0], io.env);
+  const reading = await readBootstrap(text, baseDir);
+  const problems = reading.ok ? [] : reading.problems;
+  if (values.json) io.stdout(asJson(source, reading.ok ? reading.bootstrap : undefined, problems));
+  else if (reading.ok)
+    io.stdout(
+      `${source}: valid\n${summary(reading.bootstrap)
+        .map((l) => `  ${l}\n`)
+        .join("")}`,
+    );
+  else {
+    io.stdout(`${source}: ${problems.length} problem${problems.length === 1 ? "" : "s"}\n`);
+    for (const problem of problems) io.stdout(`  ${describeProblem(problem)}\n`);
   }
-  try {
-    const bootstrap = parseBootstrapText(text, { baseDir: dirname(file) });
-    io.stdout(`${file}: valid\n${summary(bootstrap)}`);
-    return ExitCode.ok;
-  } catch (error) {
-    if (!(error instanceof BootstrapError)) throw error;
-    io.stdout(`${file}: ${error.problems.length} problem${error.problems.length === 1 ? "" : "s"}\n`);
-    for (const problem of error.problems) io.stdout(`  ${problem}\n`);
-    return ExitCode.failure;
-  }
+  return reading.ok ? ExitCode.ok : ExitCode.failure;
 };

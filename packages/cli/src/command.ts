@@ -49,6 +49,23 @@ export function integerOption(values: Record<string, unknown>, name: string, fal
   return value;
 }
 
+const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000 };
+
+/**
+ * A duration option in milliseconds (`500ms`, `10s`, `1.5m`; a bare number is seconds, as grpcurl's `-max-time`),
+ * undefined when absent, or a UsageError naming it.
+ */
+export function durationOption(values: Record<string, unknown>, name: string): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  const match = typeof raw === "string" ? /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(raw) : null;
+  const ms = match ? Math.round(Number(match[1]) * DURATION_UNITS[match[2] ?? "s"]!) : Number.NaN;
+  if (!(ms > 0) || !Number.isSafeInteger(ms)) {
+    throw new UsageError(`--${name} must be a duration such as 500ms, 10s or 2m, got "${String(raw)}"`);
+  }
+  return ms;
+}
+
 /** Resolves after `ms`, or as soon as `signal` aborts. */
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -6,8 +6,9 @@ import { RELAY_USAGE } from "./relay-usage.js";
 const CSDS_USAGE = `Usage: xdskit csds <address> [options]
 
 Asks the CSDS service (envoy.service.status.v3.ClientStatusDiscoveryService) at <address> for the config of every
-xDS client it reports, and prints one table per client: type, name, status, version, last error.
-<address> is host:port or http://host:port (cleartext HTTP/2).
+xDS client it reports, and prints one table per client (per client scope): type, name, status, version, last
+error ("<version>: <details>": the version of the response the error came with; "-" when nothing was received).
+<address> is host:port or http://host:port (cleartext HTTP/2). \`xdskit serve\` answers CSDS too.
 
 Options:
   --json              print the ClientStatusResponse as proto JSON instead
@@ -17,52 +18,89 @@ Options:
   -h, --help
 `;
 
-const BOOTSTRAP_CHECK_USAGE = `Usage: xdskit bootstrap check <file>
+const BOOTSTRAP_CHECK_USAGE = `Usage: xdskit bootstrap check [file] [options]
 
-Validates a gRPC xDS bootstrap (JSON) as @xdskit/xds-client reads it. Prints a summary and exits 0 when it is
-valid; otherwise prints every problem with the JSON path of its field and exits 1.
+Validates a gRPC xDS bootstrap (JSON) as @xdskit/xds-client reads it: [file], or else the file GRPC_XDS_BOOTSTRAP
+names, or else the JSON in GRPC_XDS_BOOTSTRAP_CONFIG. Prints a summary and exits 0 when it is valid; otherwise
+prints every problem and exits 1: a JSON syntax error with its line and column, a bad field with its JSON path, a
+certificate file (TLS channel credentials, file_watcher certificate providers) that does not exist.
 
 Options:
+  --json              one JSON object: {source, valid, problems: [{path, message, line?, column?}], node?, ...}
   -h, --help
 `;
 
+const TARGET_OPTIONS = `  --bootstrap <file>  the gRPC xDS bootstrap (default: GRPC_XDS_BOOTSTRAP, then GRPC_XDS_BOOTSTRAP_CONFIG)
+  --server <host:port>  instead of a bootstrap: that server, cleartext, state of the world
+  --delta             with --server: incremental (delta) xDS
+  --node-id <id>      with --server: the node id (default xdskit-cli)`;
+
 const WATCH_USAGE = `Usage: xdskit watch <type> <name>... [options]
+       xdskit watch <type> '*' [options]
 
 Subscribes to xDS resources the way an xDS client does (ACK/NACK, validation, does-not-exist timer) and prints each
-update and error as it arrives, until Ctrl-C or --count events.
+update and error as it arrives, until Ctrl-C, --count events or --timeout.
 <type> is lds, rds, cds, eds, or a full type URL (type.googleapis.com/<message>) or message name known to xdskit.
+'*' (quoted) subscribes to every resource of the type (a wildcard) and prints each one as it arrives or changes.
 
 Options:
-  --bootstrap <file>  the gRPC xDS bootstrap (default: GRPC_XDS_BOOTSTRAP, then GRPC_XDS_BOOTSTRAP_CONFIG)
-  --server <host:port>  instead of a bootstrap: that server, cleartext, state of the world
-  --node-id <id>      the node id with --server (default xdskit-cli)
-  --json              one JSON object per line: {time, event, type, name, version?, resource?, code?, message?}
-  --count <n>         exit 0 after n events
+${TARGET_OPTIONS}
+  --json              one JSON object per line: {time, event, name, type, version?, resource?, code?, message?}
+  --count <n>         stop after n events
+  --timeout <d>       stop after d (500ms, 10s, 2m; a bare number is seconds)
   -h, --help
 
 Events: "resource" (a valid update), "error" (the resource is gone or unusable: does not exist, NACKed with nothing
 cached, unreachable server...), "ambient_error" (a problem that leaves the last resource in force).
+Exit code: 1 when any event was an error or an ambient error, or when --timeout came before --count events (or
+before any event); else 0. Ctrl-C exits 0.
+`;
+
+const LIST_USAGE = `Usage: xdskit list <type> [options]
+
+Prints the name of every resource of <type> the xDS server has, one per line, from one wildcard subscription (the
+first response answers). <type> as for watch. Invalid resources are named on stderr, with exit code 1.
+
+Options:
+${TARGET_OPTIONS}
+  --json              the answer as JSON: {type, version, resources: [{name, version, resource} or {name, error}]}
+  --timeout <d>       how long to wait for the answer, default 10s
+  -h, --help
 `;
 
 const SERVE_USAGE = `Usage: xdskit serve <dir> [options]
 
 Serves the xDS resources in <dir> (subfolders included) over ADS, state of the world and delta, and reloads them
-when a file changes. Files are .json, .yaml or .yml, each holding one resource, a list, or (YAML) several
-documents, in proto JSON with "@type":
+when a file changes (also after an atomic save: rename over the file, sed -i, editors). Files are .json, .yaml or
+.yml, each holding one resource, a list, or (YAML) several documents, in proto JSON with "@type":
 
   {"@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster", "name": "echo", "type": "EDS",
    "edsClusterConfig": {"edsConfig": {"ads": {}}}}
 
-A reload with any bad file keeps serving the previous resources and prints each problem (file[index]: reason).
-Unchanged resources keep their version, so clients see only what changed.
+Each reload prints what changed (added, changed, removed per type). A reload with any bad file keeps serving the
+previous resources and prints each problem (file[index]: reason). Unchanged resources keep their version, so
+clients see only what changed. NACKs from clients are printed on stderr.
+The same port serves CSDS (each client stream as the server sees it: xdskit csds <address>) and gRPC health
+(grpc.health.v1.Health).
 
 Options:
   --host <host>       default 127.0.0.1
   --port <port>       default 18000 (0: any free port)
+  --tls-cert <file>   serve TLS with this certificate (PEM) and --tls-key; files are reloaded when they change
+  --tls-key <file>    the certificate's private key (PEM)
+  --tls-ca <file>     mTLS: clients must present a certificate this CA signed
   --debounce-ms <n>   wait for the files to settle before reloading, default 100
-  --verbose           log the server's requests and responses to stderr
+  --verbose           on stderr, with the time: every stream opened and closed, request and response, with the
+                      client's node id, and the server's info log
   -h, --help
 `;
+
+const TARGET: CommandSpec["options"] = {
+  bootstrap: { type: "string" },
+  server: { type: "string" },
+  delta: { type: "boolean" },
+  "node-id": { type: "string" },
+};
 
 export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   csds: {
@@ -79,20 +117,20 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   "bootstrap check": {
     summary: "validate a bootstrap file, naming each bad field",
     usage: BOOTSTRAP_CHECK_USAGE,
-    options: {},
+    options: { json: { type: "boolean" } },
     load: async () => (await import("./bootstrap-command.js")).run,
   },
   watch: {
-    summary: "subscribe to resources and print each update and error",
+    summary: "subscribe to resources (or '*') and print each update and error",
     usage: WATCH_USAGE,
-    options: {
-      bootstrap: { type: "string" },
-      server: { type: "string" },
-      "node-id": { type: "string" },
-      json: { type: "boolean" },
-      count: { type: "string" },
-    },
+    options: { ...TARGET, json: { type: "boolean" }, count: { type: "string" }, timeout: { type: "string" } },
     load: async () => (await import("./watch-command.js")).run,
+  },
+  list: {
+    summary: "print the names of every resource of a type on a server",
+    usage: LIST_USAGE,
+    options: { ...TARGET, json: { type: "boolean" }, timeout: { type: "string" } },
+    load: async () => (await import("./list-command.js")).run,
   },
   serve: {
     summary: "serve the resources of a folder of JSON/YAML files, reloading on change",
@@ -102,6 +140,9 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       port: { type: "string" },
       "debounce-ms": { type: "string" },
       verbose: { type: "boolean" },
+      "tls-cert": { type: "string" },
+      "tls-key": { type: "string" },
+      "tls-ca": { type: "string" },
     },
     load: async () => (await import("./serve-command.js")).run,
   },

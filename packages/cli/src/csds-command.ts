@@ -10,10 +10,15 @@ import {
 import { CliError, type CommandRun, ExitCode, integerOption, sleep, UsageError } from "./command.js";
 import { messageToJson } from "./proto-json.js";
 
+/** Under tables with errors: how to read the last error column. */
+export const LAST_ERROR_LEGEND =
+  'last error: "<version>: <details>", the version of the response the error came with; "-" when nothing was received (the does-not-exist timer)';
+
 function renderClientStatus(response: ClientStatusResponse, json: boolean): string {
   if (json) return `${messageToJson(response, 2)}\n`;
   if (response.config.length === 0) return "no xDS clients\n";
-  return `${response.config.map(formatClientConfig).join("\n\n")}\n`;
+  const errors = response.config.some((c) => c.genericXdsConfigs.some((g) => g.errorState !== undefined));
+  return `${response.config.map(formatClientConfig).join("\n\n")}\n${errors ? `\n${LAST_ERROR_LEGEND}\n` : ""}`;
 }
 
 export const run: CommandRun = async (positionals, values, io) => {

@@ -8,10 +8,18 @@ import { AnySchema, anyUnpack } from "@bufbuild/protobuf/wkt";
 import { xdsRegistry } from "@xdskit/protos";
 import { parseAllDocuments } from "yaml";
 
-const RESOURCE_FILE = /\.(json|ya?ml)$/i;
+export const RESOURCE_FILE = /\.(json|ya?ml)$/i;
+
+/** One resource of the files, with what identifies it: its type and its name (`cluster_name` for endpoints). */
+export interface LoadedResource {
+  readonly message: Message;
+  readonly name: string;
+  /** `where` it was read: `file[index]`. */
+  readonly where: string;
+}
 
 export interface LoadedResources {
-  readonly resources: readonly Message[];
+  readonly resources: readonly LoadedResource[];
   /** `file[index]: problem`, one per resource that could not be read; empty when all were. */
   readonly problems: readonly string[];
   readonly files: number;
@@ -43,7 +51,7 @@ export async function loadResourceFiles(dir: string): Promise<LoadedResources> {
     .filter((entry) => entry.isFile() && RESOURCE_FILE.test(entry.name))
     .map((entry) => join(entry.parentPath, entry.name))
     .sort();
-  const resources: Message[] = [];
+  const resources: LoadedResource[] = [];
   const problems: string[] = [];
   const seen = new Map<string, string>();
   for (const path of paths) {
@@ -60,13 +68,14 @@ export async function loadResourceFiles(dir: string): Promise<LoadedResources> {
       const where = `${shown}[${index}]`;
       try {
         const message = toMessage(value);
-        const name =
-          (message as { name?: unknown; clusterName?: unknown }).clusterName ?? (message as { name?: unknown }).name;
-        const key = `${message.$typeName}/${String(name)}`;
+        const name = String(
+          (message as { clusterName?: unknown }).clusterName ?? (message as { name?: unknown }).name ?? "",
+        );
+        const key = `${message.$typeName}/${name}`;
         const first = seen.get(key);
-        if (first) throw new Error(`${message.$typeName} "${String(name)}" is also defined at ${first}`);
+        if (first) throw new Error(`${message.$typeName} "${name}" is also defined at ${first}`);
         seen.set(key, where);
-        resources.push(message);
+        resources.push({ message, name, where });
       } catch (error) {
         problems.push(`${where}: ${(error as Error).message}`);
       }

@@ -1,119 +1,123 @@
 // `xdskit watch <type> <name>...`: subscribes through @xdskit/xds-client and prints every update and error as it
-// arrives (what grpcurl is for gRPC, for xDS resources).
-import type { Message } from "@bufbuild/protobuf";
-import { typeNameOfUrl, xdsRegistry } from "@xdskit/protos";
+// arrives (what grpcurl is for gRPC, for xDS resources). `*` as the name watches every resource of the type on a
+// wildcard stream of its own (wildcard-stream.ts).
+import { ConnectError } from "@connectrpc/connect";
+import { createXdsClient, type ResourceType, statusCodeName, type XdsError } from "@xdskit/xds-client";
 import {
-  BootstrapError,
-  clusterResourceType,
-  createXdsClient,
-  endpointResourceType,
-  listenerResourceType,
-  type ResourceType,
-  routeConfigurationResourceType,
-  statusCodeName,
-  type XdsClient,
-  type XdsError,
-} from "@xdskit/xds-client";
-import { aborted, CliError, type CommandRun, ExitCode, integerOption, UsageError } from "./command.js";
-import { messageToJson, unpackAny } from "./proto-json.js";
+  aborted,
+  CliError,
+  type CliIo,
+  type CommandRun,
+  durationOption,
+  ExitCode,
+  integerOption,
+  UsageError,
+} from "./command.js";
+import { messageOf, resolveResourceType } from "./resource-types.js";
+import { createEventPrinter, type EventPrinter } from "./watch-events.js";
+import { runWildcard } from "./wildcard-stream.js";
+import { resolveXdsTarget, type XdsTarget } from "./xds-target.js";
 
-const SHORT_TYPES: Readonly<Record<string, ResourceType<unknown>>> = {
-  lds: listenerResourceType,
-  rds: routeConfigurationResourceType,
-  cds: clusterResourceType,
-  eds: endpointResourceType,
-};
-
-/** Any message type of the registry, decoded as is; its `name` field names the resource. */
-function genericResourceType(typeUrl: string): ResourceType<Message> {
-  return {
-    typeUrl,
-    typeName: typeNameOfUrl(typeUrl),
-    allResourcesRequiredInSotW: false,
-    decode(any) {
-      const message = unpackAny(any);
-      if (!message) return { ok: false, error: `cannot decode ${any.typeUrl}` };
-      const name = (message as { name?: unknown }).name;
-      if (typeof name !== "string" || name === "") return { ok: false, error: "no name field" };
-      return { ok: true, name, value: message };
-    },
-  };
-}
-
-function resolveResourceType(text: string): ResourceType<unknown> {
-  const short = SHORT_TYPES[text.toLowerCase()];
-  if (short) return short;
-  const typeName = typeNameOfUrl(text);
-  const known = Object.values(SHORT_TYPES).find((type) => typeNameOfUrl(type.typeUrl) === typeName);
-  if (known) return known;
-  if (!xdsRegistry.getMessage(typeName)) {
-    throw new UsageError(`unknown resource type "${text}": use lds, rds, cds, eds or a type URL known to xdskit`);
-  }
-  return genericResourceType(`type.googleapis.com/${typeName}`) as ResourceType<unknown>;
-}
-
-/** The decoded proto message behind an update: the four built-in types keep it as `raw`. */
-function messageOf(value: unknown): Message {
-  return ((value as { raw?: Message }).raw ?? value) as Message;
-}
-
-function bootstrapOption(values: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>) {
-  const server = values.server as string | undefined;
-  const file = values.bootstrap as string | undefined;
-  if (server !== undefined && file !== undefined) throw new UsageError("give --bootstrap or --server, not both");
-  if (server !== undefined) {
-    return {
-      bootstrap: {
-        xds_servers: [{ server_uri: server, channel_creds: [{ type: "insecure" }] }],
-        node: { id: (values["node-id"] as string | undefined) ?? "xdskit-cli" },
-      },
-      env,
-    };
-  }
-  // Through GRPC_XDS_BOOTSTRAP, the client reads the file and resolves its relative paths from the file's folder.
-  return { env: file === undefined ? env : { ...env, GRPC_XDS_BOOTSTRAP: file } };
-}
-
-export const run: CommandRun = async (positionals, values, io) => {
-  const [typeText, ...names] = positionals;
-  if (typeText === undefined || names.length === 0) throw new UsageError("expected <type> and at least one <name>");
-  const type = resolveResourceType(typeText);
-  const count = integerOption(values, "count", 0);
-  let client: XdsClient;
-  try {
-    client = createXdsClient({ ...bootstrapOption(values, io.env), target: "xdskit-cli" });
-  } catch (error) {
-    if (!(error instanceof BootstrapError)) throw error;
-    throw new CliError(`invalid bootstrap:\n${error.problems.map((p) => `  ${p}`).join("\n")}`);
-  }
-  const done = new AbortController();
-  let events = 0;
-  const print = (record: Record<string, unknown>, resource?: Message, detail?: string) => {
-    if (done.signal.aborted) return;
-    const time = new Date().toISOString();
-    if (values.json) {
-      const json = resource ? { resource: JSON.parse(messageToJson(resource)) } : {};
-      io.stdout(`${JSON.stringify({ time, ...record, type: type.typeUrl, ...json })}\n`);
-    } else {
-      const what =
-        record.event === "resource" ? `version ${record.version}` : `${record.event} ${record.code}: ${detail}`;
-      io.stdout(`[${time}] ${typeText} ${record.name}: ${what}\n${resource ? `${messageToJson(resource, 2)}\n` : ""}`);
-    }
-    if (count > 0 && ++events >= count) done.abort();
-  };
-  const describeError = (name: string, event: string, error: XdsError) =>
-    print({ event, name, code: statusCodeName(error.code), message: error.message }, undefined, error.detail);
+/** Watches each name through the client until `stop` aborts. */
+async function watchNames(
+  target: XdsTarget,
+  type: ResourceType<unknown>,
+  names: string[],
+  printer: EventPrinter,
+  stop: AbortSignal,
+) {
+  const client = createXdsClient({ ...target.clientOptions, target: "xdskit-cli" });
+  const printError = (name: string, event: "error" | "ambient_error", error: XdsError) =>
+    printer.print({ event, name, code: statusCodeName(error.code), message: error.message, detail: error.detail });
   const cancels = names.map((name) =>
     client.watch(type, name, {
       onResourceChanged(result) {
-        if (result.ok) print({ event: "resource", name, version: result.version }, messageOf(result.resource));
-        else describeError(name, "error", result.error);
+        if (stop.aborted) return;
+        if (result.ok)
+          printer.print({ event: "resource", name, version: result.version, resource: messageOf(result.resource) });
+        else printError(name, "error", result.error);
       },
-      onAmbientError: (error) => describeError(name, "ambient_error", error),
+      onAmbientError(error) {
+        if (!stop.aborted) printError(name, "ambient_error", error);
+      },
     }),
   );
-  await Promise.race([aborted(io.signal), aborted(done.signal)]);
+  await aborted(stop);
   for (const cancel of cancels) cancel();
   await client.close();
-  return ExitCode.ok;
+}
+
+/** Watches every resource of the type on a wildcard stream until `stop` aborts. */
+async function watchAll(target: XdsTarget, type: ResourceType<unknown>, printer: EventPrinter, stop: AbortSignal) {
+  let lastError: string | undefined;
+  await runWildcard({
+    bootstrap: target.bootstrap,
+    type,
+    signal: stop,
+    onUpdate(update) {
+      lastError = undefined;
+      for (const { name, version, result } of update.resources) {
+        if (stop.aborted) return;
+        if (result.ok) printer.print({ event: "resource", name, version, resource: messageOf(result.value) });
+        else
+          printer.print({
+            event: "error",
+            name,
+            code: "INVALID_ARGUMENT",
+            message: `invalid resource ${name}: ${result.error}`,
+          });
+      }
+      for (const name of update.removed) {
+        if (stop.aborted) return;
+        printer.print({
+          event: "error",
+          name,
+          code: "NOT_FOUND",
+          message: `resource ${name} was removed by the xDS server (version ${update.version})`,
+        });
+      }
+    },
+    onError(error) {
+      // The stream is opened again and again while the server is down: print a failure when it differs from the last.
+      const connect = ConnectError.from(error);
+      const message = `${statusCodeName(connect.code)}: ${connect.rawMessage}`;
+      if (stop.aborted || message === lastError) return;
+      lastError = message;
+      printer.print({ event: "error", name: "*", code: statusCodeName(connect.code), message: connect.rawMessage });
+    },
+  });
+}
+
+export const run: CommandRun = async (positionals, values, io: CliIo) => {
+  const [typeText, ...names] = positionals;
+  if (typeText === undefined || names.length === 0) throw new UsageError("expected <type> and at least one <name>");
+  const wildcard = names.includes("*");
+  if (wildcard && names.length > 1) throw new UsageError(`"*" watches every resource: give it alone`);
+  const type = resolveResourceType(typeText);
+  const count = integerOption(values, "count", 0);
+  const timeoutMs = durationOption(values, "timeout");
+  const target = await resolveXdsTarget(values, io.env);
+  const done = new AbortController();
+  const printer = createEventPrinter(io, {
+    typeText,
+    typeUrl: type.typeUrl,
+    json: values.json === true,
+    count,
+    onLimit: () => done.abort("count"),
+  });
+  const timer = timeoutMs === undefined ? undefined : setTimeout(() => done.abort("timeout"), timeoutMs);
+  const stop = AbortSignal.any([done.signal, io.signal]);
+  try {
+    if (wildcard) await watchAll(target, type, printer, stop);
+    else await watchNames(target, type, names, printer, stop);
+  } finally {
+    clearTimeout(timer);
+  }
+  // Ctrl-C ends a watch as asked; --count and --timeout end it with what the events add up to.
+  if (!done.signal.aborted) return ExitCode.ok;
+  if (done.signal.reason === "timeout" && (count > 0 || printer.printed === 0)) {
+    const got = count > 0 ? `${printer.printed} of ${count} events` : "no event";
+    throw new CliError(`timed out after ${values.timeout}: ${got}`);
+  }
+  return printer.sawError ? ExitCode.failure : ExitCode.ok;
 };

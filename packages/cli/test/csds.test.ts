@@ -1,7 +1,9 @@
 // `xdskit csds` against two CSDS servers on 127.0.0.1:
 //  - @grpc/grpc-js-xds's own (registered in @grpc/grpc-js's admin services, which nobody here wrote): a grpc-js
 //    channel resolves xds:///echo.test from our control plane, then the table shows its four resources ACKED;
-//  - ours (@xdskit/csds over an @xdskit/xds-client): the table, --json, and --watch printing again on a change.
+//  - ours (@xdskit/csds over an @xdskit/xds-client): the table, --json, and --watch printing again on a change;
+//  - ours with three clients of three targets (A71: one ClientConfig per client_scope): a table for each, in
+//    order, with its own node and resources, and every scope in --json.
 // Each step waits on the control plane's hooks for the ACKs before asking.
 import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
@@ -24,6 +26,34 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { killAll, runXdskit, startXdskit } from "./support/xdskit.js";
 
 const XDS_BOOTSTRAP_OPTION = "grpc.TEST_ONLY_DO_NOT_USE_IN_PROD.xds_bootstrap_config";
+
+/** A CSDS server (@xdskit/csds on node:http2) for `registry` on 127.0.0.1; `close` ends its sessions too. */
+async function serveCsds(registry: ReturnType<typeof createClientStatusRegistry>) {
+  const server = http2.createServer(connectNodeAdapter({ routes: clientStatusRoutes(registry) }));
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (session) => {
+    sessions.add(session);
+    session.on("close", () => sessions.delete(session));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close() {
+      for (const session of sessions) session.destroy();
+      server.close();
+    },
+  };
+}
+
+/** Resolves once `client` has a first answer (a resource or an error) for `name`. */
+function watched(client: XdsClient, type: typeof clusterResourceType | typeof listenerResourceType, name: string) {
+  return new Promise<void>((resolve) => {
+    client.watch(type as typeof clusterResourceType, name, {
+      onResourceChanged: () => resolve(),
+      onAmbientError: () => {},
+    });
+  });
+}
 
 /** The table rows after the title and header, with runs of spaces as one. */
 function rows(table: string): string[] {
@@ -103,9 +133,8 @@ describe("xdskit csds", () => {
 
   describe("against @xdskit/csds", () => {
     let client: XdsClient;
-    let csds: http2.Http2Server;
+    let csds: Awaited<ReturnType<typeof serveCsds>>;
     let address: string;
-    const sessions = new Set<http2.ServerHttp2Session>();
 
     beforeAll(async () => {
       client = createXdsClient({
@@ -117,31 +146,15 @@ describe("xdskit csds", () => {
       });
       const registry = createClientStatusRegistry();
       registry.add(client);
-      await Promise.all(
-        [
-          [listenerResourceType, "echo.test"],
-          [clusterResourceType, "echo"],
-        ].map(
-          ([type, name]) =>
-            new Promise<void>((resolve) => {
-              client.watch(type as typeof clusterResourceType, name as string, {
-                onResourceChanged: () => resolve(),
-                onAmbientError: () => {},
-              });
-            }),
-        ),
-      );
-      csds = http2.createServer(connectNodeAdapter({ routes: clientStatusRoutes(registry) }));
-      csds.on("session", (session) => {
-        sessions.add(session);
-        session.on("close", () => sessions.delete(session));
-      });
-      await new Promise<void>((resolve) => csds.listen(0, "127.0.0.1", resolve));
-      address = `127.0.0.1:${(csds.address() as AddressInfo).port}`;
+      await Promise.all([
+        watched(client, listenerResourceType, "echo.test"),
+        watched(client, clusterResourceType, "echo"),
+      ]);
+      csds = await serveCsds(registry);
+      address = csds.address;
     });
     afterAll(async () => {
       await client?.close();
-      for (const session of sessions) session.destroy();
       csds?.close();
     });
 
@@ -190,6 +203,65 @@ describe("xdskit csds", () => {
       const { code, stderr } = await runXdskit(["csds", "127.0.0.1:1", "--timeout-ms", "2000"]);
       expect(code).toBe(1);
       expect(stderr).toMatch(/^xdskit csds: no answer from CSDS at 127\.0\.0\.1:1: \[unavailable\]/);
+    });
+  });
+
+  describe("against @xdskit/csds with a client per target (A71 scopes)", () => {
+    const targets = [
+      { target: "xds:///echo.test", node: "node-a", watch: [listenerResourceType, "echo.test"] as const },
+      { target: "xds:///other.test", node: "node-b", watch: [clusterResourceType, "echo"] as const },
+      // Its cluster does not exist: it stays REQUESTED (the does-not-exist timer is 15 s away).
+      { target: "#server", node: "node-c", watch: [clusterResourceType, "missing"] as const },
+    ];
+    const clients: XdsClient[] = [];
+    let csds: Awaited<ReturnType<typeof serveCsds>>;
+
+    beforeAll(async () => {
+      const registry = createClientStatusRegistry();
+      for (const { target, node } of targets) {
+        const client = createXdsClient({
+          bootstrap: {
+            xds_servers: [{ server_uri: controlPlane.address, channel_creds: [{ type: "insecure" }] }],
+            node: { id: node },
+          },
+          target,
+        });
+        clients.push(client);
+        registry.add(client);
+      }
+      await Promise.all(targets.slice(0, 2).map(({ watch: [type, name] }, i) => watched(clients[i]!, type, name)));
+      clients[2]!.watch(clusterResourceType, "missing", { onResourceChanged: () => {}, onAmbientError: () => {} });
+      csds = await serveCsds(registry);
+    });
+    afterAll(async () => {
+      await Promise.all(clients.map((c) => c.close()));
+      csds?.close();
+    });
+
+    it("prints one table per client scope, in order, each with its node and only its resources", async () => {
+      const { code, stdout } = await runXdskit(["csds", csds.address]);
+      expect(code).toBe(0);
+      const tables = stdout.trimEnd().split("\n\n");
+      expect(tables.map((table) => table.split("\n")[0])).toEqual([
+        "client xds:///echo.test, node node-a",
+        "client xds:///other.test, node node-b",
+        "client #server, node node-c",
+      ]);
+      const version = (type: string) => controlPlane.typeVersion(type);
+      expect(tables.map(rows)).toEqual([
+        [`Listener echo.test ACKED ${version("type.googleapis.com/envoy.config.listener.v3.Listener")}`],
+        [`Cluster echo ACKED ${version(CDS_TYPE_URL)}`],
+        ["Cluster missing REQUESTED -"],
+      ]);
+    });
+
+    it("--json carries every scope", async () => {
+      const { code, stdout } = await runXdskit(["csds", csds.address, "--json"]);
+      expect(code).toBe(0);
+      const { config } = JSON.parse(stdout);
+      expect(config.map((c: { clientScope: string; node: { id: string } }) => [c.clientScope, c.node.id])).toEqual(
+        targets.map((t) => [t.target, t.node]),
+      );
     });
   });
 });

@@ -1,7 +1,13 @@
-// `xdskit watch` against a real control plane on 127.0.0.1. Steps per test:
-//  1. an update, a change and a removal of one cluster, as text lines and proto JSON, then --count ends it (exit 0);
-//  2. with --json and a bootstrap file: one JSON object per event, a NACKed resource as an error event;
-//  3. a full type URL; Ctrl-C ends a watch with exit 0; a bad bootstrap exits 1 with its problems.
+// `xdskit watch` and `xdskit list` against a real control plane on 127.0.0.1. Steps per test:
+//  1. an update, a change and a removal of one cluster, as text lines and proto JSON, then --count ends it; exit 1,
+//     since the removal was an (ambient) error;
+//  2. with --json and a bootstrap file: one JSON object per event, a NACKed resource as an error event (exit 1);
+//  3. a full type URL and --count 1 (exit 0); Ctrl-C ends a watch with exit 0; a bad bootstrap exits 1;
+//  4. --timeout before any event, and before --count events: exit 1, saying so;
+//  5. '*': every cluster as it arrives, then a removal (an error event); --delta with --server;
+//  6. list: the names of a type's resources, SotW and delta, and an invalid one named on stderr (exit 1);
+//  7. a watch lives through the server being down, before its first answer and after it, and gets what the server
+//     sends once it is back.
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -35,7 +41,7 @@ describe("xdskit watch", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("prints each update of a cluster and its removal, then exits 0 after --count events", async () => {
+  it("prints each update of a cluster and its removal; after --count events, exit 1 for the removal (an ambient error)", async () => {
     server.setResource(buildCluster({ name: "echo" }));
     const watch = startXdskit(["watch", "cds", "echo", "--server", server.address, "--count", "3"]);
     await watch.waitFor(/cds echo: version \d+\n/);
@@ -44,7 +50,7 @@ describe("xdskit watch", () => {
     await server.hooks.waitForRequest((r) => r.typeUrl === CDS_TYPE_URL && r.disposition === "ack", { after: mark });
     server.removeResource(CDS_TYPE_URL, "echo");
     const { code, stdout } = await watch.finished;
-    expect(code).toBe(0);
+    expect(code).toBe(1);
     const events = stdout.split("\n").filter((line) => line.startsWith("["));
     expect(events.map((line) => line.replace(/^\[[^\]]+\] /, "").replace(/version \d+/, "version N"))).toEqual([
       "cds echo: version N",
@@ -80,7 +86,7 @@ describe("xdskit watch", () => {
       "--count",
       "2",
     ]);
-    expect(code).toBe(0);
+    expect(code).toBe(1);
     const events = stdout
       .trimEnd()
       .split("\n")
@@ -108,12 +114,92 @@ describe("xdskit watch", () => {
     expect(request?.node?.id).toBe("cli-test");
   });
 
-  it("takes a full type URL; Ctrl-C ends it with exit 0", async () => {
+  it("takes a full type URL, exits 0 after --count resources; Ctrl-C ends a watch with exit 0", async () => {
     server.setResource(buildCluster({ name: "echo" }));
-    const watch = startXdskit(["watch", CDS_TYPE_URL, "echo", "--server", server.address]);
+    const counted = await runXdskit(["watch", CDS_TYPE_URL, "echo", "--server", server.address, "--count", "1"]);
+    expect([counted.code, counted.stdout]).toEqual([0, expect.stringMatching(/ echo: version \d+\n/)]);
+    const watch = startXdskit(["watch", "cds", "echo", "--server", server.address]);
     await watch.waitFor(/ echo: version \d+\n/);
     const { code } = await watch.interrupt();
     expect(code).toBe(0);
+  });
+
+  it("--timeout ends a watch with exit 1 when nothing, or fewer than --count events, arrived", async () => {
+    server.setResource(buildCluster({ name: "echo" }));
+    const [nothing, fewer] = await Promise.all([
+      // A name the server does not have: the client's does-not-exist timer (15 s) is far off.
+      runXdskit(["watch", "cds", "missing", "--server", server.address, "--timeout", "1s"]),
+      runXdskit(["watch", "cds", "echo", "--server", server.address, "--count", "2", "--timeout", "1500ms"]),
+    ]);
+    expect([nothing.code, nothing.stdout, nothing.stderr]).toEqual([
+      1,
+      "",
+      "xdskit watch: timed out after 1s: no event\n",
+    ]);
+    expect(fewer.code).toBe(1);
+    expect(fewer.stderr).toMatch(/^xdskit watch: timed out after 1500ms: [01] of 2 events\n$/);
+  });
+
+  it("'*' prints every resource of the type as it arrives, and a removal as an error", async () => {
+    server.setResources([buildCluster({ name: "a" }), buildCluster({ name: "b" })]);
+    const watch = startXdskit(["watch", "cds", "*", "--server", server.address, "--count", "3", "--json"]);
+    await watch.waitFor(/"name":"b".*\n/);
+    server.removeResource(CDS_TYPE_URL, "a");
+    const { code, stdout } = await watch.finished;
+    expect(code).toBe(1);
+    const events = stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(events.map((e) => [e.event, e.name, e.code ?? e.resource?.name])).toEqual([
+      ["resource", "a", "a"],
+      ["resource", "b", "b"],
+      ["error", "a", "NOT_FOUND"],
+    ]);
+    expect(events[2].message).toMatch(/^resource a was removed by the xDS server/);
+  });
+
+  it("--delta with --server watches over delta xDS", async () => {
+    server.setResource(buildCluster({ name: "echo" }));
+    const mark = server.hooks.mark();
+    const { code, stdout } = await runXdskit([
+      "watch",
+      "cds",
+      "echo",
+      "--server",
+      server.address,
+      "--delta",
+      "--count",
+      "1",
+    ]);
+    expect([code, stdout]).toEqual([0, expect.stringMatching(/cds echo: version \d+\n/)]);
+    const requests = server.hooks.requests().filter((r) => r.seq > mark && r.typeUrl === CDS_TYPE_URL);
+    expect(requests.map((r) => r.kind)).toContain("delta");
+    expect(requests.map((r) => r.kind)).not.toContain("sotw");
+  });
+
+  it("list prints the names of a type's resources (SotW and delta); an invalid one is named on stderr, exit 1", async () => {
+    server.setResources([buildCluster({ name: "b" }), buildCluster({ name: "a" })]);
+    const [sotw, delta] = await Promise.all([
+      runXdskit(["list", "cds", "--server", server.address]),
+      runXdskit(["list", CDS_TYPE_URL, "--server", server.address, "--delta", "--json"]),
+    ]);
+    expect([sotw.code, sotw.stdout, sotw.stderr]).toEqual([0, "a\nb\n", ""]);
+    expect(delta.code).toBe(0);
+    const answer = JSON.parse(delta.stdout);
+    expect(answer.type).toBe(CDS_TYPE_URL);
+    expect(
+      answer.resources.map((r: { name: string; resource: { name: string } }) => [r.name, r.resource.name]),
+    ).toEqual([
+      ["a", "a"],
+      ["b", "b"],
+    ]);
+    const bad = buildCluster({ name: "c" });
+    bad.lbPolicy = 3; // RANDOM: gRPC clients reject it
+    server.setResource(bad);
+    const invalid = await runXdskit(["list", "cds", "--server", server.address]);
+    expect([invalid.code, invalid.stdout]).toEqual([1, "a\nb\nc\n"]);
+    expect(invalid.stderr).toMatch(/^c: invalid: .*lb_policy/);
   });
 
   it("an invalid bootstrap exits 1 and names the bad fields", async () => {
@@ -121,6 +207,28 @@ describe("xdskit watch", () => {
     writeFileSync(bootstrap, JSON.stringify({ xds_servers: [], node: {} }));
     const { code, stderr } = await runXdskit(["watch", "cds", "echo", "--bootstrap", bootstrap]);
     expect(code).toBe(1);
-    expect(stderr).toMatch(/^xdskit watch: invalid bootstrap:\n {2}\S/);
+    expect(stderr).toMatch(/^xdskit watch: invalid bootstrap .*bad-bootstrap\.json:\n {2}\S/);
+  });
+
+  it("stays alive while the server is down, before and after its first answer", async () => {
+    const down = await createManagementServer();
+    try {
+      down.setResource(buildCluster({ name: "echo" }));
+      await down.stop();
+      const watch = startXdskit(["watch", "cds", "echo", "--server", down.address]);
+      // Nothing listens: the client reports it and retries with backoff (it used to exit with code 13 here).
+      await watch.waitFor(/cds echo: error UNAVAILABLE: .*\n/);
+      await down.start();
+      await watch.waitFor(/cds echo: version \d+\n/);
+      // Down again after an answer: an ambient error, the cluster stays in use; then a change once it is back.
+      await down.stop();
+      await watch.waitFor(/cds echo: ambient_error UNAVAILABLE: .*\n/);
+      await down.start();
+      down.setResource(buildCluster({ name: "echo", edsServiceName: "echo-back" }));
+      await watch.waitFor(/"serviceName": "echo-back"/);
+      expect((await watch.interrupt()).code).toBe(0);
+    } finally {
+      await down.close();
+    }
   });
 });

@@ -8,6 +8,7 @@ export type { AuthorizeResult, AuthorizeStream, IdentityOptions } from "./securi
 export type { SecurityOptions } from "./security/authorization-options.js";
 export type { AuthorizationClass, CanRead, StreamIdentity } from "./security/authorization-read.js";
 export type { PeerCertificate, PeerIdentity } from "./security/identity.js";
+export type { CanReadClientStatus, ClientStatusScope } from "./security/client-status-access.js";
 export type { ResourceInput, ResourceMessage, ResourceOptions } from "./resources/resource-input.js";
 export type { ResourceErrorOptions, ResourceSet } from "./resources/resource-set.js";
 export type { ConstraintsInput } from "./resources/variant-group.js";

@@ -16,6 +16,7 @@ import type { StreamKind } from "./hooks/hook-events.js";
 import { type BreakOptions, HooksImpl } from "./hooks/hooks.js";
 import { resolveLimits, type ServerLimits } from "./limits.js";
 import { noopLogger, prefixLogger, type ScopedLogger } from "./logger.js";
+import { serveLrsCall } from "./lrs/lrs-call.js";
 import { LrsSinkImpl } from "./lrs/lrs-sink.js";
 import type { DynamicParametersOptions, ManagementServer, ManagementServerOptions } from "./management-server-api.js";
 import {
@@ -28,15 +29,16 @@ import type { ResourceErrorOptions } from "./resources/resource-set.js";
 import { type NodeScope, type NodeSelector, ResourceStore } from "./resources/resource-store.js";
 import type { ResourceSource, ServedResolver, ServedResources } from "./resources/served.js";
 import type { ConstraintsInput } from "./resources/variant-group.js";
-import { admittedRequests, createStreamAdmission } from "./security/authorization.js";
+import { createStreamAdmission } from "./security/authorization.js";
 import {
   createReadPolicy,
   type ReadAccess,
   type ReadPolicy,
   type StreamIdentity,
 } from "./security/authorization-read.js";
+import { clientStatusAccess, clientStatusPolicy } from "./security/client-status-access.js";
 import type { PeerIdentity } from "./security/identity.js";
-import { createPeerLookup, type PeerLookup, peerKey, refuseUnverifiedPeers } from "./security/identity-peers.js";
+import { createPeerLookup, type PeerLookup, refuseUnverifiedPeers } from "./security/identity-peers.js";
 import { createTlsCredentials, type TlsCredentials } from "./security/tls-credentials.js";
 import { createHttp2Listener, onListening } from "./security/tls-server.js";
 import type { StatusInit } from "./status.js";
@@ -50,6 +52,7 @@ import { CDS_TYPE_URL, DEFAULT_FULL_STATE_TYPE_URLS } from "./type-urls.js";
 
 const SOTW_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.streamAggregatedResources.name}`;
 const DELTA_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.deltaAggregatedResources.name}`;
+const LRS_PATH = `/${LoadReportingService.typeName}/${LoadReportingService.method.streamLoadStats.name}`;
 
 /** Starts a management server; resolves once it listens. */
 export async function createManagementServer(options: ManagementServerOptions = {}): Promise<ManagementServer> {
@@ -160,13 +163,14 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
       options.controlPlaneId !== undefined
         ? create(ControlPlaneSchema, { identifier: options.controlPlaneId })
         : undefined;
+    const csdsPolicy = clientStatusPolicy(options);
     this.#connectHandler = connectNodeAdapter({
       routes: (router) => this.#routes(router),
       grpc: true,
       connect: false,
       grpcWeb: false,
       readMaxBytes: this.limits.maxRequestBytes,
-      interceptors: [refuseUnverifiedPeers],
+      interceptors: [refuseUnverifiedPeers, ...(csdsPolicy ? [clientStatusAccess(csdsPolicy)] : [])],
       contextValues: (req) => this.#peers.contextValues(req),
     });
   }
@@ -404,10 +408,15 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
 
   /**
    * The ADS methods are served by the streams over raw gRPC (grpc-call.ts), so that one encoded response can be
-   * written to many streams and each stream sees its own write queue; other services go through connect-node.
+   * written to many streams and each stream sees its own write queue; LRS over the same calls, so its requests are
+   * read and refused as ADS requests are; other services go through connect-node.
    */
   #serve(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): void {
     const path = req.headers[":path"];
+    if (path === LRS_PATH) {
+      this.#serveLrs(req, res);
+      return;
+    }
     if (path !== SOTW_PATH && path !== DELTA_PATH) {
       this.#connectHandler(req, res);
       return;
@@ -428,24 +437,22 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     stream.serve();
   }
 
-  /** Connect-node routes: services hosted beside ADS. */
-  #routes(router: ConnectRouter): void {
-    router.service(LoadReportingService, {
-      streamLoadStats: (requests, context) => {
-        const peer = context.values.get(peerKey);
-        const admitted = peer
-          ? admittedRequests(
-              requests,
-              (node) => {
-                this.#admit(peer, node);
-                if (node) this.#lrsPeers.set(node, peer);
-              },
-              (error) => this.logger.warn(`refused LRS stream of ${peer.address ?? "a client"}: ${error.message}`),
-            )
-          : requests;
-        return this.lrs.serve(admitted, context.signal, peer?.address);
+  #serveLrs(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): void {
+    const call = openGrpcCall(req, res, { maxRequestBytes: this.limits.maxRequestBytes, logger: this.logger });
+    if (!call) return;
+    serveLrsCall(call, this.#peers.peerOf(req), {
+      sink: this.lrs,
+      limits: this.limits,
+      logger: this.logger.child("[lrs]"),
+      admit: this.#admit,
+      admitted: (node, peer) => {
+        if (node) this.#lrsPeers.set(node, peer);
       },
     });
+  }
+
+  /** Connect-node routes: services hosted beside ADS and LRS. */
+  #routes(router: ConnectRouter): void {
     this.#options.routes?.(router);
   }
 

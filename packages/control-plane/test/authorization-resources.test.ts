@@ -5,7 +5,7 @@
 // only readable clusters.
 import { Code } from "@connectrpc/connect";
 import type { DeltaDiscoveryResponse, ResourceError } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { createTestCa, issueLocalhost } from "@xdskit/test-pki";
+import { createTestCa, issueLocalhost, type TestCa, type TestCertificate } from "@xdskit/test-pki";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   buildCluster,
@@ -222,16 +222,24 @@ describe("fan-out", () => {
 });
 
 describe("over mTLS", () => {
+  let ca: TestCa;
+  let localhost: TestCertificate;
+  let identity: TestCertificate;
+  // The CA's and the leaves' RSA keys are made here, with a budget for a busy machine: the test itself only connects.
+  beforeAll(() => {
+    ca = createTestCa();
+    localhost = issueLocalhost(ca);
+    identity = ca.issue({ commonName: "n1", uris: ["spiffe://xdskit.test/ns/blue/sa/n1"] });
+  }, 120_000);
+
   it("sees the verified certificate in the identity", async () => {
-    const ca = createTestCa();
     const namespaceOf = (identity: StreamIdentity) => identity.peer.certificate?.spiffeId?.split("/")[4];
     const secure = await createManagementServer({
-      tls: { ...issueLocalhost(ca), ca: ca.cert },
+      tls: { ...localhost, ca: ca.cert },
       canRead: (identity, _typeUrl, name) => name.startsWith(`${namespaceOf(identity)}-`),
       authorizationClass: (identity) => namespaceOf(identity) ?? "",
     });
     secure.setResources([buildCluster({ name: "blue-1" }), buildCluster({ name: "green-1" })]);
-    const identity = ca.issue({ commonName: "n1", uris: ["spiffe://xdskit.test/ns/blue/sa/n1"] });
     const s = openSotw(tlsAdsClient(secure, clientTls(ca, identity)));
     try {
       await s.send({ node: { id: "n1" }, typeUrl: CDS_TYPE_URL, resourceNames: ["blue-1", "green-1"] });

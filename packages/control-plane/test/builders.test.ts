@@ -99,6 +99,13 @@ describe("builders", () => {
     expect(buildCluster({ name: "c" }).lrsServer).toBeUndefined();
   });
 
+  test("buildCluster: lrs_report_endpoint_metrics (A85), none by default", () => {
+    const metrics = ["cpu_utilization", "named_metrics.queue_depth", "named_metrics.*"];
+    const cluster = buildCluster({ name: "c", lrsServerSelf: true, lrsReportEndpointMetrics: metrics });
+    expect(cluster.lrsReportEndpointMetrics).toEqual(metrics);
+    expect(buildCluster({ name: "c" }).lrsReportEndpointMetrics).toEqual([]);
+  });
+
   test("buildClusterLoadAssignment: localities with priority, weight, health and endpoint weights", () => {
     const cla = buildClusterLoadAssignment({
       clusterName: "c",

@@ -12,6 +12,7 @@ import {
 } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { buildCluster, createManagementServer, formatClusterLoads, type ManagementServer } from "../src/index.js";
+import { grpcFrame, LRS_PATH, rawSession, rawStream } from "./raw-grpc.js";
 
 const FEATURE = "envoy.lrs.supports_send_all_clusters";
 
@@ -230,5 +231,40 @@ describe("the control plane's LRS sink", () => {
     await lrs.next();
     lrs.close();
     expect(await lrs.ended()).toBeUndefined();
+  });
+
+  test("a stream's node is fixed by its first request: a report naming another node ends it with INVALID_ARGUMENT", async () => {
+    // 1. node-f opens a stream and reports; a later request repeating its node is a report like any other.
+    // 2. A request naming node-g ends the stream with INVALID_ARGUMENT; it is not counted for either node.
+    const lrs = openLrs(server.url, signals);
+    await lrs.send({ node: { id: "node-f", clientFeatures: [FEATURE] } });
+    await lrs.next();
+    const mark = server.lrs.mark();
+    await lrs.send({ node: { id: "node-f", clientFeatures: [FEATURE] }, clusterStats: [clusterStats("f", [])] });
+    expect((await server.lrs.waitForReport((r) => r.nodeId === "node-f", { after: mark })).streamId).toBeGreaterThan(0);
+    const before = server.lrs.mark();
+    await lrs.send({ node: { id: "node-g" }, clusterStats: [clusterStats("g", [localityStats("z", 3)])] });
+    const ended = await lrs.ended();
+    expect([ended?.code, ended?.rawMessage]).toEqual([
+      Code.InvalidArgument,
+      'a stream cannot change its node (from "node-f" to "node-g")',
+    ]);
+    expect(server.lrs.reports().filter((r) => r.seq > before)).toEqual([]);
+    expect(server.lrs.streams().some((s) => s.nodeId === "node-f")).toBe(false);
+  });
+
+  test("a request that does not decode ends the stream with INVALID_ARGUMENT and a readable message", async () => {
+    // A LoadStatsRequest whose node field (1, length-delimited) claims 5 bytes and carries 1.
+    const session = rawSession(server.url);
+    try {
+      const raw = rawStream(session, LRS_PATH);
+      raw.stream.end(grpcFrame(Uint8Array.of(0x0a, 0x05, 0x0a)));
+      const outcome = await raw.closed;
+      expect(outcome.status).toBe(Code.InvalidArgument);
+      expect(outcome.message).toBe("unreadable request: premature EOF");
+      expect(server.lrs.streams()).toEqual([]);
+    } finally {
+      session.destroy();
+    }
   });
 });

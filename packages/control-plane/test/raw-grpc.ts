@@ -36,8 +36,10 @@ export interface RawStream {
   read(): void;
 }
 
-export function rawSession(url: string): http2.ClientHttp2Session {
-  const session = http2.connect(url);
+export const LRS_PATH = "/envoy.service.load_stats.v3.LoadReportingService/StreamLoadStats";
+
+export function rawSession(url: string, options: http2.ClientSessionOptions = {}): http2.ClientHttp2Session {
+  const session = http2.connect(url, options);
   session.on("error", () => {});
   return session;
 }

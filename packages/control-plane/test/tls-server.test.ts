@@ -10,7 +10,7 @@ import {
   ClientStatusDiscoveryService,
   ClientStatusResponseSchema,
 } from "@xdskit/protos/envoy/service/status/v3/csds_pb";
-import { createTestCa, issueLocalhost, type TestCa, writeCertificate } from "@xdskit/test-pki";
+import { createTestCa, issueLocalhost, type TestCa, type TestCertificate, writeCertificate } from "@xdskit/test-pki";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { buildCluster, CDS_TYPE_URL, createManagementServer, type ManagementServer } from "../src/index.js";
 import { openSotw } from "./ads-client.js";
@@ -27,15 +27,22 @@ import { namesOf } from "./util.js";
 
 let ca: TestCa;
 let otherCa: TestCa;
+/** A localhost certificate; issuing the first one makes the leaf key the CA shares (RSA: seconds on a busy machine). */
+let localhost: TestCertificate;
+/** A localhost certificate with a key of its own, for the certificate/key mismatches. */
+let freshlyKeyed: TestCertificate;
 const servers: ManagementServer[] = [];
 const aborts: (() => void)[] = [];
 let dir: ReturnType<typeof tempDir>;
 
+// Every RSA key the file needs is made here, once, with a budget for a busy machine: the tests themselves only sign.
 beforeAll(() => {
   ca = createTestCa();
   otherCa = createTestCa({ commonName: "another CA" });
+  localhost = issueLocalhost(ca);
+  freshlyKeyed = issueLocalhost(ca, "rotated", { freshKey: true });
   dir = tempDir();
-}, 60_000);
+}, 120_000);
 
 afterEach(async () => {
   for (const abort of aborts.splice(0)) abort();
@@ -78,20 +85,20 @@ function causeCode(error: ConnectError | undefined): unknown {
 
 describe("TLS", () => {
   it("serves a client that trusts the CA, with the certificate given as PEM text", async () => {
-    const server = await serve({ tls: issueLocalhost(ca) });
+    const server = await serve({ tls: localhost });
     expect(server.url).toBe(`https://${server.address}`);
     expect(await fetchClusters(server, clientTls(ca))).toEqual(["c1"]);
   });
 
   it("fails the handshake of a client that does not trust the CA", async () => {
-    const server = await serve({ tls: issueLocalhost(ca) });
+    const server = await serve({ tls: localhost });
     const error = await refusal(server, clientTls(otherCa));
     expect(causeCode(error)).toBe("UNABLE_TO_VERIFY_LEAF_SIGNATURE");
     expect(server.hooks.history().filter((e) => e.type === "stream-open")).toHaveLength(0);
   });
 
   it("refuses options that cannot work, naming them", async () => {
-    const { cert, key } = issueLocalhost(ca);
+    const { cert, key } = localhost;
     await expect(createManagementServer({ tls: { cert, certFile: "/x", key } })).rejects.toThrow(
       "tls: give cert or certFile, not both",
     );
@@ -102,8 +109,7 @@ describe("TLS", () => {
     await expect(createManagementServer({ tls: { certFile: `${dir.path}/missing.pem`, key } })).rejects.toThrow(
       `tls.certFile: cannot read ${dir.path}/missing.pem`,
     );
-    const other = issueLocalhost(ca, "other", { freshKey: true });
-    await expect(createManagementServer({ tls: { cert, key: other.key } })).rejects.toThrow(
+    await expect(createManagementServer({ tls: { cert, key: freshlyKeyed.key } })).rejects.toThrow(
       "tls: the certificate, key and CA do not make a TLS context",
     );
     await expect(createManagementServer({ identity: { nodeIdFromCertificate: () => "n" } })).rejects.toThrow(
@@ -160,7 +166,7 @@ describe("certificate reload", () => {
       logger: log,
     });
     // A rotation half done: the new certificate, the old key.
-    writeFileSync(files.certFile, issueLocalhost(ca, "rotated", { freshKey: true }).cert);
+    writeFileSync(files.certFile, freshlyKeyed.cert);
     expect(await server.reloadTls()).toBe(false);
     expect(await servedSerial(server.port)).toBe(serialOf(first));
     // Said by the reload asked for here, and possibly again by the file watcher that saw the same write.
@@ -239,12 +245,12 @@ describe("mTLS", () => {
     const first = await responses.next();
     expect(first.done).toBe(false);
     expect(server.lrs.streams().map((s) => s.nodeId)).toEqual(["n1"]);
-  });
+  }, 60_000); // four TLS connections: 7 s in npm test with the machine busy
 });
 
 describe("limits over TLS", () => {
   it("end a stream past a limit with the limit's status, as in cleartext", async () => {
-    const server = await serve({ tls: issueLocalhost(ca), maxResourceNamesPerType: 2 });
+    const server = await serve({ tls: localhost, maxResourceNamesPerType: 2 });
     const stream = openSotw(tlsAdsClient(server, clientTls(ca)));
     aborts.push(() => stream.abort());
     await stream.send({ node: { id: "n1" }, typeUrl: CDS_TYPE_URL, resourceNames: ["a", "b", "c"] }).catch(() => {});

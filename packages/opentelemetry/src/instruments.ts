@@ -66,3 +66,73 @@ export const GAUGES: Readonly<Record<XdsGaugeInstrument, InstrumentSpec>> = {
     labels: ["grpc.target", "grpc.xds.authority", "grpc.xds.resource_type", "grpc.xds.cache_state"],
   },
 };
+
+/** A66's client per-call instruments, which `@xdskit/connect-xds` records (with A78's optional `grpc.lb.locality`). */
+export const CallInstrumentName = {
+  attemptStarted: "grpc.client.attempt.started",
+  attemptDuration: "grpc.client.attempt.duration",
+  attemptSentMessageSize: "grpc.client.attempt.sent_total_compressed_message_size",
+  attemptRcvdMessageSize: "grpc.client.attempt.rcvd_total_compressed_message_size",
+  callDuration: "grpc.client.call.duration",
+} as const;
+
+export type CallCounterInstrument = typeof CallInstrumentName.attemptStarted;
+export type CallHistogramInstrument =
+  | typeof CallInstrumentName.attemptDuration
+  | typeof CallInstrumentName.attemptSentMessageSize
+  | typeof CallInstrumentName.attemptRcvdMessageSize
+  | typeof CallInstrumentName.callDuration;
+
+export interface HistogramSpec extends InstrumentSpec {
+  /** A66's default buckets, given to the SDK as advice. */
+  readonly buckets: readonly number[];
+}
+
+/** A66 latency buckets, in seconds. */
+export const LATENCY_BUCKETS: readonly number[] = [
+  0, 0.00001, 0.00005, 0.0001, 0.0003, 0.0006, 0.0008, 0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.008, 0.01, 0.013,
+  0.016, 0.02, 0.025, 0.03, 0.04, 0.05, 0.065, 0.08, 0.1, 0.13, 0.16, 0.2, 0.25, 0.3, 0.4, 0.5, 0.65, 0.8, 1, 2, 5, 10,
+  20, 50, 100,
+];
+
+/** A66 size buckets, in bytes. */
+export const SIZE_BUCKETS: readonly number[] = [
+  0, 1024, 2048, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864, 268435456, 1073741824, 4294967296,
+];
+
+const ATTEMPT_LABELS = ["grpc.method", "grpc.target", "grpc.status", "grpc.lb.locality"];
+
+export const CALL_COUNTERS: Readonly<Record<CallCounterInstrument, InstrumentSpec>> = {
+  [CallInstrumentName.attemptStarted]: {
+    description: "Call attempts started, including those not yet completed (gRFC A66).",
+    unit: "{attempt}",
+    labels: ["grpc.method", "grpc.target"],
+  },
+};
+
+export const CALL_HISTOGRAMS: Readonly<Record<CallHistogramInstrument, HistogramSpec>> = {
+  [CallInstrumentName.attemptDuration]: {
+    description: "Time from the start of a call attempt, its load-balancing pick included, to its end (gRFC A66).",
+    unit: "s",
+    labels: ATTEMPT_LABELS,
+    buckets: LATENCY_BUCKETS,
+  },
+  [CallInstrumentName.attemptSentMessageSize]: {
+    description: "Compressed bytes of the request messages of an attempt, gRPC framing excluded (gRFC A66).",
+    unit: "By",
+    labels: ATTEMPT_LABELS,
+    buckets: SIZE_BUCKETS,
+  },
+  [CallInstrumentName.attemptRcvdMessageSize]: {
+    description: "Compressed bytes of the response messages of an attempt, gRPC framing excluded (gRFC A66).",
+    unit: "By",
+    labels: ATTEMPT_LABELS,
+    buckets: SIZE_BUCKETS,
+  },
+  [CallInstrumentName.callDuration]: {
+    description: "Time from the start of a call to its status reaching the application (gRFC A66).",
+    unit: "s",
+    labels: ["grpc.method", "grpc.target", "grpc.status"],
+    buckets: LATENCY_BUCKETS,
+  },
+};

@@ -3,19 +3,33 @@
 import {
   type BatchObservableCallback,
   type Counter,
+  type Histogram,
   type Meter,
   type MeterProvider,
   metrics,
   type Observable,
   ValueType,
 } from "@opentelemetry/api";
-import { COUNTERS, GAUGES, type XdsCounterInstrument, type XdsGaugeInstrument } from "./instruments.js";
+import {
+  CALL_COUNTERS,
+  CALL_HISTOGRAMS,
+  type CallCounterInstrument,
+  type CallHistogramInstrument,
+  COUNTERS,
+  GAUGES,
+  type XdsCounterInstrument,
+  type XdsGaugeInstrument,
+} from "./instruments.js";
 
 export type MetricLabels = Readonly<Record<string, string>>;
 
-/** What `createXdsClient({ metrics })` takes. */
+/**
+ * What `createXdsClient({ metrics })` takes, and `createXdsTransport({ metrics })` of `@xdskit/connect-xds` (its
+ * A66 per-call counter and histograms).
+ */
 export interface XdsMetricsRecorder {
-  addCounter(name: XdsCounterInstrument, value: number, labels: MetricLabels): void;
+  addCounter(name: XdsCounterInstrument | CallCounterInstrument, value: number, labels: MetricLabels): void;
+  recordHistogram(name: CallHistogramInstrument, value: number, labels: MetricLabels): void;
   registerGauges(
     collect: (record: (name: XdsGaugeInstrument, value: number, labels: MetricLabels) => void) => void,
   ): () => void;
@@ -40,6 +54,21 @@ export function createOpenTelemetryRecorder(options: OpenTelemetryRecorderOption
   for (const [name, { description, unit }] of Object.entries(COUNTERS)) {
     counters.set(name, meter.createCounter(name, { description, unit, valueType: ValueType.INT }));
   }
+  for (const [name, { description, unit }] of Object.entries(CALL_COUNTERS)) {
+    counters.set(name, meter.createCounter(name, { description, unit, valueType: ValueType.INT }));
+  }
+  const histograms = new Map<string, Histogram>();
+  for (const [name, { description, unit, buckets }] of Object.entries(CALL_HISTOGRAMS)) {
+    histograms.set(
+      name,
+      meter.createHistogram(name, {
+        description,
+        unit,
+        valueType: unit === "By" ? ValueType.INT : ValueType.DOUBLE,
+        advice: { explicitBucketBoundaries: [...buckets] },
+      }),
+    );
+  }
   const gauges = new Map<string, Observable>();
   for (const [name, { description, unit }] of Object.entries(GAUGES)) {
     gauges.set(name, meter.createObservableGauge(name, { description, unit, valueType: ValueType.INT }));
@@ -48,6 +77,9 @@ export function createOpenTelemetryRecorder(options: OpenTelemetryRecorderOption
   return {
     addCounter(name, value, labels) {
       counters.get(name)?.add(value, labels);
+    },
+    recordHistogram(name, value, labels) {
+      histograms.get(name)?.record(value, labels);
     },
     registerGauges(collect) {
       const callback: BatchObservableCallback = (result) => {

@@ -199,10 +199,11 @@ export function createLoadStore(options: LoadStoreOptions = {}): LoadStore {
         cluster.localities.set(id, entry);
       }
       const localityEntry = entry;
-      const stats = new LocalityStatsImpl(resolvePropagation(key.propagation, switchOn), (released) => {
+      // A released handle stays in `handles` (drained at each report) until its last call in flight finished.
+      const stats = new LocalityStatsImpl(resolvePropagation(key.propagation, switchOn), (detached) => {
         localityEntry.leftover ??= emptySnapshot();
-        released.drainInto(localityEntry.leftover);
-        localityEntry.handles.delete(released);
+        detached.drainInto(localityEntry.leftover);
+        localityEntry.handles.delete(detached);
       });
       entry.handles.add(stats);
       return stats;

@@ -20,7 +20,11 @@ export interface LocalityStats {
   callStarted(): void;
   /** A started call finished; `orcaReport` is its per-call ORCA report, when it carried one. */
   callFinished(outcome: CallOutcome, orcaReport?: OrcaMetrics): void;
-  /** Stops recording: what this handle counted since the last report goes into the next one. Idempotent. */
+  /**
+   * The locality is gone: what this handle counted since the last report goes into the next one. Calls still in
+   * flight keep the handle reporting until the last of them finished (gRPC C-core keeps a locality's stats while a
+   * call refers to them); then it stops, and a call started on it later is not counted. Idempotent.
+   */
   release(): void;
 }
 
@@ -67,12 +71,14 @@ export class LocalityStatsImpl implements LocalityStats {
   readonly #slots = new Map<string, Slot>();
   readonly #propagation: Propagation;
   readonly #fixedKeys: readonly string[];
-  readonly #onRelease: (stats: LocalityStatsImpl) => void;
+  /** Called once, when the handle is released and no call is in flight: the store drains it one last time. */
+  readonly #onDetach: (stats: LocalityStatsImpl) => void;
   #released = false;
+  #detached = false;
 
-  constructor(propagation: Propagation, onRelease: (stats: LocalityStatsImpl) => void) {
+  constructor(propagation: Propagation, onDetach: (stats: LocalityStatsImpl) => void) {
     this.#propagation = propagation;
-    this.#onRelease = onRelease;
+    this.#onDetach = onDetach;
     this.#fixedKeys = propagation.legacy || propagation.allNamedMetrics ? [] : propagation.namedMetrics;
     for (const key of this.#fixedKeys) this.#slots.set(key, { name: NAMED_PREFIX + key, total: 0, count: 0 });
   }
@@ -83,6 +89,11 @@ export class LocalityStatsImpl implements LocalityStats {
   }
 
   callFinished(outcome: CallOutcome, orcaReport?: OrcaMetrics): void {
+    this.#count(outcome, orcaReport);
+    if (this.#released) this.#detachWhenIdle();
+  }
+
+  #count(outcome: CallOutcome, orcaReport: OrcaMetrics | undefined): void {
     if (outcome === "ok") this.succeeded++;
     else this.errored++;
     this.inProgress--;
@@ -147,7 +158,13 @@ export class LocalityStatsImpl implements LocalityStats {
   release(): void {
     if (this.#released) return;
     this.#released = true;
-    this.#onRelease(this);
+    this.#detachWhenIdle();
+  }
+
+  #detachWhenIdle(): void {
+    if (this.inProgress > 0 || this.#detached) return;
+    this.#detached = true;
+    this.#onDetach(this);
   }
 
   /** Adds this handle's figures since the last call into `into` and starts a new interval. */

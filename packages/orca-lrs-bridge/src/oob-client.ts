@@ -1,15 +1,18 @@
 // The out-of-band ORCA client of one backend connection (A51): one StreamCoreMetrics call shared by every
 // listener, asking for the smallest interval any of them wants (a change restarts the call). A failed call is
 // retried with backoff, reset whenever a report arrives; UNIMPLEMENTED means the backend has no ORCA service: logged
-// as an error and never retried on this client. `close()` cancels the call.
+// as an error and never retried on this client. `close()` cancels the call (and closes the connection the client
+// opened itself, when given a `server` rather than a transport).
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import type { OrcaLoadReport } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
 import { OpenRcaService, OrcaLoadReportRequestSchema } from "@xdskit/protos/xds/service/orca/v3/orca_pb";
 import { type BackoffOptions, type Clock, createBackoff, systemClock } from "./clock.js";
 import { msToDuration } from "./duration.js";
+import type { ChannelCredentials } from "./load-store.js";
 import { type Logger, noopLogger, scopeLogger } from "./logger.js";
 import { dropOutOfRange } from "./orca-ranges.js";
+import { createOwnedTransport } from "./transport.js";
 
 export interface OrcaOobListener {
   /** How often this listener wants a report; the call asks for the smallest of all listeners'. */
@@ -18,8 +21,17 @@ export interface OrcaOobListener {
 }
 
 export interface OrcaOobClientOptions {
-  /** The backend connection (a Connect transport to one backend). */
-  readonly transport: Transport;
+  /**
+   * The backend connection (a Connect transport to one backend). Its sessions are the caller's: with connect-node's
+   * default manager, a backend that answers with bytes that are not HTTP/2 can raise an uncaught 'error'.
+   */
+  readonly transport?: Transport;
+  /**
+   * Instead of `transport`: the backend (`host:port` or an http(s) URL, plaintext unless TLS credentials are given);
+   * the client opens its own HTTP/2 connection (a peer's errors fail the call, never the process) and `close()`
+   * closes it.
+   */
+  readonly server?: { readonly serverUri: string; readonly channelCredentials?: ChannelCredentials };
   readonly logger?: Logger;
   /** For retries. */
   readonly clock?: Clock;
@@ -40,7 +52,14 @@ export interface OrcaOobClient {
 }
 
 export function createOrcaOobClient(options: OrcaOobClientOptions): OrcaOobClient {
-  const client = createClient(OpenRcaService, options.transport);
+  if ((options.transport === undefined) === (options.server === undefined)) {
+    throw new TypeError("createOrcaOobClient: give either transport or server");
+  }
+  const owned =
+    options.server === undefined
+      ? undefined
+      : createOwnedTransport(options.server.serverUri, options.server.channelCredentials);
+  const client = createClient(OpenRcaService, owned?.transport ?? (options.transport as Transport));
   const clock = options.clock ?? systemClock;
   const backoff = createBackoff(options.backoff);
   const logger = scopeLogger(options.logger ?? noopLogger, "[orca-oob]");
@@ -135,6 +154,7 @@ export function createOrcaOobClient(options: OrcaOobClientOptions): OrcaOobClien
       retryTimer = undefined;
       listeners.clear();
       cancelCall();
+      owned?.close();
     },
   };
 }

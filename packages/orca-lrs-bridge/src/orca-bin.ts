@@ -5,7 +5,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { type OrcaLoadReport, OrcaLoadReportSchema } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
 import { NamedMetricsMap } from "./named-metrics-map.js";
-import { OrcaParseError } from "./orca-error.js";
+import { OrcaParseError, type OrcaSource } from "./orca-error.js";
 import { dropOutOfRange, isFraction, isMeasurement, isNonNegative } from "./orca-ranges.js";
 
 const TYPE_NAME = "xds.data.orca.v3.OrcaLoadReport";
@@ -170,15 +170,17 @@ function decodeFast(bytes: Uint8Array, length: number): OrcaLoadReport {
   return report;
 }
 
+const BIN: OrcaSource = { header: "endpoint-load-metrics-bin", format: "bin" };
+
 /** The reference decoder: protobuf-es, then the A51 range filter. */
-export function decodeOrcaLoadReportSlow(bytes: Uint8Array): OrcaLoadReport {
+export function decodeOrcaLoadReportSlow(bytes: Uint8Array, source: OrcaSource = BIN): OrcaLoadReport {
   let report: OrcaLoadReport;
   try {
     report = fromBinary(OrcaLoadReportSchema, bytes);
   } catch (error) {
     throw new OrcaParseError(
-      `endpoint-load-metrics-bin is not a valid OrcaLoadReport: ${error instanceof Error ? error.message : String(error)}`,
-      "bin",
+      `${source.header} is not a valid OrcaLoadReport: ${error instanceof Error ? error.message : String(error)}`,
+      source.format,
       { cause: error },
     );
   }
@@ -214,6 +216,11 @@ let base64Scratch = Buffer.allocUnsafe(512);
  * rejected as a duplicate.
  */
 export function decodeOrcaBinaryTrailer(text: string): OrcaLoadReport {
+  return decodeBase64OrcaReport(text, BIN);
+}
+
+/** `decodeOrcaBinaryTrailer` for a value read from `source` (its errors name it). */
+export function decodeBase64OrcaReport(text: string, source: OrcaSource): OrcaLoadReport {
   const value = text.trim();
   let end = value.length;
   if (end > 0 && value.charCodeAt(end - 1) === EQUALS) end--;
@@ -223,8 +230,8 @@ export function decodeOrcaBinaryTrailer(text: string): OrcaLoadReport {
   // Node's decoder skips characters outside the alphabet: fewer bytes than the length promises means there were some.
   const written = base64Scratch.write(value, 0, "base64");
   if (written !== size || (end & 3) === 1 || (end < value.length && (value.length & 3) !== 0)) {
-    if (value.includes(",")) throw new OrcaParseError("endpoint-load-metrics-bin appears more than once", "bin");
-    throw new OrcaParseError("endpoint-load-metrics-bin is not valid base64", "bin");
+    if (value.includes(",")) throw new OrcaParseError(`${source.header} appears more than once`, source.format);
+    throw new OrcaParseError(`${source.header} is not valid base64`, source.format);
   }
   if (littleEndian) {
     try {
@@ -234,5 +241,5 @@ export function decodeOrcaBinaryTrailer(text: string): OrcaLoadReport {
     }
   }
   // A copy: the reference decoder keeps views of its input (unknown fields), and the scratch is reused.
-  return decodeOrcaLoadReportSlow(new Uint8Array(base64Scratch.subarray(0, written)));
+  return decodeOrcaLoadReportSlow(new Uint8Array(base64Scratch.subarray(0, written)), source);
 }

@@ -1,9 +1,11 @@
 // The default way to reach a gRPC server (an LRS server, a backend's ORCA service): connect-node's gRPC transport
-// over HTTP/2 with its own session, so closing it closes the connection.
+// over HTTP/2 on the bridge's own session manager (session-manager.ts: an error listener on every session for its
+// whole life), so closing it closes the connection.
 import { readFileSync } from "node:fs";
 import type { Transport } from "@connectrpc/connect";
-import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { ChannelCredentials } from "./load-store.js";
+import { createSessionManager } from "./session-manager.js";
 
 export interface OwnedTransport {
   readonly transport: Transport;
@@ -28,10 +30,6 @@ export function createOwnedTransport(serverUri: string, credentials?: ChannelCre
           ...(credentials.privateKeyFile === undefined ? {} : { key: pem(credentials.privateKeyFile) }),
         }
       : {};
-  const sessionManager = new Http2SessionManager(
-    baseUrl,
-    { pingIntervalMs: 60_000, pingTimeoutMs: 20_000, pingIdleConnection: false },
-    tls,
-  );
+  const sessionManager = createSessionManager({ baseUrl, sessionOptions: tls });
   return { transport: createGrpcTransport({ baseUrl, sessionManager }), close: () => sessionManager.abort() };
 }

@@ -265,6 +265,28 @@ describe("counts, drops and deltas (scenario 60)", () => {
     expect(store.hasLoad(SERVER)).toBe(false);
   });
 
+  test("a handle released with calls in flight stays until they finish; each figure is reported once", () => {
+    const store = createLoadStore({ env: {} });
+    const stats = store.localityStats({ server: SERVER, clusterName: "c", locality: { zone: "a" } });
+    const counts = () => {
+      const l = store.takeReport(SERVER, ALL).clusterStats[0]?.upstreamLocalityStats[0];
+      return l && [l.totalIssuedRequests, l.totalSuccessfulRequests, l.totalErrorRequests, l.totalRequestsInProgress];
+    };
+    stats.callStarted();
+    stats.callStarted();
+    stats.callFinished("ok");
+    stats.release();
+    expect(counts()).toEqual([2n, 1n, 0n, 1n]);
+    expect(store.hasLoad(SERVER)).toBe(true);
+    expect(counts()).toEqual([0n, 0n, 0n, 1n]);
+    stats.callFinished("error");
+    expect(store.hasLoad(SERVER)).toBe(true);
+    expect(counts()).toEqual([0n, 0n, 1n, 0n]);
+    expect(store.hasLoad(SERVER)).toBe(false);
+    stats.callStarted(); // released and idle: not counted
+    expect(store.takeReport(SERVER, ALL).clusterStats).toEqual([]);
+  });
+
   test("two handles of one locality (say two channels) are reported as one locality", () => {
     const store = createLoadStore({ env: {} });
     const key = { server: SERVER, clusterName: "c", locality: { zone: "a" } };

@@ -262,4 +262,46 @@ describe("the LRS client against the control plane's sink", () => {
     client.localityStats({ server: lrsServer, clusterName: "cidle", locality: { zone: "b" } });
     await waitUntil(() => server.lrs.streams().some((s) => s.nodeId === nodeId), "a new call");
   });
+
+  test("a handle released with calls in flight reports their completions, then the call ends (issue 25.10)", async () => {
+    // 1. Two calls start; the handle is released (the locality left the EDS update) while both run.
+    // 2. The next report: 2 issued, 2 in progress; the LRS call stays up, the handle still counts.
+    // 3. Both finish (one ok with an ORCA report, one error); the next report carries them, with the utilization.
+    // 4. Nothing is left: the call ends.
+    const clock = createVirtualClock();
+    const { client, nodeId, lrsServer } = newClient(clock);
+    const propagation = { cpuUtilization: true } as const;
+    const stats = client.localityStats({
+      server: lrsServer,
+      clusterName: "cfly",
+      locality: { zone: "a" },
+      propagation,
+    });
+    await answered(clock, 2000);
+    stats.callStarted();
+    stats.callStarted();
+    stats.release();
+    let mark = server.lrs.mark();
+    clock.advance(2000);
+    const during = (await nextReport(nodeId, mark)).clusterStats[0]?.upstreamLocalityStats[0];
+    expect([during?.totalIssuedRequests, during?.totalRequestsInProgress]).toEqual([2n, 2n]);
+    await answered(clock, 2000);
+
+    stats.callFinished("ok", { cpuUtilization: 0.5, memUtilization: 0, applicationUtilization: 0, namedMetrics: {} });
+    stats.callFinished("error");
+    mark = server.lrs.mark();
+    clock.advance(2000);
+    const after = (await nextReport(nodeId, mark)).clusterStats[0]?.upstreamLocalityStats[0];
+    expect(after).toMatchObject({
+      totalIssuedRequests: 0n,
+      totalSuccessfulRequests: 1n,
+      totalErrorRequests: 1n,
+      totalRequestsInProgress: 0n,
+      cpuUtilization: { numRequestsFinishedWithMetric: 1n, totalMetricValue: 0.5 },
+    });
+    await waitUntil(() => !server.lrs.streams().some((s) => s.nodeId === nodeId), "the call ends");
+    // Released and idle, the handle counts nothing more.
+    stats.callStarted();
+    expect(clock.pending()).toEqual([]);
+  });
 });

@@ -1,5 +1,5 @@
-// Reading a per-call ORCA report from trailers: the three formats, their errors, the one-format rule, and A51's
-// value ranges.
+// Reading a per-call ORCA report from trailers: today's Envoy forms (`-bin` first, else one `endpoint-load-metrics`
+// with a BIN / TEXT / JSON prefix), the earlier forms as a fallback, their errors, and A51's value ranges.
 import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
 import { OrcaLoadReportSchema } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
 import { describe, expect, test } from "vitest";
@@ -36,6 +36,11 @@ describe("endpoint-load-metrics (native)", () => {
     expect(parseOrcaNative("")).toEqual(report({}));
   });
 
+  test("empty entries are skipped, as Envoy splits a header list", () => {
+    expect(parseOrcaNative(" ,cpu_utilization:0.5,, eps:1 ,")).toEqual(report({ cpuUtilization: 0.5, eps: 1 }));
+    expect(parseOrcaNative(" , ")).toEqual(report({}));
+  });
+
   test.each([
     ["cpu_utilization:0.5,cpu_utilization:0.6", "metric cpu_utilization appears more than once"],
     ["named_metrics.foo:1, named_metrics.foo:2", "metric named_metrics.foo appears more than once"],
@@ -49,7 +54,6 @@ describe("endpoint-load-metrics (native)", () => {
     ["cpu_utilization:0x10", "not a finite number"],
     ["utilization.foo:0.5", "unsupported metric name utilization.foo"],
     ["named_metrics.:1", "unsupported metric name named_metrics."],
-    ["cpu_utilization:0.5,,eps:1", 'entry "" is not name:value'],
   ])("%s is refused: %s", (text, message) => {
     const error = catchError(() => parseOrcaNative(text));
     expect(error).toBeInstanceOf(OrcaParseError);
@@ -146,55 +150,101 @@ describe("A51 value ranges: out-of-range values are dropped, the rest of the rep
   });
 });
 
-describe("which trailer: exactly one format may be present", () => {
+describe("which header: -bin first, else one endpoint-load-metrics by its prefix, else the earlier forms", () => {
   const headers = (entries: Record<string, string>) => new Headers(entries);
+  const read = (entries: Record<string, string>) => readOrcaReportFromHeaders(headers(entries));
+  const expected = report({ cpuUtilization: 0.5, namedMetrics: { q: 2 } });
+  const json = toJsonString(OrcaLoadReportSchema, expected);
 
-  test("none: no report; each format alone: its report", () => {
-    expect(readOrcaReportFromHeaders(headers({ other: "x" }))).toBeUndefined();
-    const expected = report({ cpuUtilization: 0.5 });
-    expect(readOrcaReportFromHeaders(headers({ "endpoint-load-metrics-bin": b64({ cpuUtilization: 0.5 }) }))).toEqual({
+  test("none: no report; each form alone: its report and its name", () => {
+    expect(read({ other: "x" })).toBeUndefined();
+    const cases: [Record<string, string>, string][] = [
+      [{ "endpoint-load-metrics-bin": b64({ cpuUtilization: 0.5, namedMetrics: { q: 2 } }) }, "bin"],
+      [{ "endpoint-load-metrics": `BIN ${b64({ cpuUtilization: 0.5, namedMetrics: { q: 2 } })}` }, "prefixed-bin"],
+      [{ "endpoint-load-metrics": "TEXT cpu_utilization:0.5, named_metrics.q:2" }, "prefixed-text"],
+      [{ "endpoint-load-metrics": `JSON ${json}` }, "prefixed-json"],
+      [{ "endpoint-load-metrics": "cpu_utilization:0.5,named_metrics.q:2" }, "native"],
+      [{ "endpoint-load-metrics-json": json }, "json"],
+    ];
+    for (const [entries, format] of cases) expect(read(entries)).toEqual({ ok: true, report: expected, format });
+  });
+
+  test("-bin wins beside any endpoint-load-metrics form (even a broken one), and that beside -json", () => {
+    const bin = b64({ eps: 7 });
+    for (const other of ["TEXT eps:1", "JSON {}", "BIN !!", "eps:1", "WHAT is this"]) {
+      expect(read({ "endpoint-load-metrics-bin": bin, "endpoint-load-metrics": other })).toEqual({
+        ok: true,
+        report: report({ eps: 7 }),
+        format: "bin",
+      });
+    }
+    expect(read({ "endpoint-load-metrics-bin": bin, "endpoint-load-metrics-json": "{" })).toMatchObject({ ok: true });
+    expect(read({ "endpoint-load-metrics": "TEXT eps:3", "endpoint-load-metrics-json": '{"eps":9}' })).toEqual({
       ok: true,
-      report: expected,
-      format: "bin",
-    });
-    expect(readOrcaReportFromHeaders(headers({ "endpoint-load-metrics": "cpu_utilization:0.5" }))).toEqual({
-      ok: true,
-      report: expected,
-      format: "native",
-    });
-    expect(readOrcaReportFromHeaders(headers({ "endpoint-load-metrics-json": '{"cpuUtilization":0.5}' }))).toEqual({
-      ok: true,
-      report: expected,
-      format: "json",
+      report: report({ eps: 3 }),
+      format: "prefixed-text",
     });
   });
 
-  test("two formats at once: an error naming both, no report", () => {
-    const result = readOrcaReportFromHeaders(
-      headers({ "endpoint-load-metrics-bin": b64({ cpuUtilization: 0.5 }), "endpoint-load-metrics": "eps:1" }),
-    );
+  test.each([
+    ["an unknown prefix", "PROTO abc", undefined, 'unsupported ORCA header format "PROTO"'],
+    ["a prefix in lower case", "text eps:1", "native", "unsupported metric name text eps"],
+    ["TEXT: a name given twice", "TEXT eps:1, eps:2", "prefixed-text", "(TEXT): metric eps appears more than once"],
+    ["TEXT: utilization. is not a name Envoy reads", "TEXT utilization.a:0.5", "prefixed-text", "unsupported"],
+    ["TEXT: request_cost. neither", "TEXT request_cost.a:1", "prefixed-text", "unsupported metric name"],
+    ["TEXT: a value that is no number", "TEXT eps:x", "prefixed-text", 'has value "x", not a finite number'],
+    ["TEXT twice, joined by the HTTP layer", "TEXT eps:1, TEXT cpu_utilization:1", "prefixed-text", "more than once"],
+    ["JSON that is not a report", "JSON [1]", "prefixed-json", "(JSON) is not an OrcaLoadReport in proto JSON"],
+    ["JSON without a body", "JSON", "prefixed-json", "is not an OrcaLoadReport"],
+    ["BIN without a body", "BIN", "prefixed-bin", "endpoint-load-metrics (BIN) is empty"],
+    ["BIN of padding only", "BIN ==", "prefixed-bin", "is empty"],
+    ["BIN that is not base64", "BIN !!!!", "prefixed-bin", "(BIN) is not valid base64"],
+    ["BIN twice, joined", "BIN CQAAAAAAAOA/, BIN CQAAAAAAAOA/", "prefixed-bin", "appears more than once"],
+    ["BIN of a truncated message", `BIN ${Buffer.from([9, 0]).toString("base64")}`, "prefixed-bin", "not a valid"],
+  ])("refused: %s", (_name, value, format, message) => {
+    const result = read({ "endpoint-load-metrics": value });
     expect(result?.ok).toBe(false);
     if (result?.ok !== false) return;
-    expect(result.error.message).toBe("more than one ORCA trailer: endpoint-load-metrics-bin, endpoint-load-metrics");
-    expect(result.error.format).toBeUndefined();
+    expect(result.error.format).toBe(format);
+    expect(result.error.message).toContain(message);
   });
 
-  test("repeated trailers as a transport lists them: bin and json twice are errors; native lines are read together", () => {
+  test("an empty TEXT list is an all-zero report; an empty -bin too (gRPC's reading, unlike Envoy's BIN)", () => {
+    expect(read({ "endpoint-load-metrics": "TEXT" })).toEqual({
+      ok: true,
+      report: report({}),
+      format: "prefixed-text",
+    });
+    expect(read({ "endpoint-load-metrics-bin": "" })).toEqual({ ok: true, report: report({}), format: "bin" });
+  });
+
+  test("repeated headers as a transport lists them", () => {
     const bin = b64({ eps: 1 });
-    expect(readOrcaReport((n) => (n === "endpoint-load-metrics-bin" ? [bin, bin] : []))).toMatchObject({
+    const only = (name: string, values: string[]) => (n: string) => (n === name ? values : []);
+    expect(readOrcaReport(only("endpoint-load-metrics-bin", [bin, bin]))).toMatchObject({
       ok: false,
       error: { message: "endpoint-load-metrics-bin appears more than once" },
     });
-    expect(readOrcaReport((n) => (n === "endpoint-load-metrics-json" ? ["{}", "{}"] : []))).toMatchObject({
+    expect(readOrcaReport(only("endpoint-load-metrics-json", ["{}", "{}"]))).toMatchObject({
       ok: false,
       error: { message: "endpoint-load-metrics-json appears more than once" },
     });
-    expect(readOrcaReport((n) => (n === "endpoint-load-metrics" ? ["eps:1", "cpu_utilization:0.5"] : []))).toEqual({
+    // A prefixed value may not be repeated, nor mixed with unprefixed lines.
+    expect(readOrcaReport(only("endpoint-load-metrics", ["TEXT eps:1", "TEXT cpu_utilization:1"]))).toMatchObject({
+      ok: false,
+      error: { message: "endpoint-load-metrics appears more than once with a format prefix", format: "prefixed-text" },
+    });
+    expect(readOrcaReport(only("endpoint-load-metrics", ["eps:1", "JSON {}"]))).toMatchObject({
+      ok: false,
+      error: { message: "endpoint-load-metrics appears more than once with a format prefix" },
+    });
+    // Unprefixed lines are one list (the earlier Envoy parser's reading).
+    expect(readOrcaReport(only("endpoint-load-metrics", ["eps:1", "cpu_utilization:0.5"]))).toEqual({
       ok: true,
       report: report({ eps: 1, cpuUtilization: 0.5 }),
       format: "native",
     });
-    expect(readOrcaReport((n) => (n === "endpoint-load-metrics" ? ["eps:1", "eps:2"] : []))).toMatchObject({
+    expect(readOrcaReport(only("endpoint-load-metrics", ["eps:1", "eps:2"]))).toMatchObject({
       ok: false,
       error: { message: "endpoint-load-metrics: metric eps appears more than once" },
     });

@@ -215,6 +215,73 @@ describe("per-call ORCA between a Connect backend and Connect / grpc-js clients"
   });
 });
 
+describe("today's Envoy header forms over HTTP/2 (a backend written for Envoy)", () => {
+  // The request's node id is the endpoint-load-metrics value to send; "with-bin:<value>" sends -bin (eps 7) too.
+  let envoyBackend: TestBackend;
+  beforeAll(async () => {
+    envoyBackend = await startBackend({
+      handle(request, context) {
+        let value = request.node?.id ?? "";
+        if (value.startsWith("with-bin:")) {
+          value = value.slice("with-bin:".length);
+          const bin = Buffer.from(toBinary(OrcaLoadReportSchema, report({ eps: 7 }))).toString("base64");
+          context.responseTrailer.set("endpoint-load-metrics-bin", bin);
+        }
+        context.responseTrailer.set("endpoint-load-metrics", value);
+      },
+    });
+  });
+  afterAll(() => envoyBackend.close());
+
+  const b64 = (r: OrcaLoadReport) => Buffer.from(toBinary(OrcaLoadReportSchema, r)).toString("base64");
+  const wanted = report({ cpuUtilization: 0.25, namedMetrics: { queue: 3 } });
+  const values = [
+    "TEXT cpu_utilization:0.25, named_metrics.queue:3",
+    `JSON ${JSON.stringify({ cpuUtilization: 0.25, namedMetrics: { queue: 3 } })}`,
+    `BIN ${b64(wanted)}`,
+    "cpu_utilization:0.25,named_metrics.queue:3", // the earlier, unprefixed form
+  ];
+
+  test("Connect and grpc-js clients read BIN, TEXT, JSON and the unprefixed form; -bin wins beside any", async () => {
+    const connectReports: OrcaLoadReport[] = [];
+    const connect = createClient(
+      ClientStatusDiscoveryService,
+      createGrpcTransport({
+        baseUrl: envoyBackend.url,
+        interceptors: [orcaClientInterceptor({ onReport: (r) => connectReports.push(r) })],
+      }),
+    );
+    const grpcReports: OrcaLoadReport[] = [];
+    const grpcClient = new grpc.Client(envoyBackend.address, grpc.credentials.createInsecure(), {
+      interceptors: [orcaGrpcJsInterceptor({ onReport: (r) => grpcReports.push(r) })],
+    });
+    const grpcCall = (id: string) =>
+      new Promise<void>((resolve, reject) => {
+        grpcClient.makeUnaryRequest(
+          "/envoy.service.status.v3.ClientStatusDiscoveryService/FetchClientStatus",
+          (m: ReturnType<typeof create<typeof ClientStatusRequestSchema>>) =>
+            Buffer.from(toBinary(ClientStatusRequestSchema, m)),
+          (b: Buffer) => fromBinary(ClientStatusResponseSchema, b),
+          create(ClientStatusRequestSchema, { node: { id } }),
+          (error) => (error ? reject(error) : resolve()),
+        );
+      });
+    try {
+      for (const value of values) {
+        await connect.fetchClientStatus({ node: { id: value } });
+        await grpcCall(value);
+      }
+      await connect.fetchClientStatus({ node: { id: "with-bin:TEXT eps:1" } });
+      await grpcCall("with-bin:JSON {}");
+    } finally {
+      grpcClient.close();
+    }
+    const expected = [...values.map(() => wanted), report({ eps: 7 })];
+    expect(connectReports).toEqual(expected);
+    expect(grpcReports).toEqual(expected);
+  });
+});
+
 describe("the recorders refuse values outside A51's ranges and keep the previous one", () => {
   test("server recorder", () => {
     const recorder = createServerMetricRecorder();

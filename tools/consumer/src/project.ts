@@ -15,6 +15,7 @@ export interface PackedPackage {
   /** Paths inside the tarball (posix, without `package/`). */
   readonly files: readonly string[];
   readonly manifest: {
+    readonly engines?: { readonly node?: string };
     readonly exports?: unknown;
     readonly bin?: string | Record<string, string>;
     readonly peerDependencies?: Readonly<Record<string, string>>;
@@ -35,6 +36,16 @@ export const THIRD_PARTY_DEPENDENCIES: Readonly<Record<string, string>> = {
   "@opentelemetry/sdk-metrics": "^2.0.0",
   "@types/node": "^20.19.0",
 };
+
+/**
+ * Added after the tarballs, as the root README's `# Node 20` command says (see test/consumer.test.ts), with
+ * `@grpc/grpc-js` beside them: the order in which an application on Node 20 used to send npm into an ERESOLVE loop.
+ */
+export const ADDED_AFTER_TARBALLS: readonly string[] = [
+  "@grpc/grpc-js",
+  "@connectrpc/connect",
+  "@connectrpc/connect-node",
+];
 
 const COMPILER_OPTIONS = {
   target: "es2022",
@@ -76,6 +87,7 @@ export function entryPoints(pkg: PackedPackage): string[] {
   const specifiers: string[] = [];
   for (const [subpath, target] of Object.entries(exports)) {
     if (!subpath.startsWith(".")) return [pkg.name];
+    if (subpath === "./package.json") continue; // for tools that read the manifest, not code
     if (!subpath.includes("*")) {
       specifiers.push(subpath === "." ? pkg.name : `${pkg.name}/${subpath.slice(2)}`);
       continue;
@@ -149,7 +161,12 @@ export function createProject(project: string, packages: readonly PackedPackage[
         name: "xdskit-consumer",
         private: true,
         type: "module",
-        dependencies: { ...THIRD_PARTY_DEPENDENCIES, ...tarballs },
+        dependencies: {
+          ...Object.fromEntries(
+            Object.entries(THIRD_PARTY_DEPENDENCIES).filter(([name]) => !ADDED_AFTER_TARBALLS.includes(name)),
+          ),
+          ...tarballs,
+        },
         // Our packages depend on each other by range (^x.y.z): the tarballs stand in for the registry.
         overrides: tarballs,
       },

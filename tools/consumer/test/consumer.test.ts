@@ -1,26 +1,31 @@
 // The published packages as an application gets them. Steps:
 //  1. Pack every public package (`packages/*` not private) with `pnpm pack` and check each tarball's contents.
 //  2. Lint each tarball with publint and with attw (`--profile esm-only`), from the tarball alone.
-//  3. Install the tarballs with npm into a new project under os.tmpdir() (third-party packages from the registry).
+//  3. Install the tarballs with npm into a new project under os.tmpdir() (third-party packages from the registry),
+//     then `@grpc/grpc-js` and Connect as the root README's `# Node 20` command says (unpinned, npm loops on
+//     ERESOLVE here); Connect resolves to the workspace's version, one copy.
 //  4. Type-check, under `module: nodenext` and `strict`, a composed program, the README blocks marked
 //     `ts consumer` / `ts consumer-run`, and every entry point; again without Node's types (`lib: es2022, dom`).
 //  5. Run the composed program (control plane, client, CSDS), the `consumer-run` README blocks, each `bin`, and
 //     the programs of `examples/` copied into the project as a user would copy them.
 //  6. Install the lowest @bufbuild/protobuf of the published peer range; type-check and run the program again.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { publint } from "publint";
 import { formatMessage } from "publint/utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkTarball, packAndCheck, publicPackages, unpackTarball } from "../../scripts/check-pack.mjs";
+import { checkTarball, packAndCheck, publicPackages, repoRoot, unpackTarball } from "../../scripts/check-pack.mjs";
+import { CONNECT_PACKAGES, node20ThirdParty } from "../src/install-lines.js";
 import {
   copyExamples,
   createProject,
   entryPoints,
   type PackedPackage,
   run,
+  THIRD_PARTY_DEPENDENCIES,
   workspaceTsc,
   writeReadmeExamples,
 } from "../src/project.js";
@@ -63,9 +68,12 @@ beforeAll(() => {
   createProject(project, packages, fixtures);
   readmeExamples = writeReadmeExamples(project, packages);
   exampleNames = copyExamples(project, examples);
-  expectSuccess(
-    run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], project, 8 * MINUTE),
-  );
+  const npmInstall = ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"];
+  expectSuccess(run("npm", npmInstall, project, 8 * MINUTE));
+  // What an application adds next. A loop (Connect unpinned on Node 20) ends at the timeout, failing here.
+  const readmeLine = node20ThirdParty(readFileSync(join(repoRoot, "README.md"), "utf8"));
+  const grpcJs = `@grpc/grpc-js@${THIRD_PARTY_DEPENDENCIES["@grpc/grpc-js"]}`;
+  expectSuccess(run("npm", [...npmInstall, grpcJs, ...readmeLine], project, 3 * MINUTE));
 }, 10 * MINUTE);
 
 afterAll(() => {
@@ -83,6 +91,12 @@ describe("the packed packages", () => {
 
   it("hold their build, types, LICENSE, README, CHANGELOG, every exports target and resolvable source maps", () => {
     expect(packages.map((p) => [p.name, p.problems])).toEqual(packages.map((p) => [p.name, []]));
+  });
+
+  it("declare the Node versions xds-client needs (its lazy modules use require() of ES modules), all alike", () => {
+    const wanted = packages.find((p) => p.name === "@xdskit/xds-client")?.manifest.engines?.node;
+    expect(wanted).toMatch(/^\^20\.19\.0 \|\| >=22\.12\.0$/);
+    expect(packages.map((p) => [p.name, p.manifest.engines?.node])).toEqual(packages.map((p) => [p.name, wanted]));
   });
 
   it("check-pack rejects a tarball without LICENSE, types or an exports target", () => {
@@ -135,6 +149,19 @@ describe("the packed packages", () => {
 });
 
 describe("a project that installs them with npm", () => {
+  it("gets one copy of Connect, at the version the workspace uses on Node 20, through the README's install line", () => {
+    const workspace = readFileSync(join(repoRoot, "pnpm-workspace.yaml"), "utf8");
+    for (const name of CONNECT_PACKAGES) {
+      const expected = new RegExp(`^ {2}"${name}": (\\S+)$`, "m").exec(workspace)?.[1];
+      const installed = JSON.parse(readFileSync(join(project, "node_modules", name, "package.json"), "utf8"));
+      expect([name, installed.version]).toEqual([name, expected]);
+    }
+    const nested = packages.flatMap((p) =>
+      CONNECT_PACKAGES.filter((name) => existsSync(join(project, "node_modules", p.name, "node_modules", name))),
+    );
+    expect(nested).toEqual([]);
+  });
+
   it("type-checks the composed program, the README examples and every entry point (nodenext, strict)", () => {
     expectSuccess(run("node", [workspaceTsc(), "-p", "tsconfig.json"], project, 3 * MINUTE));
   });
@@ -173,6 +200,12 @@ describe("a project that installs them with npm", () => {
       "Cluster echo{track=canary} ACKED",
       "ClusterLoadAssignment echo-canary ACKED",
     ]);
+  });
+
+  it("lets tools read each package's package.json (exports has ./package.json)", () => {
+    const require = createRequire(join(project, "package.json"));
+    const versions = packages.map((p) => [p.name, require(`${p.name}/package.json`).name]);
+    expect(versions).toEqual(packages.map((p) => [p.name, p.name]));
   });
 
   it("runs each package's bin with --help", () => {

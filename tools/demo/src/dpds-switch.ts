@@ -10,9 +10,16 @@ import type { Logger, XdsClient } from "@xdskit/xds-client";
 
 const CLUSTER_TYPE = "envoy.config.cluster.v3.Cluster";
 
-/** Prints the wrapper's lines: the DPDS parameters it received (info) and each move of a watch (debug). */
+/**
+ * Prints the wrapper's lines: the DPDS parameters it received (info) and each move of a watch (debug). An error the
+ * wrapper holds back during a move (the plain name's removal, as the variants replace it) is worded as what it is,
+ * part of the move, rather than as a failure.
+ */
 export function dpdsLogger(out: (line: string) => void): Logger {
-  const print = (message: string) => out(`  ${message}`);
+  const print = (message: string) => {
+    const held = /^(.*?): (\[[A-Z_]+\] .*); held back until (.*) answers$/.exec(message);
+    out(held ? `  ${held[1]}: not passed to the watcher, which waits for ${held[3]} (${held[2]})` : `  ${message}`);
+  };
   return { error: print, warn: print, info: print, debug: print };
 }
 

@@ -2,12 +2,14 @@
 // listener → route configuration → cluster → endpoints chain the way a gRPC channel does; the demo then changes
 // the configuration (a new endpoint, an invalid cluster the client NACKs, a TP3 error, a removal), prints what the
 // client saw at each step, and ends with the client's CSDS dump. On the way, the client calls two backends through
-// @xdskit/orca-lrs-bridge: they report ORCA per call, and the control plane's LRS sink prints the load it received.
+// @xdskit/connect-xds (routed by that same configuration): the backends report ORCA per call through
+// @xdskit/orca-lrs-bridge, and the control plane's LRS sink prints the load the transport reported.
 // The client is wrapped by @xdskit/dpds-wrapper: at the end, the control plane serves the cluster in two variants
 // and moves the client from one to the other through its DPDS resource.
 
+import * as net from "node:net";
 import { createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createXdsTransport } from "@xdskit/connect-xds";
 import {
   buildCluster,
   buildClusterLoadAssignment,
@@ -19,7 +21,6 @@ import {
 } from "@xdskit/control-plane";
 import { formatClientConfig } from "@xdskit/csds";
 import { withDynamicParameters } from "@xdskit/dpds-wrapper";
-import { createLrsClient, loadReportingInterceptor } from "@xdskit/orca-lrs-bridge";
 import { ClientStatusDiscoveryService } from "@xdskit/protos/envoy/service/status/v3/csds_pb";
 import {
   type ClusterUpdate,
@@ -77,14 +78,8 @@ function describeEndpoints(u: EndpointUpdate): string {
   return `${localities.length} localities, ${addresses.length} endpoints: ${addresses.join(" ")}`;
 }
 
-/** What the chain last resolved to: the cluster and its endpoints. */
-interface Resolved {
-  cluster?: ClusterUpdate;
-  endpoints?: EndpointUpdate;
-}
-
 /** Follows the chain: each update names the next resource to watch, as an xDS resolver does. */
-function followChain(client: XdsClient, listenerName: string, resolved: Resolved, onEvent: (line: string) => void) {
+function followChain(client: XdsClient, listenerName: string, onEvent: (line: string) => void) {
   const watches = new Map<string, { name: string; cancel: () => void }>();
   function watch<T>(type: ResourceType<T>, name: string, describe: (u: T) => string, next?: (u: T) => void): void {
     const held = watches.get(type.typeName);
@@ -110,11 +105,7 @@ function followChain(client: XdsClient, listenerName: string, resolved: Resolved
       const action = r.virtualHosts[0]?.routes[0]?.action;
       if (action?.type !== "cluster") return;
       watch(clusterResourceType, action.cluster, describeCluster, (c) => {
-        resolved.cluster = c;
-        if (c.type === "eds")
-          watch(endpointResourceType, c.edsServiceName, describeEndpoints, (e) => {
-            resolved.endpoints = e;
-          });
+        if (c.type === "eds") watch(endpointResourceType, c.edsServiceName, describeEndpoints);
       });
     });
   });
@@ -136,56 +127,46 @@ function eventsAfter(counter: { n: number; waiters: (() => void)[] }, count: num
 }
 
 /**
- * The client's calls to each locality (to its first endpoint) go through the bridge: counted per locality with
- * each call's ORCA report, and reported to the cluster's LRS server (`lrs_server: self`: the control plane).
+ * The client's calls go through @xdskit/connect-xds: routed by the same configuration the chain above printed
+ * (listener → routes → cluster → priority → locality → endpoint), counted per locality with each call's ORCA
+ * report and reported to the cluster's LRS server (`lrs_server: self`: the control plane) without user code.
+ * Closing the transport sends what it counted in one last report.
  */
-async function callThroughTheBridge(server: ManagementServer, resolved: Resolved): Promise<void> {
-  const { cluster, endpoints } = resolved;
-  if (cluster?.type !== "eds" || cluster.lrsServer === undefined || endpoints === undefined) {
-    throw new Error("the client has no EDS cluster with an LRS server");
-  }
-  const lrs = createLrsClient({ node: { id: "demo-client", locality: { region: "eu-west", zone: "a" } }, env: {} });
-  const localities = endpoints.priorities.flatMap((p) => p.localities);
-  const callsPerLocality = [12, 6];
+async function callThroughTheTransport(server: ManagementServer, client: XdsClient): Promise<void> {
+  const transport = createXdsTransport({ target: "xds:///demo.example", client });
+  const csds = createClient(ClientStatusDiscoveryService, transport);
+  const calls = 18;
   const mark = server.lrs.mark();
-  await Promise.all(
-    localities.map(async (locality, i) => {
-      const stats = lrs.localityStats({
-        server: cluster.lrsServer ?? { serverUri: server.address },
-        clusterName: cluster.name,
-        edsServiceName: cluster.edsServiceName,
-        locality: locality.locality,
-        propagation: cluster.orcaPropagation,
-      });
-      const target = locality.endpoints[0]?.addresses[0];
-      const client = createClient(
-        ClientStatusDiscoveryService,
-        createGrpcTransport({
-          baseUrl: `http://${target?.address}:${target?.port}`,
-          interceptors: [loadReportingInterceptor({ stats })],
-        }),
-      );
-      const calls = callsPerLocality[i] ?? 1;
-      await Promise.all(Array.from({ length: calls }, () => client.fetchClientStatus({})));
-      out(`  [client] ${calls} calls to zone ${locality.locality.zone} (${target?.address}:${target?.port})`);
-    }),
-  );
+  for (let i = 0; i < calls; i++) await csds.fetchClientStatus({});
+  out(`  [client] ${calls} calls through createXdsTransport({ target: "xds:///demo.example" })`);
+  await transport.close();
   const report = await server.lrs.waitForReport(
     (r) =>
       r.nodeId === "demo-client" &&
       r.clusterStats.some((c) => c.upstreamLocalityStats.some((l) => l.totalIssuedRequests > 0n)),
     { after: mark, timeoutMs: 10_000 },
   );
-  await lrs.close();
   out("  [control plane] load report received; the cluster selects the utilizations and named_metrics.queue_depth,");
   out("  so named_metrics.cache_hits, which the backends also send, is left out:");
   for (const line of formatClusterLoads(report.loads).split("\n")) out(`    ${line}`);
 }
 
+/** A 127.0.0.1 address nothing listens on: a port bound, then released. */
+async function refusingAddress(): Promise<string> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `127.0.0.1:${port}`;
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
-  const server = await createManagementServer({ host: "127.0.0.1", port: 0, lrsPolicy: { intervalMs: 1000 } });
+  // A long report interval: the transport's one report, sent when it closes, holds every call of step 3.
+  const server = await createManagementServer({ host: "127.0.0.1", port: 0, lrsPolicy: { intervalMs: 60_000 } });
   const [backendA, backendB] = await Promise.all([startOrcaBackend(0.6, 0.45), startOrcaBackend(0.3, 0.7)]);
+  // Endpoints with nothing behind them (local ports that refuse connections): the transport skips them.
+  const [spareA, spareB] = await Promise.all([refusingAddress(), refusingAddress()]);
   const demoCluster = buildCluster({ name: "demo-cluster", edsServiceName: "demo-eds", lrsServerSelf: true });
   demoCluster.lrsReportEndpointMetrics = [
     "cpu_utilization",
@@ -204,7 +185,7 @@ async function main(): Promise<void> {
     buildClusterLoadAssignment({
       clusterName: "demo-eds",
       localities: [
-        { region: "eu-west", zone: "a", endpoints: [`127.0.0.1:${backendA.port}`, "10.0.0.2:8080"] },
+        { region: "eu-west", zone: "a", endpoints: [`127.0.0.1:${backendA.port}`, spareA] },
         { region: "eu-west", zone: "b", endpoints: [`127.0.0.1:${backendB.port}`] },
       ],
     }),
@@ -225,9 +206,8 @@ async function main(): Promise<void> {
     { logger: dpdsLogger(out) },
   );
   const counter = { n: 0, waiters: [] as (() => void)[] };
-  const resolved: Resolved = {};
   const chainLines: string[] = [];
-  followChain(client, "demo.example", resolved, (line) => {
+  followChain(client, "demo.example", (line) => {
     out(line);
     chainLines.push(line);
     counter.n += 1;
@@ -235,6 +215,7 @@ async function main(): Promise<void> {
   });
 
   out("\n1. the client follows listener → routes → cluster → endpoints");
+  out("   (versions come from one counter for the whole server, so each type's versions skip numbers)");
   await eventsAfter(counter, 4);
 
   out("\n2. a new endpoint appears in zone b");
@@ -242,15 +223,17 @@ async function main(): Promise<void> {
     buildClusterLoadAssignment({
       clusterName: "demo-eds",
       localities: [
-        { region: "eu-west", zone: "a", endpoints: [`127.0.0.1:${backendA.port}`, "10.0.0.2:8080"] },
-        { region: "eu-west", zone: "b", endpoints: [`127.0.0.1:${backendB.port}`, "10.0.1.2:8080"] },
+        { region: "eu-west", zone: "a", endpoints: [`127.0.0.1:${backendA.port}`, spareA] },
+        { region: "eu-west", zone: "b", endpoints: [`127.0.0.1:${backendB.port}`, spareB] },
       ],
     }),
   );
   await eventsAfter(counter, 1);
 
-  out("\n3. calls through @xdskit/orca-lrs-bridge: the backends report ORCA per call, the client reports load (LRS)");
-  await callThroughTheBridge(server, resolved);
+  out("\n3. calls through @xdskit/connect-xds: the backends report ORCA per call, the client reports load (LRS)");
+  out("   (each locality also lists a local port nothing listens on: the transport sees it refuse connections and");
+  out("   never picks it, so every call reaches a live backend)");
+  await callThroughTheTransport(server, client);
 
   out("\n4. an invalid cluster (lb_policy RANDOM, which gRPC does not support): NACKed, the good one stays in use");
   const bad = buildCluster({ name: "demo-cluster", edsServiceName: "demo-eds", lrsServerSelf: true });
@@ -280,7 +263,8 @@ async function main(): Promise<void> {
   await until(held("stable"));
   for (const line of clusterVariants(client, "demo-cluster")) out(`  [client] CSDS: ${line}`);
 
-  out("\n8. DPDS switches demo-client to track=canary: the new subscription is made before the old one is broken");
+  out("\n8. DPDS switches demo-client to track=canary: the client subscribes to canary and cancels stable only once");
+  out("   canary has answered (make-before-break), so the cluster watcher never goes without a cluster");
   const before = chainLines.length;
   switchToCanary(server);
   await Promise.all([eventsAfter(counter, 2), until(held("canary"))]);
@@ -293,6 +277,8 @@ async function main(): Promise<void> {
 
   out("\nthe client's CSDS dump (envoy.service.status.v3.ClientConfig):");
   for (const line of formatClientConfig(client.dumpResources()).split("\n")) out(`  ${line}`);
+  out('  (last error: "<version>: <details>", the version of the response the error came with; "-" when nothing');
+  out("  was received, e.g. the does-not-exist timer)");
   await client.close();
   await Promise.all([server.close(), backendA.close(), backendB.close()]);
   out(`\ndone in ${((Date.now() - started) / 1000).toFixed(1)} s`);

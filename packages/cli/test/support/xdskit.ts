@@ -1,8 +1,8 @@
-// Runs the built binary (`node dist/bin.js`) as a user would, and reads what it prints.
+// Runs the built binary (`node bin/xdskit.js`, which loads dist/) as a user would, and reads what it prints.
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-const BIN = fileURLToPath(new URL("../../dist/bin.js", import.meta.url));
+const BIN = fileURLToPath(new URL("../../bin/xdskit.js", import.meta.url));
 
 export interface Finished {
   readonly code: number | null;

@@ -114,7 +114,7 @@ test("heldAfter reads as the same response applied to plain Maps", () => {
     }),
     { numRuns: 500 },
   );
-});
+}, 60_000); // CPU-bound property: about 1 s alone, 4 s with the machine busy
 
 test("a full-state re-push with one resource changed keeps the rest of what the client held", () => {
   const keys = Array.from({ length: 1000 }, (_, i) => `c${i}`);

@@ -13,6 +13,7 @@ import {
 import type { WaitOptions } from "../hooks/hooks.js";
 import type { Logger } from "../logger.js";
 import type { NodeSelector } from "../resources/resource-store.js";
+import { checkSameNode } from "../security/node-binding.js";
 import { PushQueue } from "../streams/push-queue.js";
 import { type ClusterLoad, toClusterLoad } from "./lrs-loads.js";
 
@@ -244,6 +245,8 @@ export class LrsSinkImpl implements LrsSink {
             this.#pushPolicy(stream);
             // The first request introduces the node; every later one is a report, even an empty one.
             if (request.clusterStats.length === 0) continue;
+          } else {
+            checkSameNode(stream.node, request.node);
           }
           this.#record(stream, request);
         }

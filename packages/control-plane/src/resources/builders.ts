@@ -153,10 +153,18 @@ export interface ClusterInit {
   readonly name: string;
   /** The ClusterLoadAssignment name to fetch over ADS (EDS). Default: empty, meaning the cluster name. */
   readonly edsServiceName?: string;
-  /** Default ROUND_ROBIN. */
+  /**
+   * Default ROUND_ROBIN. The enum is `Cluster_LbPolicy` of `@xdskit/protos/envoy/config/cluster/v3/cluster_pb`
+   * (envoy's `Cluster.LbPolicy`); gRPC clients accept ROUND_ROBIN, LEAST_REQUEST and RING_HASH and NACK the others.
+   */
   readonly lbPolicy?: Cluster_LbPolicy;
   /** Report load to the management server itself (`lrs_server: self`). */
   readonly lrsServerSelf?: boolean;
+  /**
+   * `lrs_report_endpoint_metrics` (gRFC A85): the backend metrics clients copy from each call's ORCA report into
+   * their load reports, e.g. `cpu_utilization`, `named_metrics.queue_depth`, `named_metrics.*`. Default: none.
+   */
+  readonly lrsReportEndpointMetrics?: readonly string[];
 }
 
 /** An EDS cluster whose endpoints come over ADS. */
@@ -169,6 +177,7 @@ export function buildCluster(init: ClusterInit): Cluster {
     ...(init.lrsServerSelf
       ? { lrsServer: create(ConfigSourceSchema, { configSourceSpecifier: { case: "self", value: {} } }) }
       : {}),
+    lrsReportEndpointMetrics: [...(init.lrsReportEndpointMetrics ?? [])],
   });
 }
 

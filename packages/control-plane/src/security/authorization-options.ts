@@ -1,5 +1,6 @@
 import type { AuthorizeStream, IdentityOptions } from "./authorization.js";
 import type { AuthorizationClass, CanRead } from "./authorization-read.js";
+import type { CanReadClientStatus } from "./client-status-access.js";
 import type { ServerTlsOptions } from "./tls-options.js";
 
 /** The security options of `createManagementServer` (docs/security.md). */
@@ -27,4 +28,11 @@ export interface SecurityOptions {
    * for them. Default: every client certificate and node is its own class.
    */
   readonly authorizationClass?: AuthorizationClass;
+  /**
+   * Which clients of a CSDS service served on this port (`routes`, e.g. `clientStatusRoutes(registry)` of
+   * `@xdskit/csds`) a peer may read (docs/security.md#csds): each `ClientConfig` of an answer is kept only when this
+   * returns true. Default: with `identity`, the configs whose node is the one the peer's certificate is bound to;
+   * without `identity`, every config, to every peer that may connect.
+   */
+  readonly canReadClientStatus?: CanReadClientStatus;
 }

@@ -1,4 +1,4 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import { InvalidRequestError } from "../limits.js";
 import type { PeerCertificate, PeerIdentity } from "./identity.js";
@@ -71,29 +71,4 @@ export function createStreamAdmission(options: {
       }
     }
   };
-}
-
-/**
- * The requests of a connect-node stream that carries a node (LRS), its first admitted as an ADS stream's is; a
- * refusal fails the stream with its status (reported to `onRefused` first).
- */
-export async function* admittedRequests<T extends { readonly node?: Node | undefined }>(
-  requests: AsyncIterable<T>,
-  admit: (node: Node | undefined) => void,
-  onRefused: (error: StreamRefusedError) => void,
-): AsyncIterable<T> {
-  let first = true;
-  for await (const request of requests) {
-    if (first) {
-      first = false;
-      try {
-        admit(request.node);
-      } catch (error) {
-        if (!(error instanceof StreamRefusedError)) throw error;
-        onRefused(error);
-        throw new ConnectError(error.message, error.code);
-      }
-    }
-    yield request;
-  }
 }

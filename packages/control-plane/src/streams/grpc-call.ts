@@ -127,8 +127,8 @@ function createCall(
   };
 
   /** Closes the HTTP/2 stream once the status is on its way, if the client is still sending. */
-  const closeAfterStatus = (): void => {
-    if (!clientDone && !stream.closed && !stream.destroyed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+  const closeAfterStatus = (code: number): void => {
+    if (!clientDone && !stream.closed && !stream.destroyed) stream.close(resetCodeAfterStatus(code));
   };
 
   return {
@@ -183,7 +183,7 @@ function createCall(
       }
       if (!res.headersSent) {
         endTrailersOnly(res, code, message);
-        closeAfterStatus();
+        closeAfterStatus(code);
         return;
       }
       if (stuck) {
@@ -194,7 +194,7 @@ function createCall(
       }
       res.addTrailers(statusHeaders(code, message));
       // The trailers go out after the written messages; the stream is reset only once they are queued.
-      stream.once("wantTrailers", () => setImmediate(closeAfterStatus));
+      stream.once("wantTrailers", () => setImmediate(() => closeAfterStatus(code)));
       res.end();
     },
   };
@@ -217,7 +217,18 @@ function endTrailersOnly(res: http2.Http2ServerResponse, code: number, message: 
 /** Answers a call with a status before reading it, and closes the HTTP/2 stream (the client may still be sending). */
 export function refuseCall(res: http2.Http2ServerResponse, code: number, message: string): void {
   endTrailersOnly(res, code, message);
-  if (!res.stream.closed && !res.stream.destroyed) res.stream.close(http2.constants.NGHTTP2_NO_ERROR);
+  if (!res.stream.closed && !res.stream.destroyed) res.stream.close(resetCodeAfterStatus(code));
+}
+
+/**
+ * The RST_STREAM that follows a status sent while the client is still sending (HTTP/2 lets a server that answered
+ * ask the client to stop so). NO_ERROR, except after RESOURCE_EXHAUSTED: ENHANCE_YOUR_CALM, the code gRPC maps to
+ * RESOURCE_EXHAUSTED. A client still writing a message over the limit may have so much queued that it cannot take
+ * the status in (Node's HTTP/2 client refuses incoming headers past `maxSessionMemory`); after NO_ERROR it would
+ * wait for an end that never comes, after ENHANCE_YOUR_CALM it ends the call at once (docs/limits-control-plane.md).
+ */
+export function resetCodeAfterStatus(code: number): number {
+  return code === Code.ResourceExhausted ? http2.constants.NGHTTP2_ENHANCE_YOUR_CALM : http2.constants.NGHTTP2_NO_ERROR;
 }
 
 /** `grpc-message` is percent-encoded UTF-8: everything outside printable ASCII, and `%` itself. */

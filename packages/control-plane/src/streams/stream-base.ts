@@ -1,6 +1,6 @@
-import { create, equals, fromBinary } from "@bufbuild/protobuf";
+import { create, fromBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { type ControlPlane, type Node, NodeSchema } from "@xdskit/protos/envoy/config/core/v3/base_pb";
+import type { ControlPlane, Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import type {
   DeltaDiscoveryRequestSchema,
   DeltaDiscoveryResponse,
@@ -21,6 +21,7 @@ import type { ServedGroup, ServedResolver, ServedResources } from "../resources/
 import { StreamRefusedError } from "../security/authorization.js";
 import { authorizedEntries, type ReadAccess, type StreamIdentity } from "../security/authorization-read.js";
 import type { PeerIdentity } from "../security/identity.js";
+import { checkSameNode } from "../security/node-binding.js";
 import { DPDS_TYPE_URL, PUSH_ORDER } from "../type-urls.js";
 import { type WireMessage, wholeMessage, withNonce } from "./encoded-response.js";
 import type { GrpcServerCall } from "./grpc-call.js";
@@ -438,13 +439,7 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
    */
   protected adoptNode(node: Node | undefined): void {
     if (this.#admitted) {
-      if (node !== undefined && (this.node === undefined || !equals(NodeSchema, node, this.node))) {
-        throw new InvalidRequestError(
-          this.node === undefined
-            ? "a stream's node goes in its first request: a later request cannot set it"
-            : `a stream cannot change its node (from "${this.node.id}" to "${node.id}")`,
-        );
-      }
+      checkSameNode(this.node, node);
       return;
     }
     if (node !== undefined) checkNode(this.host.limits, node);

@@ -1,0 +1,448 @@
+// The per-call path (docs/architecture.md#connect-xds-the-call-path): wait for a config selector, select the route,
+// pick from the cluster's picker (waiting while it queues), send the call on the picked connection's transport and,
+// when it ends, tell the pick's tracker (LRS, policies) and record the A66 metrics. A call that can be picked at once
+// does not await anything before reaching connect-node.
+import type { DescMessage } from "@bufbuild/protobuf";
+import { Code, ConnectError, type StreamResponse, type Transport, type UnaryResponse } from "@connectrpc/connect";
+import { readOrcaReportFromHeaders } from "@xdskit/orca-lrs-bridge";
+import type { OrcaLoadReport } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
+import type { ClusterEntry } from "./cluster-manager.js";
+import type { ConfigSelector, RouteSelection } from "./config-selector.js";
+import { NOT_SENT } from "./connection.js";
+import { countingBytes, MessageByteCounter } from "./endpoint-transport.js";
+import type { CallEndInfo, CompletePick, PickInfo, Subchannel } from "./lb-policy.js";
+import { CallMetricName, type CallMetricsRecorder, statusName } from "./metrics.js";
+import { callSleep, faultAbortError, routeFault, routeRetryState } from "./policies/call-policies.js";
+import type { RetryBufferPool, RetryCallBuffer } from "./policies/retry-buffer.js";
+import type { RetryState } from "./policies/retry-state.js";
+import type { RetryThrottle } from "./policies/retry-throttle.js";
+import { PooledSubchannel } from "./subchannel-pool.js";
+
+/** What the call path reads from the transport. */
+export interface CallState {
+  /** Undefined until the first Listener/RouteConfiguration pair (or error) arrives. */
+  readonly selector: ConfigSelector | ConnectError | undefined;
+  /** The cluster entries of the current selector. */
+  readonly clusters: ReadonlyMap<string, ClusterEntry>;
+  readonly closed: ConnectError | undefined;
+  /** Resolves (or calls back) when the selector or any cluster's picker changed. */
+  onChange(listener: () => void): () => void;
+  /** One call stopped holding a cluster. */
+  release(entry: ClusterEntry): void;
+}
+
+/** Per-call end info; the ORCA report is parsed on first access only (A51: once per call). */
+class CallEnd implements CallEndInfo {
+  private parsed = false;
+  private report: OrcaLoadReport | undefined;
+  constructor(
+    readonly code: number,
+    readonly trailers: Headers,
+  ) {}
+  get orcaReport(): OrcaLoadReport | undefined {
+    if (!this.parsed) {
+      this.parsed = true;
+      const result = readOrcaReportFromHeaders(this.trailers);
+      this.report = result?.ok ? result.report : undefined;
+    }
+    return this.report;
+  }
+}
+
+interface Picked {
+  readonly pick: CompletePick;
+  readonly entry: ClusterEntry;
+}
+
+/** One pick attempt, synchronous: the pick, an error to fail with, or undefined to wait for the next change. */
+function tryPick(
+  state: CallState,
+  info: { path: string; headers: Headers; route?: RouteSelection },
+): Picked | ConnectError | undefined {
+  if (state.closed !== undefined) return state.closed;
+  const selector = state.selector;
+  if (selector === undefined) return undefined;
+  if (selector instanceof ConnectError) return selector;
+  const route = selector.select(info.path, info.headers);
+  if (route instanceof ConnectError) return route;
+  const entry = state.clusters.get(route.cluster);
+  if (entry === undefined) return new ConnectError(`cluster "${route.cluster}" is not known`, Code.Internal);
+  info.route = route;
+  const result = entry.picker.pick(info as PickInfo);
+  switch (result.type) {
+    case "complete":
+      if (result.subchannel.state !== "READY") {
+        result.tracker?.onPickDiscarded?.();
+        return undefined;
+      }
+      // The call holds its cluster until it ends (A28), released by its attempt.
+      entry.refs++;
+      return { pick: result, entry };
+    case "queue":
+      return undefined;
+    default:
+      return result.error;
+  }
+}
+
+/** Waits for a change, the call's signal or its deadline. */
+function waitForChange(
+  state: CallState,
+  signal: AbortSignal | undefined,
+  deadlineAt: number | undefined,
+  what: () => string,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const done = () => {
+      stop();
+      if (timer !== undefined) clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    };
+    const stop = state.onChange(() => {
+      done();
+      resolve();
+    });
+    const onAbort = () => {
+      done();
+      reject(ConnectError.from(signal?.reason ?? new Error("the call was cancelled"), Code.Canceled));
+    };
+    if (signal?.aborted) {
+      onAbort();
+      return;
+    }
+    signal?.addEventListener("abort", onAbort);
+    if (deadlineAt !== undefined) {
+      timer = setTimeout(
+        () => {
+          done();
+          reject(new ConnectError(`deadline exceeded while waiting for ${what()}`, Code.DeadlineExceeded));
+        },
+        Math.max(0, deadlineAt - performance.now()),
+      );
+    }
+  });
+}
+
+async function pickWaiting(
+  state: CallState,
+  info: { path: string; headers: Headers; route?: RouteSelection },
+  signal: AbortSignal | undefined,
+  deadlineAt: number | undefined,
+): Promise<Picked> {
+  for (;;) {
+    const what = () =>
+      state.selector === undefined
+        ? "the xDS configuration"
+        : info.route === undefined
+          ? "a route"
+          : `a connection to cluster "${info.route.cluster}" (${state.clusters.get(info.route.cluster)?.state ?? "unknown"})`;
+    await waitForChange(state, signal, deadlineAt, what);
+    const result = tryPick(state, info);
+    if (result instanceof ConnectError) throw result;
+    if (result !== undefined) return result;
+  }
+}
+
+export interface CallContext {
+  readonly state: CallState;
+  readonly target: string;
+  readonly metrics: CallMetricsRecorder | undefined;
+  readonly defaultTimeoutMs: number | undefined;
+  /** Fault and retry draws; default Math.random. */
+  readonly random?: () => number;
+  /** gRPC retry throttling for this transport (A6), when configured. */
+  readonly retryThrottle?: RetryThrottle;
+  /** The transport's retry buffer (A6 memory limits), for calls with a retry policy. */
+  readonly retryBuffer?: RetryBufferPool;
+}
+
+/** Everything that happens when an attempt ends, once. */
+class Attempt {
+  private ended = false;
+  readonly counter: MessageByteCounter | undefined;
+  constructor(
+    private readonly ctx: CallContext,
+    private readonly methodName: string,
+    private readonly callStart: number,
+    private readonly start: number,
+    readonly picked: Picked | undefined,
+    countBytes = false,
+  ) {
+    this.counter =
+      (ctx.metrics?.recordHistogram !== undefined || countBytes) && picked !== undefined
+        ? new MessageByteCounter()
+        : undefined;
+  }
+
+  /** `final`: the call ends with this attempt (false before a transparent retry). */
+  end(code: number, trailers: Headers, final = true): void {
+    if (this.ended) return;
+    this.ended = true;
+    const picked = this.picked;
+    if (picked !== undefined) {
+      picked.pick.tracker?.onCallEnded?.(new CallEnd(code, trailers));
+      this.ctx.state.release(picked.entry);
+    }
+    const metrics = this.ctx.metrics;
+    if (metrics?.recordHistogram === undefined) return;
+    const now = performance.now();
+    const seconds = (now - this.start) / 1000;
+    const status = statusName(code);
+    const callLabels = { "grpc.method": this.methodName, "grpc.target": this.ctx.target, "grpc.status": status };
+    const locality = picked?.pick.subchannel.endpoint.locality?.label;
+    const attemptLabels = locality === undefined ? callLabels : { ...callLabels, "grpc.lb.locality": locality };
+    metrics.recordHistogram(CallMetricName.attemptDuration, seconds, attemptLabels);
+    metrics.recordHistogram(CallMetricName.attemptSentMessageSize, this.counter?.sent ?? 0, attemptLabels);
+    metrics.recordHistogram(CallMetricName.attemptRcvdMessageSize, this.counter?.received ?? 0, attemptLabels);
+    if (final) metrics.recordHistogram(CallMetricName.callDuration, (now - this.callStart) / 1000, callLabels);
+  }
+}
+
+type Send<R> = (transport: Transport, timeoutMs: number | undefined) => Promise<R>;
+
+/** The Connect transport behind a picked subchannel (following wrappers' `delegate`). */
+function transportOf(subchannel: Subchannel): Transport {
+  let current: Subchannel | undefined = subchannel;
+  while (current !== undefined && !(current instanceof PooledSubchannel)) current = current.delegate;
+  if (current === undefined)
+    throw new ConnectError("the picked subchannel was not created by this transport", Code.Internal);
+  return current.transport;
+}
+
+/** `/package.Service/Method` of each method name, built once. */
+const paths = new Map<string, string>();
+
+function pathOf(methodName: string): string {
+  let path = paths.get(methodName);
+  if (path === undefined) {
+    path = `/${methodName}`;
+    if (paths.size < 10_000) paths.set(methodName, path);
+  }
+  return path;
+}
+
+/** How many times a call that never reached a server is sent again (gRPC's transparent retry, A6). */
+const TRANSPARENT_RETRIES = 3;
+
+/**
+ * Whether a failed unary attempt never reached the server: our connection refused to open the stream (`NOT_SENT`),
+ * or the server refused it (HTTP/2 REFUSED_STREAM). Streaming calls are not sent again: connect ends their request
+ * iterable when an attempt fails.
+ */
+function neverSent(error: unknown, unary: boolean): boolean {
+  if (!unary) return false;
+  if ((error as { [NOT_SENT]?: boolean } | undefined)?.[NOT_SENT] === true) return true;
+  if (!(error instanceof Error)) return false;
+  const cause = (error as { cause?: unknown }).cause;
+  return REFUSED.test(error.message) || (cause instanceof Error && REFUSED.test(cause.message));
+}
+
+const REFUSED = /REFUSED_STREAM/;
+
+/**
+ * Runs one call: routing and picking, the route's fault filter (A33), then `send` on the picked endpoint's
+ * transport. `onResponse` wraps a streaming response so the attempt ends when its messages end. An attempt that
+ * never reached a server is made again on a fresh pick, at most TRANSPARENT_RETRIES times; a unary attempt that
+ * failed with a code of the route's retry policy is made again after its backoff while the policy allows (A44).
+ */
+export async function runCall<
+  R extends UnaryResponse<DescMessage, DescMessage> | StreamResponse<DescMessage, DescMessage>,
+>(
+  ctx: CallContext,
+  methodName: string,
+  unary: boolean,
+  signal: AbortSignal | undefined,
+  timeoutMs: number | undefined,
+  headers: Headers,
+  send: Send<R>,
+  onResponse: (response: R, attempt: Attempt) => R,
+): Promise<R> {
+  const callStart = performance.now();
+  const random = ctx.random ?? Math.random;
+  const effectiveTimeout = timeoutMs === undefined ? ctx.defaultTimeoutMs : timeoutMs <= 0 ? undefined : timeoutMs;
+  const callDeadline = effectiveTimeout === undefined ? undefined : callStart + effectiveTimeout;
+  const info: { path: string; headers: Headers; route?: RouteSelection } = { path: pathOf(methodName), headers };
+  let faultChecked = false;
+  let policyRetry: RetryState | undefined;
+  // A6: the request bytes this call holds for its retries, from the first send until it ends.
+  let retryBuffer: RetryCallBuffer | undefined;
+  let transparent = 0;
+  try {
+    for (let first = true; ; first = false) {
+      const start = first ? callStart : performance.now();
+      let picked: Picked;
+      try {
+        if (signal?.aborted)
+          throw ConnectError.from(signal.reason ?? new Error("the call was cancelled"), Code.Canceled);
+        const now = tryPick(ctx.state, info);
+        if (now instanceof ConnectError) throw now;
+        picked = now ?? (await pickWaiting(ctx.state, info, signal, callDeadline));
+      } catch (error) {
+        ctx.metrics?.addCounter(CallMetricName.attemptStarted, 1, {
+          "grpc.method": methodName,
+          "grpc.target": ctx.target,
+        });
+        new Attempt(ctx, methodName, callStart, start, undefined).end(ConnectError.from(error).code, new Headers());
+        throw error;
+      }
+      // A31: the route's max stream duration caps the call's own deadline.
+      let deadlineAt = callDeadline;
+      const maxStreamDurationMs = info.route?.maxStreamDurationMs;
+      if (maxStreamDurationMs !== undefined && maxStreamDurationMs > 0) {
+        const cap = callStart + maxStreamDurationMs;
+        if (deadlineAt === undefined || cap < deadlineAt) deadlineAt = cap;
+      }
+      // A33: once per call, before anything is sent; a delayed call picks again afterwards.
+      if (!faultChecked && info.route !== undefined && info.route.filters.length > 0) {
+        faultChecked = true;
+        const fault = routeFault(info.route, headers, random);
+        if (fault !== undefined) {
+          picked.pick.tracker?.onPickDiscarded?.();
+          ctx.state.release(picked.entry);
+          if (fault instanceof ConnectError) {
+            new Attempt(ctx, methodName, callStart, start, undefined).end(fault.code, new Headers());
+            throw fault;
+          }
+          try {
+            if (fault.delayMs !== undefined) await callSleep(fault.delayMs, signal, deadlineAt);
+            if (fault.abortCode !== undefined) throw faultAbortError(fault.abortCode);
+          } catch (error) {
+            new Attempt(ctx, methodName, callStart, start, undefined).end(ConnectError.from(error).code, new Headers());
+            throw error;
+          } finally {
+            fault.end();
+          }
+          continue;
+        }
+      }
+      if (policyRetry === undefined && unary) {
+        policyRetry = routeRetryState(info.route, ctx.retryThrottle, random);
+        if (policyRetry !== undefined) retryBuffer = ctx.retryBuffer?.open();
+      }
+      policyRetry?.attemptStarted();
+      ctx.metrics?.addCounter(CallMetricName.attemptStarted, 1, {
+        "grpc.method": methodName,
+        "grpc.target": ctx.target,
+      });
+      const attempt = new Attempt(ctx, methodName, callStart, start, picked, retryBuffer !== undefined);
+      if (retryBuffer !== undefined && attempt.counter !== undefined) {
+        attempt.counter.onSent = holdForRetry(retryBuffer, policyRetry);
+      }
+      picked.pick.tracker?.onCallStarted?.();
+      let remaining: number | undefined;
+      if (deadlineAt !== undefined) {
+        remaining = deadlineAt - performance.now();
+        if (remaining <= 0) {
+          const error = new ConnectError("deadline exceeded before the call was sent", Code.DeadlineExceeded);
+          attempt.end(error.code, new Headers());
+          throw error;
+        }
+        remaining = Math.max(1, Math.floor(remaining));
+      }
+      let response: R;
+      try {
+        const transport = transportOf(picked.pick.subchannel);
+        response = await (attempt.counter === undefined
+          ? send(transport, remaining)
+          : countingBytes(attempt.counter, () => send(transport, remaining)));
+      } catch (error) {
+        const connectError = ConnectError.from(error);
+        const notSent = neverSent(error, unary);
+        if (notSent && transparent < TRANSPARENT_RETRIES && !signal?.aborted) {
+          transparent++;
+          // Not counted as a policy attempt: it never reached a server (A6's transparent retry).
+          policyRetry?.forgetAttempt();
+          attempt.end(connectError.code, connectError.metadata, false);
+          continue;
+        }
+        const failure = notSent
+          ? new ConnectError(connectError.rawMessage, Code.Unavailable, connectError.metadata, undefined, error)
+          : connectError;
+        // A44: a unary attempt that failed is retried while the route's policy allows.
+        const decision = policyRetry?.attemptEnded(failure.code, failure.metadata.get(PUSHBACK_HEADER));
+        if (decision?.retry === true && !signal?.aborted) {
+          attempt.end(failure.code, failure.metadata, false);
+          // A6: a retry tells the server how many attempts came before it.
+          headers.set(PREVIOUS_ATTEMPTS_HEADER, String(policyRetry?.attempts ?? 1));
+          try {
+            await callSleep(decision.delayMs, signal, deadlineAt);
+          } catch (stop) {
+            new Attempt(ctx, methodName, callStart, performance.now(), undefined).end(
+              ConnectError.from(stop).code,
+              new Headers(),
+            );
+            throw stop;
+          }
+          continue;
+        }
+        attempt.end(failure.code, failure.metadata);
+        throw notSent ? failure : error;
+      }
+      policyRetry?.commit();
+      policyRetry?.attemptEnded(0, null);
+      return onResponse(response, attempt);
+    }
+  } finally {
+    retryBuffer?.release();
+  }
+}
+
+/**
+ * The retry buffer's `onSent` for one call (A6): the unary request is held once, so its bytes are reserved once;
+ * when they do not fit (the call's or the transport's limit), the call is committed and will not be retried.
+ */
+function holdForRetry(buffer: RetryCallBuffer, retry: RetryState | undefined): (total: number) => void {
+  return (total) => {
+    if (retry === undefined || retry.committed || total <= buffer.usedBytes) return;
+    if (!buffer.reserve(total - buffer.usedBytes)) {
+      retry.commit();
+      buffer.release();
+    }
+  };
+}
+
+const PUSHBACK_HEADER = "grpc-retry-pushback-ms";
+const PREVIOUS_ATTEMPTS_HEADER = "grpc-previous-rpc-attempts";
+
+export type { Attempt };
+
+/** A unary response ends its attempt at once. */
+export function endUnary<R extends UnaryResponse<DescMessage, DescMessage>>(response: R, attempt: Attempt): R {
+  attempt.end(0, response.trailer);
+  return response;
+}
+
+/** A streaming response ends its attempt when its messages are done, fail, or are abandoned. */
+export function endStream<R extends StreamResponse<DescMessage, DescMessage>>(response: R, attempt: Attempt): R {
+  const messages = response.message;
+  const wrapped: AsyncIterable<unknown> = {
+    [Symbol.asyncIterator]() {
+      const inner = messages[Symbol.asyncIterator]();
+      return {
+        next: () =>
+          inner.next().then(
+            (result) => {
+              if (result.done === true) attempt.end(0, response.trailer);
+              return result;
+            },
+            (error: unknown) => {
+              const connectError = ConnectError.from(error);
+              attempt.end(connectError.code, connectError.metadata);
+              throw error;
+            },
+          ),
+        return: (value?: unknown) => {
+          attempt.end(Code.Canceled, response.trailer);
+          return inner.return?.(value) ?? Promise.resolve({ done: true as const, value: undefined });
+        },
+        throw: (error?: unknown) => {
+          const connectError = ConnectError.from(error);
+          attempt.end(connectError.code, connectError.metadata);
+          return inner.throw?.(error) ?? Promise.reject(error);
+        },
+      } as AsyncIterator<unknown>;
+    },
+  };
+  return { ...response, message: wrapped } as R;
+}

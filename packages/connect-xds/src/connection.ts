@@ -1,0 +1,258 @@
+// One HTTP/2 connection to one backend address, with gRPC's subchannel states (docs/decisions.md#connect-xds-connections):
+// IDLE --requestConnection--> CONNECTING --server SETTINGS--> READY --GOAWAY / close / error--> IDLE
+//                             CONNECTING --error / close / connect deadline--> TRANSIENT_FAILURE --backoff--> IDLE
+// The connect deadline is max(20 s, this attempt's backoff); the next attempt starts no earlier than the backoff
+// after this one started (gRPC's connection backoff). Every session and socket gets an 'error' listener before
+// anything else and keeps it for its whole life, so a backend that is not HTTP/2 only fails its connection.
+import * as http2 from "node:http2";
+import * as net from "node:net";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { GrpcTransportOptions } from "@connectrpc/connect-node";
+import { type Backoff, type Clock, createBackoff } from "@xdskit/orca-lrs-bridge";
+import { MIN_CONNECT_TIMEOUT_MS } from "./constants.js";
+import type { ConnectivityState } from "./lb-policy.js";
+
+/** Opens the HTTP/2 session to `authority` (`http://host:port`). Tests substitute their own. */
+export type Dialer = (authority: string, host: string, port: number) => http2.ClientHttp2Session;
+
+const ignore = (): void => {};
+
+/** Open streams per session, so a session we stop using closes only once they are done. */
+const openStreams = new WeakMap<http2.ClientHttp2Session, number>();
+
+/**
+ * Stops new streams on `session` and closes it when its last stream ends. Closing at once would make nghttp2 refuse
+ * (REFUSED_STREAM) a stream created in this tick whose HEADERS frame is not yet written.
+ */
+function drain(session: http2.ClientHttp2Session): void {
+  const count = openStreams.get(session) ?? 0;
+  if (session.closed || session.destroyed || count < 0) return;
+  if (count === 0) session.close();
+  else openStreams.set(session, -count);
+}
+
+/** Marks a call that never reached the connection: the call path may pick again (gRPC's transparent retry). */
+export const NOT_SENT: unique symbol = Symbol("xdskit.connect-xds.not-sent");
+
+/** An UNAVAILABLE error for a call whose connection ended under it (it may have reached the server). */
+function lostConnectionError(message: string): ConnectError {
+  return new ConnectError(message, Code.Unavailable);
+}
+
+export function notSentError(message: string): ConnectError {
+  const error = new ConnectError(message, Code.Unavailable);
+  (error as ConnectError & { [NOT_SENT]?: true })[NOT_SENT] = true;
+  return error;
+}
+
+export const dialCleartext: Dialer = (authority, host, port) =>
+  http2.connect(authority, {
+    createConnection: () => {
+      const socket = net.connect({ host, port });
+      socket.on("error", ignore);
+      socket.setNoDelay(true);
+      return socket;
+    },
+  });
+
+export interface ConnectionOptions {
+  /** `host:port`, IPv6 in brackets. */
+  readonly address: string;
+  readonly clock: Clock;
+  readonly random: () => number;
+  readonly dial?: Dialer;
+  readonly minConnectTimeoutMs?: number;
+  readonly backoff?: Backoff;
+  /** Called after every state change. */
+  readonly onStateChange: (state: ConnectivityState) => void;
+}
+
+/** Splits `host:port` / `[v6]:port`. */
+export function splitAddress(address: string): { host: string; port: number } {
+  const colon = address.lastIndexOf(":");
+  const host = address.slice(0, colon);
+  return { host: host.startsWith("[") ? host.slice(1, -1) : host, port: Number(address.slice(colon + 1)) };
+}
+
+/** connect-node's session-manager interface (not exported by name). */
+export type SessionManager = NonNullable<GrpcTransportOptions["sessionManager"]>;
+
+export class Http2Connection implements SessionManager {
+  readonly authority: string;
+  state: ConnectivityState = "IDLE";
+  lastError: Error | undefined;
+  /** The session calls go to: set from the server's SETTINGS until the session is lost. */
+  private session: http2.ClientHttp2Session | undefined;
+  /** The session being established. */
+  private pending: http2.ClientHttp2Session | undefined;
+  private timer: unknown;
+  private closed = false;
+  private readonly host: string;
+  private readonly port: number;
+  private readonly dial: Dialer;
+  private readonly backoff: Backoff;
+  private readonly minConnectTimeoutMs: number;
+
+  constructor(readonly options: ConnectionOptions) {
+    const { host, port } = splitAddress(options.address);
+    this.host = host;
+    this.port = port;
+    // The URL origin, as connect-node compares it with each request URL (IPv6 normalised).
+    this.authority = new URL(`http://${options.address}`).origin;
+    this.dial = options.dial ?? dialCleartext;
+    this.backoff = options.backoff ?? createBackoff({}, options.random);
+    this.minConnectTimeoutMs = options.minConnectTimeoutMs ?? MIN_CONNECT_TIMEOUT_MS;
+  }
+
+  requestConnection(): void {
+    if (this.state !== "IDLE" || this.closed) return;
+    const { clock } = this.options;
+    const delayMs = this.backoff.next();
+    const attemptStart = clock.now();
+    this.setState("CONNECTING");
+    let session: http2.ClientHttp2Session;
+    try {
+      session = this.dial(this.authority, this.host, this.port);
+    } catch (error) {
+      this.failAttempt(error as Error, attemptStart + delayMs);
+      return;
+    }
+    this.pending = session;
+    session.on("error", (error: Error) => this.onLost(session, error, attemptStart + delayMs));
+    session.on("close", () => this.onLost(session, new Error("connection closed"), attemptStart + delayMs));
+    session.on("goaway", (code: number) => this.onLost(session, new Error(`GOAWAY (code ${code})`), 0));
+    session.once("remoteSettings", () => {
+      if (this.pending !== session) return;
+      this.pending = undefined;
+      clock.clearTimeout(this.timer);
+      this.backoff.reset();
+      this.session = session;
+      this.lastError = undefined;
+      this.setState("READY");
+    });
+    this.timer = clock.setTimeout(
+      () => {
+        if (this.pending !== session) return;
+        session.destroy();
+        this.onLost(session, new Error("connect deadline exceeded"), attemptStart + delayMs);
+      },
+      Math.max(delayMs, this.minConnectTimeoutMs),
+    );
+  }
+
+  /** A session failed or ended: while connecting, a failed attempt; while READY, back to IDLE. */
+  private onLost(session: http2.ClientHttp2Session, error: Error, nextAttemptAt: number): void {
+    if (session === this.pending) {
+      this.pending = undefined;
+      this.options.clock.clearTimeout(this.timer);
+      if (!session.destroyed) session.destroy();
+      this.failAttempt(error, nextAttemptAt);
+    } else if (session === this.session) {
+      // In-flight streams on it finish or fail on their own; new calls need a new connection.
+      this.session = undefined;
+      drain(session);
+      this.lastError = error;
+      if (!this.closed) this.setState("IDLE");
+    }
+  }
+
+  private failAttempt(error: Error, nextAttemptAt: number): void {
+    this.lastError = error;
+    if (this.closed) return;
+    this.setState("TRANSIENT_FAILURE");
+    const { clock } = this.options;
+    this.timer = clock.setTimeout(
+      () => {
+        if (!this.closed && this.state === "TRANSIENT_FAILURE") this.setState("IDLE");
+      },
+      Math.max(0, nextAttemptAt - clock.now()),
+    );
+  }
+
+  private setState(state: ConnectivityState): void {
+    if (this.state === state) return;
+    this.state = state;
+    this.options.onStateChange(state);
+  }
+
+  /** connect-node's hook: a stream on the READY session (calls are only sent to READY connections). */
+  request(
+    method: string,
+    path: string,
+    headers: http2.OutgoingHttpHeaders,
+    options: Omit<http2.ClientSessionRequestOptions, "signal">,
+  ): Promise<http2.ClientHttp2Stream> {
+    const session = this.session;
+    if (session === undefined || session.closed || session.destroyed) {
+      return Promise.reject(notSentError(`connection to ${this.options.address} is not ready`));
+    }
+    let stream: http2.ClientHttp2Stream;
+    try {
+      stream = session.request({ ...headers, ":method": method, ":path": path }, options);
+    } catch (error) {
+      return Promise.reject(
+        notSentError(`connection to ${this.options.address} refused a new stream: ${String(error)}`),
+      );
+    }
+    // connect-node adds its own listener a tick later; this one covers the gap.
+    stream.on("error", ignore);
+    // connect-node fails a call on 'close' only for reset codes it maps to an error, so two endings would leave the
+    // call waiting for its deadline (docs/decisions.md#connect-xds-connections); gRPC fails both UNAVAILABLE:
+    // - the server closed the stream with NO_ERROR before any response headers (a server shutting down);
+    // - the connection went away under the stream (NO_ERROR or CANCEL, no trailers), which connect-node would
+    //   report as nothing or as CANCELLED.
+    // A call the caller cancels has already failed with its own error (connect-node's first error wins), so the
+    // error emitted here changes nothing for it.
+    let responded = false;
+    let finished = false;
+    stream.once("response", () => {
+      responded = true;
+    });
+    stream.once("trailers", () => {
+      finished = true;
+    });
+    stream.once("close", () => {
+      if (finished) return;
+      const code = stream.rstCode;
+      const { NGHTTP2_NO_ERROR, NGHTTP2_CANCEL } = http2.constants;
+      if (!responded && code === NGHTTP2_NO_ERROR) {
+        stream.emit(
+          "error",
+          lostConnectionError(`${this.options.address} closed the stream before responding (HTTP/2 NO_ERROR)`),
+        );
+      } else if ((code === NGHTTP2_NO_ERROR || code === NGHTTP2_CANCEL) && (session.closed || session.destroyed)) {
+        stream.emit(
+          "error",
+          lostConnectionError(`the connection to ${this.options.address} ended before the call did`),
+        );
+      }
+    });
+    openStreams.set(session, (openStreams.get(session) ?? 0) + 1);
+    stream.once("close", () => {
+      // A negative count is a draining session (see drain()): it closes when the count comes back to 0.
+      const count = openStreams.get(session) ?? 0;
+      if (count > 0) {
+        openStreams.set(session, count - 1);
+        return;
+      }
+      openStreams.set(session, count + 1);
+      if (count + 1 === 0 && !session.closed && !session.destroyed) session.close();
+    });
+    return Promise.resolve(stream);
+  }
+
+  notifyResponseByteRead(): void {}
+
+  /** Stops reconnecting; the sessions close once their streams are done. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.options.clock.clearTimeout(this.timer);
+    const pending = this.pending;
+    this.pending = undefined;
+    if (pending !== undefined && !pending.destroyed) pending.destroy();
+    const session = this.session;
+    this.session = undefined;
+    if (session !== undefined) drain(session);
+  }
+}

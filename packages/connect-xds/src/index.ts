@@ -1,0 +1,55 @@
+// @xdskit/connect-xds: a Connect transport routed by xDS (gRFC A27, A28). Grouped by audience (import sorting is
+// off for this file): end users first, then people writing load-balancing policies.
+export { createXdsTransport } from "./xds-transport.js";
+export type { XdsTransport, XdsTransportOptions } from "./xds-transport.js";
+export type { EndpointTransportOptions } from "./transport-options.js";
+export { CallMetricName } from "./metrics.js";
+export type { CallCounterName, CallHistogramName, CallMetricsRecorder, MetricLabels } from "./metrics.js";
+export type { RetryBufferLimits } from "./policies/retry-buffer.js";
+export type { RetryThrottleConfig } from "./policies/retry-throttle.js";
+
+// For people writing LB policies (A52) and per-call features: the extension points.
+export type {
+  CallEndInfo,
+  CallTracker,
+  CompletePick,
+  ConnectivityState,
+  LbEndpoint,
+  LbHelper,
+  LbLocality,
+  LbMetrics,
+  LbPolicy,
+  LbPolicyFactory,
+  LbPolicyUpdate,
+  LoadReportListener,
+  PickInfo,
+  Picker,
+  PickResult,
+  Subchannel,
+} from "./lb-policy.js";
+export { failingPicker, idlePicker, queuePicker, stripPath } from "./lb-policy.js";
+export { createLbPolicyRegistry, LbConfigError } from "./lb-registry.js";
+export type { LbPolicyRegistry } from "./lb-registry.js";
+export type { ConfigSelector, RouteFilter, RouteSelection } from "./config-selector.js";
+export {
+  builtinLbPolicies,
+  pickFirstPolicy,
+  priorityPolicy,
+  roundRobinPolicy,
+  weightedTargetPolicy,
+  wrrLocalityPolicy,
+} from "./policies/index.js";
+export { createLeastRequestPolicyFactory } from "./policies/least-request-policy.js";
+export type { LeastRequestConfig } from "./policies/least-request-policy.js";
+export { createOutlierDetectionPolicyFactory } from "./policies/outlier-detection-policy.js";
+export type { OutlierDetectionPolicyConfig } from "./policies/outlier-detection-policy.js";
+export { createRingHashPolicyFactory } from "./policies/ring-hash-policy.js";
+export type { RingHashPolicyOptions } from "./policies/ring-hash-policy.js";
+export type { RingHashConfig } from "./policies/ring-hash-ring.js";
+export { createWrrPolicyFactory, WRR_METRICS } from "./policies/wrr-policy.js";
+export type { WrrConfig } from "./policies/wrr-weights.js";
+export type { PickFirstConfig } from "./policies/pick-first.js";
+export type { PriorityConfig } from "./policies/priority.js";
+export type { WeightedTargetConfig } from "./policies/weighted-target.js";
+export type { WrrLocalityConfig } from "./policies/wrr-locality.js";
+export { localityLabel } from "./locality.js";

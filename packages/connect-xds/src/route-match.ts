@@ -1,0 +1,182 @@
+// A route's match (A28, A63), compiled once per config selector into closures that read the call's path and headers
+// without allocating beyond the call. Rules as gRPC applies them (docs/decisions.md#connect-xds-route-matching):
+// - safe_regex is a full match, in JavaScript's RegExp on patterns xds-client validated as RE2;
+// - a header's value is `Headers.get(name)` (several values joined by ", "); `-bin` headers never match as present;
+//   `content-type` reads `application/grpc`;
+// - `runtime_fraction` matches when a uniform draw in [0, 1e6) is below the fraction per million.
+import type { HeaderMatcher, PathMatcher, RouteMatch } from "@xdskit/xds-client";
+import { intDraw } from "./random.js";
+
+export type HeaderPredicate = (headers: Headers) => boolean;
+export type RouteMatcher = (path: string, headers: Headers, random: () => number) => boolean;
+
+/** RE2 spells named groups `(?P<name>`; JavaScript `(?<name>`. Anchored for a full match. */
+export function compileRe2(regex: string, ignoreCase: boolean): RegExp {
+  return new RegExp(`^(?:${regex.replaceAll("(?P<", "(?<")})$`, ignoreCase ? "i" : "");
+}
+
+/** gRPC's view of a request header for matching: undefined when absent. */
+export function headerValue(headers: Headers, name: string): string | undefined {
+  if (name.endsWith("-bin")) return undefined;
+  if (name === "content-type") return "application/grpc";
+  return headers.get(name) ?? undefined;
+}
+
+export function compilePathMatcher(matcher: PathMatcher): (path: string) => boolean {
+  switch (matcher.type) {
+    case "prefix": {
+      const prefix = matcher.value;
+      if (prefix === "") return () => true;
+      if (matcher.caseSensitive) return (path) => path.startsWith(prefix);
+      const lower = prefix.toLowerCase();
+      return (path) => path.length >= lower.length && path.slice(0, lower.length).toLowerCase() === lower;
+    }
+    case "path": {
+      const exact = matcher.value;
+      if (matcher.caseSensitive) return (path) => path === exact;
+      const lower = exact.toLowerCase();
+      return (path) => path.length === lower.length && path.toLowerCase() === lower;
+    }
+    case "safe_regex": {
+      const regex = compileRe2(matcher.regex, !matcher.caseSensitive);
+      return (path) => regex.test(path);
+    }
+  }
+}
+
+const INTEGER = /^[+-]?[0-9]+$/;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** `[start, end)` on a header holding a base-10 int64; numbers compare as doubles when that is exact. */
+function rangePredicate(start: bigint, end: bigint): (value: string) => boolean {
+  const safe = start >= BigInt(Number.MIN_SAFE_INTEGER) && end <= BigInt(Number.MAX_SAFE_INTEGER);
+  const startNumber = Number(start);
+  const endNumber = Number(end);
+  return (value) => {
+    if (!INTEGER.test(value)) return false;
+    // Up to 15 digits is below 2^53: the double is exact.
+    const digits = value.length - (value[0] === "+" || value[0] === "-" ? 1 : 0);
+    if (safe && digits <= 15) {
+      const number = Number(value);
+      return number >= startNumber && number < endNumber;
+    }
+    const big = BigInt(value);
+    if (big < INT64_MIN || big > INT64_MAX) return false;
+    return big >= start && big < end;
+  };
+}
+
+function stringPredicate(
+  type: "exact" | "prefix" | "suffix" | "contains",
+  expected: string,
+  ignoreCase: boolean,
+): (value: string) => boolean {
+  const want = ignoreCase ? expected.toLowerCase() : expected;
+  const norm = ignoreCase ? (value: string) => value.toLowerCase() : (value: string) => value;
+  switch (type) {
+    case "exact":
+      return (value) => norm(value) === want;
+    case "prefix":
+      return (value) => norm(value).startsWith(want);
+    case "suffix":
+      return (value) => norm(value).endsWith(want);
+    case "contains":
+      return (value) => norm(value).includes(want);
+  }
+}
+
+/** One header matcher: the value test, then `invert_match` (which also inverts "absent"). */
+export function compileHeaderMatcher(matcher: HeaderMatcher): HeaderPredicate {
+  const name = matcher.name.toLowerCase();
+  const invert = matcher.invert;
+  if (matcher.type === "present") {
+    const present = matcher.present;
+    return (headers) => ((headerValue(headers, name) !== undefined) === present) !== invert;
+  }
+  let test: (value: string) => boolean;
+  switch (matcher.type) {
+    case "safe_regex": {
+      const regex = compileRe2(matcher.regex, false);
+      test = (value) => regex.test(value);
+      break;
+    }
+    case "range":
+      test = rangePredicate(matcher.start, matcher.end);
+      break;
+    default:
+      test = stringPredicate(matcher.type, matcher.value, matcher.ignoreCase);
+  }
+  return (headers) => {
+    const value = headerValue(headers, name);
+    if (value === undefined) return invert;
+    return test(value) !== invert;
+  };
+}
+
+/**
+ * A route's match in two parts: the path matcher (a pure function of the path, so its answers may be cached per
+ * path), then the rest (every header matcher, then the runtime fraction, which draws from `random`).
+ */
+export function compileRouteMatchParts(match: RouteMatch): {
+  readonly path: (path: string) => boolean;
+  readonly rest: (headers: Headers, randomInt: (bound: number) => number) => boolean;
+} {
+  const headers = match.headers.map(compileHeaderMatcher);
+  const fraction = match.fractionPerMillion;
+  const rest =
+    headers.length === 0 && fraction === undefined
+      ? () => true
+      : (callHeaders: Headers, randomInt: (bound: number) => number) => {
+          for (let i = 0; i < headers.length; i++) if (!headers[i]!(callHeaders)) return false;
+          return fraction === undefined || randomInt(1_000_000) < fraction;
+        };
+  return { path: compilePathMatcher(match.path), rest };
+}
+
+/** A route's full match: path, every header matcher, then the runtime fraction. */
+export function compileRouteMatch(match: RouteMatch): RouteMatcher {
+  const { path, rest } = compileRouteMatchParts(match);
+  return (callPath, callHeaders, random) => path(callPath) && rest(callHeaders, intDraw(random));
+}
+
+/**
+ * gRPC's virtual-host choice: the domain pattern that best matches `host` (exact, then the longest suffix `*x`, the
+ * longest prefix `x*`, then `*`); case-insensitive. Returns the index of the virtual host, or -1.
+ */
+export function findVirtualHost(
+  host: string,
+  virtualHosts: readonly { readonly domains: readonly string[] }[],
+): number {
+  const target = host.toLowerCase();
+  let best = -1;
+  let bestRank = 0;
+  let bestLength = -1;
+  for (let i = 0; i < virtualHosts.length; i++) {
+    for (const raw of virtualHosts[i]!.domains) {
+      const domain = raw.toLowerCase();
+      let rank: number;
+      let matched: boolean;
+      if (domain === "*") {
+        rank = 1;
+        matched = true;
+      } else if (domain.startsWith("*")) {
+        rank = 3;
+        matched = target.endsWith(domain.slice(1));
+      } else if (domain.endsWith("*")) {
+        rank = 2;
+        matched = target.startsWith(domain.slice(0, -1));
+      } else {
+        rank = 4;
+        matched = domain === target;
+      }
+      if (!matched) continue;
+      if (rank > bestRank || (rank === bestRank && domain.length > bestLength)) {
+        best = i;
+        bestRank = rank;
+        bestLength = domain.length;
+      }
+    }
+  }
+  return best;
+}

@@ -1,0 +1,137 @@
+// Subchannels: each policy's handle on the transport's one connection per address (docs/decisions.md#connect-xds-connections).
+// A connection exists while some handle holds it and closes (gracefully) when the last one is closed.
+// State changes reach handles through the work serializer, so a policy never runs inside another policy's callback.
+import type { Transport } from "@connectrpc/connect";
+import type { Clock, Logger } from "@xdskit/orca-lrs-bridge";
+import { type Dialer, Http2Connection } from "./connection.js";
+import { ConnectionOrca } from "./connection-orca.js";
+import { createEndpointTransport, type EndpointTransportOptions } from "./endpoint-transport.js";
+import type { ConnectivityState, LbEndpoint, LoadReportListener, Subchannel } from "./lb-policy.js";
+import type { WorkSerializer } from "./work-serializer.js";
+
+export interface SubchannelPoolOptions {
+  readonly clock: Clock;
+  readonly random: () => number;
+  readonly serializer: WorkSerializer;
+  readonly transportOptions: EndpointTransportOptions;
+  readonly dial?: Dialer;
+  readonly minConnectTimeoutMs?: number;
+  /** For the out-of-band ORCA clients' warnings. */
+  readonly logger?: Logger;
+}
+
+interface PoolEntry {
+  readonly connection: Http2Connection;
+  readonly transport: Transport;
+  readonly orca: ConnectionOrca;
+  readonly handles: Set<PooledSubchannel>;
+}
+
+export class PooledSubchannel implements Subchannel {
+  private listeners: ((state: ConnectivityState) => void)[] = [];
+  private readonly reportListeners = new Set<() => void>();
+  private closed = false;
+
+  constructor(
+    private readonly entry: PoolEntry,
+    readonly endpoint: LbEndpoint,
+    private readonly release: (handle: PooledSubchannel) => void,
+  ) {}
+
+  get address(): string {
+    return this.entry.connection.options.address;
+  }
+  get state(): ConnectivityState {
+    return this.entry.connection.state;
+  }
+  get lastError(): Error | undefined {
+    return this.entry.connection.lastError;
+  }
+  /** The Connect transport of the connection (the call path sends picked calls here). */
+  get transport(): Transport {
+    return this.entry.transport;
+  }
+
+  watch(listener: (state: ConnectivityState) => void): () => void {
+    this.listeners = [...this.listeners, listener];
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+    };
+  }
+
+  /** Runs in the serializer, after the connection's state changed. */
+  notify(state: ConnectivityState): void {
+    if (this.closed) return;
+    for (const listener of this.listeners) listener(state);
+  }
+
+  requestConnection(): void {
+    if (!this.closed) this.entry.connection.requestConnection();
+  }
+
+  /** A51: on this connection's own OOB stream; the listener goes when this handle is closed. */
+  watchLoadReports(listener: LoadReportListener): () => void {
+    if (this.closed) return () => {};
+    const remove = this.entry.orca.add(listener);
+    const stop = () => {
+      this.reportListeners.delete(stop);
+      remove();
+    };
+    this.reportListeners.add(stop);
+    return stop;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.listeners = [];
+    for (const stop of [...this.reportListeners]) stop();
+    this.release(this);
+  }
+}
+
+export interface SubchannelPool {
+  acquire(address: string, endpoint: LbEndpoint): PooledSubchannel;
+}
+
+export function createSubchannelPool(options: SubchannelPoolOptions): SubchannelPool {
+  const entries = new Map<string, PoolEntry>();
+  const release = (address: string) => (handle: PooledSubchannel) => {
+    const entry = entries.get(address);
+    if (entry === undefined) return;
+    entry.handles.delete(handle);
+    if (entry.handles.size === 0) {
+      entries.delete(address);
+      // The OOB stream first: the connection closes once its last stream has ended.
+      entry.orca.close();
+      entry.connection.close();
+    }
+  };
+  return {
+    acquire(address, endpoint) {
+      let entry = entries.get(address);
+      if (entry === undefined) {
+        const handles = new Set<PooledSubchannel>();
+        const connection = new Http2Connection({
+          address,
+          clock: options.clock,
+          random: options.random,
+          ...(options.dial === undefined ? {} : { dial: options.dial }),
+          ...(options.minConnectTimeoutMs === undefined ? {} : { minConnectTimeoutMs: options.minConnectTimeoutMs }),
+          onStateChange: (state) =>
+            options.serializer.run(() => {
+              orca.onState(state);
+              for (const handle of handles) handle.notify(state);
+            }),
+        });
+        const transport = createEndpointTransport(connection, options.transportOptions);
+        const orca = new ConnectionOrca(transport, options.clock, options.logger);
+        entry = { connection, transport, orca, handles };
+        entries.set(address, entry);
+      }
+      const handle = new PooledSubchannel(entry, endpoint, release(address));
+      entry.handles.add(handle);
+      return handle;
+    },
+  };
+}

@@ -1,0 +1,123 @@
+// The xDS resolver (A27): watches the target's Listener, then its RouteConfiguration (by RDS, or inline), and turns
+// each usable pair into a config selector. A resource that goes away or becomes invalid (A88: a new error result)
+// replaces the selector with an error that fails calls UNAVAILABLE, naming the resource and the node ID; ambient
+// errors keep the last selector. A Listener that switches to another RDS name keeps the old selector until the new
+// RouteConfiguration arrives.
+import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  type ListenerUpdate,
+  listenerResourceType,
+  type RouteConfigurationUpdate,
+  routeConfigurationResourceType,
+  type XdsClient,
+  type XdsError,
+} from "@xdskit/xds-client";
+import type { ConfigSelector } from "./config-selector.js";
+import { findVirtualHost } from "./route-match.js";
+import { createRouteTable } from "./route-table.js";
+import type { WorkSerializer } from "./work-serializer.js";
+
+type RouteBody = Pick<RouteConfigurationUpdate, "virtualHosts">;
+
+export interface ResolverOptions {
+  readonly client: XdsClient;
+  readonly listenerName: string;
+  /** Matched against virtual host domains. */
+  readonly host: string;
+  readonly random: () => number;
+  readonly serializer: WorkSerializer;
+  /** A new selector, or the error every call fails with until the next one. */
+  readonly onUpdate: (update: ConfigSelector | ConnectError) => void;
+  readonly onAmbientError?: (error: XdsError) => void;
+}
+
+/** Starts watching; returns the function that stops every watch. */
+export function startXdsResolver(options: ResolverOptions): () => void {
+  const { client, listenerName, host, serializer, onUpdate } = options;
+  const nodeId = client.bootstrap.node.id;
+  let listener: ListenerUpdate | undefined;
+  let rdsName: string | undefined;
+  let cancelRds: (() => void) | undefined;
+  /** The last RouteConfiguration of `rdsName`, rebuilt when the Listener changes but keeps its RDS name. */
+  let rdsRoutes: RouteBody | undefined;
+  let stopped = false;
+
+  const fail = (what: string, message: string) =>
+    onUpdate(new ConnectError(`${what}: ${message} (xDS node ID "${nodeId}")`, Code.Unavailable));
+
+  const build = (routes: RouteBody, source: string) => {
+    if (listener === undefined) return;
+    const index = findVirtualHost(host, routes.virtualHosts);
+    if (index < 0) {
+      fail(source, `no virtual host matches "${host}"`);
+      return;
+    }
+    onUpdate(
+      createRouteTable({
+        virtualHost: routes.virtualHosts[index]!,
+        httpFilters: listener.httpFilters,
+        ...(listener.maxStreamDurationMs === undefined
+          ? {}
+          : { listenerMaxStreamDurationMs: listener.maxStreamDurationMs }),
+        nodeId,
+        random: options.random,
+      }),
+    );
+  };
+
+  const stopRds = () => {
+    cancelRds?.();
+    cancelRds = undefined;
+    rdsName = undefined;
+    rdsRoutes = undefined;
+  };
+
+  const watchRds = (name: string) => {
+    stopRds();
+    rdsName = name;
+    cancelRds = client.watch(routeConfigurationResourceType, name, {
+      onResourceChanged: (result) =>
+        serializer.run(() => {
+          if (stopped || rdsName !== name) return;
+          if (result.ok) {
+            rdsRoutes = result.resource;
+            build(result.resource, `xDS RouteConfiguration "${name}"`);
+          } else {
+            rdsRoutes = undefined;
+            fail(`xDS RouteConfiguration "${name}"`, result.error.message);
+          }
+        }),
+      onAmbientError: (error) => options.onAmbientError?.(error),
+    });
+  };
+
+  const cancelLds = client.watch(listenerResourceType, listenerName, {
+    onResourceChanged: (result) =>
+      serializer.run(() => {
+        if (stopped) return;
+        if (!result.ok) {
+          listener = undefined;
+          stopRds();
+          fail(`xDS Listener "${listenerName}"`, result.error.message);
+          return;
+        }
+        listener = result.resource;
+        const route = listener.route;
+        if (route.type === "inline") {
+          stopRds();
+          build(route.routeConfiguration, `xDS Listener "${listenerName}" (inline route_config)`);
+        } else if (route.routeConfigName !== rdsName) {
+          watchRds(route.routeConfigName);
+        } else if (rdsRoutes !== undefined) {
+          build(rdsRoutes, `xDS RouteConfiguration "${rdsName}"`);
+        }
+      }),
+    onAmbientError: (error) => options.onAmbientError?.(error),
+  });
+
+  return () => {
+    stopped = true;
+    cancelLds();
+    stopRds();
+  };
+}

@@ -1,0 +1,321 @@
+// createXdsTransport: a Connect Transport for an `xds:` target. It wires the resolver, the cluster manager, the
+// subchannel pool and the call path together (docs/architecture.md#connect-xds-the-call-path).
+import type { DescMessage, DescMethodStreaming, DescMethodUnary, MessageInitShape } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  type ContextValues,
+  type StreamResponse,
+  type Transport,
+  type UnaryResponse,
+} from "@connectrpc/connect";
+import { type Clock, type LrsClient, systemClock } from "@xdskit/orca-lrs-bridge";
+import {
+  type BootstrapConfig,
+  type ClusterUpdate,
+  createClusterResourceType,
+  createXdsClient,
+  type Logger,
+  type ResourceType,
+  type XdsClient,
+  type XdsMetricsRecorder,
+} from "@xdskit/xds-client";
+import { type CallContext, type CallState, endStream, endUnary, runCall } from "./call.js";
+import { type ClusterEntry, createClusterManager } from "./cluster-manager.js";
+import type { ConfigSelector } from "./config-selector.js";
+import { createEndpointSubchannel, type EndpointSubchannelBase } from "./endpoint-subchannel.js";
+import type { LbMetrics } from "./lb-policy.js";
+import { createLbPolicyRegistry, type LbPolicyRegistry } from "./lb-registry.js";
+import type { DnsLookup } from "./logical-dns.js";
+import type { CallMetricsRecorder } from "./metrics.js";
+import { builtinLbPolicies } from "./policies/index.js";
+import { createRetryBufferPool, type RetryBufferLimits } from "./policies/retry-buffer.js";
+import { createRetryThrottle, type RetryThrottleConfig } from "./policies/retry-throttle.js";
+import { createUniform, intDraw } from "./random.js";
+import { acquireLrs, releaseLrs } from "./shared-lrs.js";
+import { createSubchannelPool } from "./subchannel-pool.js";
+import { parseXdsTarget } from "./target.js";
+import type { EndpointTransportOptions } from "./transport-options.js";
+import { createWorkSerializer } from "./work-serializer.js";
+import { startXdsResolver } from "./xds-resolver.js";
+
+export interface XdsTransportOptions extends EndpointTransportOptions {
+  /** `xds:///name` or `xds://authority/name` (A47). */
+  readonly target: string;
+  /** The xDS client to watch through (any `XdsClient`, e.g. one wrapped by `withDynamicParameters`). Not closed by `close()`. */
+  readonly client?: XdsClient;
+  /** Without `client`: the bootstrap of the client the transport makes (and closes); default `GRPC_XDS_BOOTSTRAP`. */
+  readonly bootstrap?: BootstrapConfig | string;
+  /** LB policies by name and xDS type (A52). Default: round_robin, pick_first, wrr_locality, weighted_target, priority. */
+  readonly lbPolicies?: LbPolicyRegistry;
+  /** A66 per-call metrics (and, for a client the transport makes, the client's A78 metrics). */
+  readonly metrics?: CallMetricsRecorder;
+  /** Count calls and report them to clusters' LRS servers (A64, A85). Default true. */
+  readonly loadReporting?: boolean;
+  /** Applies to calls without their own timeout (as connect-node's `defaultTimeoutMs`). */
+  readonly defaultTimeoutMs?: number;
+  /** gRPC retry throttling (A6) for the retries xDS routes configure (A44); none by default, as in gRPC. */
+  readonly retryThrottling?: RetryThrottleConfig;
+  /**
+   * A6 retry buffer limits: the request bytes one call may hold for its retries (`perCallBytes`, default 256 KiB)
+   * and all calls of the transport together (`totalBytes`, default 16 MiB). A call over either is not retried.
+   */
+  readonly retryBufferLimits?: RetryBufferLimits;
+  readonly logger?: Logger;
+}
+
+export interface XdsTransport extends Transport {
+  readonly target: string;
+  /** Stops watching, fails waiting calls UNAVAILABLE, closes connections once their calls end, closes an owned client. */
+  close(): Promise<void>;
+}
+
+/** Time and randomness, for tests. */
+export interface XdsTransportInternals {
+  readonly clock?: Clock;
+  readonly random?: () => number;
+  readonly minConnectTimeoutMs?: number;
+  readonly clusterType?: ResourceType<ClusterUpdate>;
+  /** LOGICAL_DNS resolution: the lookup and the minimum time between two resolutions. */
+  readonly dns?: { readonly lookup?: DnsLookup; readonly minIntervalMs?: number };
+}
+
+/** The `load_balancing_policy` types xds-client converts itself; any other type a registry has is a custom policy. */
+const CONVERTED_TYPES = new Set([
+  "envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin",
+  "envoy.extensions.load_balancing_policies.ring_hash.v3.RingHash",
+  "envoy.extensions.load_balancing_policies.wrr_locality.v3.WrrLocality",
+  "envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst",
+  "envoy.extensions.load_balancing_policies.least_request.v3.LeastRequest",
+  "envoy.extensions.load_balancing_policies.client_side_weighted_round_robin.v3.ClientSideWeightedRoundRobin",
+]);
+
+/**
+ * The CDS type the transport watches with: the built-in one, or one that accepts the registry's custom policies
+ * (TypedStruct in `load_balancing_policy`, A52). A client decodes a type URL with the first type registered for it.
+ */
+function clusterTypeFor(registry: LbPolicyRegistry): ResourceType<ClusterUpdate> | undefined {
+  const custom = registry
+    .list()
+    .flatMap((factory) => factory.typeNames)
+    .filter((type) => !CONVERTED_TYPES.has(type));
+  return custom.length === 0 ? undefined : createClusterResourceType({ customLbPolicies: custom });
+}
+
+/** `package.Service/Method` of each method descriptor, built once (the call path and metrics use it per call). */
+const methodNames = new WeakMap<object, string>();
+
+function methodName(method: { readonly parent: { readonly typeName: string }; readonly name: string }): string {
+  let name = methodNames.get(method);
+  if (name === undefined) {
+    name = `${method.parent.typeName}/${method.name}`;
+    methodNames.set(method, name);
+  }
+  return name;
+}
+
+const noopLogger: Logger = { error() {}, warn() {}, info() {}, debug() {} };
+
+export function createXdsTransport(options: XdsTransportOptions): XdsTransport {
+  return createXdsTransportWithInternals(options, {});
+}
+
+export function createXdsTransportWithInternals(
+  options: XdsTransportOptions,
+  internals: XdsTransportInternals,
+): XdsTransport {
+  const logger = options.logger ?? noopLogger;
+  // Bad limits throw here, before a client is made.
+  const retryBuffer = createRetryBufferPool(options.retryBufferLimits);
+  const ownsClient = options.client === undefined;
+  const client =
+    options.client ??
+    createXdsClient({
+      ...(options.bootstrap === undefined ? {} : { bootstrap: options.bootstrap }),
+      target: options.target,
+      logger,
+      ...(options.metrics === undefined ? {} : { metrics: options.metrics as unknown as XdsMetricsRecorder }),
+    });
+  let target: ReturnType<typeof parseXdsTarget>;
+  try {
+    target = parseXdsTarget(options.target, client.bootstrap);
+  } catch (error) {
+    if (ownsClient) void client.close();
+    throw error;
+  }
+  const clock = internals.clock ?? systemClock;
+  const random = internals.random ?? createUniform();
+  const serializer = createWorkSerializer((error) =>
+    logger.error(
+      `[connect-xds ${options.target}] ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    ),
+  );
+  const registry = options.lbPolicies ?? createLbPolicyRegistry(builtinLbPolicies);
+  const pool = createSubchannelPool({
+    clock,
+    random,
+    serializer,
+    logger,
+    transportOptions: options,
+    ...(internals.minConnectTimeoutMs === undefined ? {} : { minConnectTimeoutMs: internals.minConnectTimeoutMs }),
+  });
+  const metrics = options.metrics;
+  const lbMetrics: LbMetrics = {
+    addCounter: (name, value, labels) =>
+      (metrics as { addCounter(n: string, v: number, l: object): void } | undefined)?.addCounter(name, value, labels),
+    recordHistogram: (name, value, labels) =>
+      (metrics as { recordHistogram?(n: string, v: number, l: object): void } | undefined)?.recordHistogram?.(
+        name,
+        value,
+        labels,
+      ),
+  };
+  let lrs: LrsClient | undefined;
+  const loadReporting = options.loadReporting ?? true;
+
+  // Calls waiting for a change (config, any cluster's picker).
+  let listeners: (() => void)[] = [];
+  const notify = () => {
+    if (listeners.length === 0) return;
+    const current = listeners;
+    listeners = [];
+    for (const listener of current) listener();
+  };
+
+  const base: EndpointSubchannelBase = {
+    createSubchannel: (address, endpoint) => pool.acquire(address, endpoint),
+    registry,
+    logger,
+    clock,
+    random,
+    randomInt: intDraw(random),
+    target: options.target,
+    metrics: lbMetrics,
+  };
+  const clusterType = internals.clusterType ?? clusterTypeFor(registry);
+  const manager = createClusterManager({
+    client,
+    ...(clusterType === undefined ? {} : { clusterType }),
+    serializer,
+    helper: {
+      ...base,
+      createEndpointSubchannel: (endpoint) => createEndpointSubchannel(endpoint, base, serializer),
+      requestReresolution: () => {},
+    },
+    lrs: () => {
+      if (!loadReporting || closed !== undefined) return undefined;
+      lrs ??= acquireLrs(client, logger);
+      return lrs;
+    },
+    onPicker: notify,
+    ...(internals.dns === undefined ? {} : { dns: internals.dns }),
+  });
+
+  let selector: ConfigSelector | ConnectError | undefined;
+  let clusters = new Map<string, ClusterEntry>();
+  let closed: ConnectError | undefined;
+
+  const state: CallState = {
+    get selector() {
+      return selector;
+    },
+    get clusters() {
+      return clusters;
+    },
+    get closed() {
+      return closed;
+    },
+    onChange(listener) {
+      listeners.push(listener);
+      return () => {
+        listeners = listeners.filter((l) => l !== listener);
+      };
+    },
+    release: (entry) => manager.release(entry),
+  };
+
+  const stopResolver = startXdsResolver({
+    client,
+    listenerName: target.listenerName,
+    host: target.host,
+    random,
+    serializer,
+    onUpdate(update) {
+      if (closed !== undefined) return;
+      const next = new Map<string, ClusterEntry>();
+      if (!(update instanceof ConnectError)) for (const name of update.clusters) next.set(name, manager.acquire(name));
+      for (const entry of clusters.values()) manager.release(entry);
+      clusters = next;
+      selector = update;
+      notify();
+    },
+    onAmbientError: (error) => logger.warn(`[connect-xds ${options.target}] ${error.message}`),
+  });
+
+  const ctx: CallContext = {
+    state,
+    target: options.target,
+    metrics,
+    defaultTimeoutMs: options.defaultTimeoutMs,
+    random,
+    ...(options.retryThrottling === undefined ? {} : { retryThrottle: createRetryThrottle(options.retryThrottling) }),
+    retryBuffer,
+  };
+
+  return {
+    target: options.target,
+    unary<I extends DescMessage, O extends DescMessage>(
+      method: DescMethodUnary<I, O>,
+      signal: AbortSignal | undefined,
+      timeoutMs: number | undefined,
+      header: ConstructorParameters<typeof Headers>[0],
+      input: MessageInitShape<I>,
+      contextValues?: ContextValues,
+    ): Promise<UnaryResponse<I, O>> {
+      const headers = new Headers(header);
+      return runCall(
+        ctx,
+        methodName(method),
+        true,
+        signal,
+        timeoutMs,
+        headers,
+        (transport, remaining) => transport.unary(method, signal, remaining, headers, input, contextValues),
+        endUnary,
+      );
+    },
+    stream<I extends DescMessage, O extends DescMessage>(
+      method: DescMethodStreaming<I, O>,
+      signal: AbortSignal | undefined,
+      timeoutMs: number | undefined,
+      header: ConstructorParameters<typeof Headers>[0],
+      input: AsyncIterable<MessageInitShape<I>>,
+      contextValues?: ContextValues,
+    ): Promise<StreamResponse<I, O>> {
+      const headers = new Headers(header);
+      return runCall(
+        ctx,
+        methodName(method),
+        false,
+        signal,
+        timeoutMs,
+        headers,
+        (transport, remaining) => transport.stream(method, signal, remaining, headers, input, contextValues),
+        endStream,
+      );
+    },
+    async close() {
+      if (closed !== undefined) return;
+      closed = new ConnectError(`the xDS transport for ${options.target} is closed`, Code.Unavailable);
+      stopResolver();
+      notify();
+      serializer.run(() => {
+        for (const entry of clusters.values()) manager.release(entry);
+        clusters = new Map();
+        manager.closeAll();
+      });
+      if (lrs !== undefined) await releaseLrs(client);
+      if (ownsClient) await client.close();
+    },
+  };
+}

@@ -1,0 +1,97 @@
+// Connect backends on 127.0.0.1, port 0: each answers with its own name so tests see which endpoint served a call.
+import * as http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { create } from "@bufbuild/protobuf";
+import { StringValueSchema } from "@bufbuild/protobuf/wkt";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { EchoService, OtherService } from "./echo-service.js";
+
+export interface Backend {
+  readonly name: string;
+  /** `127.0.0.1:<port>`. */
+  readonly address: string;
+  readonly port: number;
+  /** Calls served, by method name. */
+  readonly calls: Map<string, number>;
+  /** HTTP/2 connections (sessions) accepted so far. */
+  readonly sessions: number;
+  close(): Promise<void>;
+}
+
+export interface BackendOptions {
+  readonly interceptors?: Interceptor[];
+  readonly routes?: (router: ConnectRouter) => void;
+  /** Listen on this port (to restart a backend where it was). */
+  readonly port?: number;
+}
+
+const text = (value: string) => create(StringValueSchema, { value });
+
+export async function startBackend(name: string, options: BackendOptions = {}): Promise<Backend> {
+  const calls = new Map<string, number>();
+  const count = (method: string) => calls.set(method, (calls.get(method) ?? 0) + 1);
+  const server = http2.createServer(
+    connectNodeAdapter({
+      ...(options.interceptors === undefined ? {} : { interceptors: options.interceptors }),
+      routes: (router) => {
+        router.service(EchoService, {
+          async unary(request: { value: string }) {
+            count("Unary");
+            // "hang": never answer (tests that the server going away fails the call).
+            if (request.value === "hang") await new Promise(() => {});
+            return text(`${name}:${request.value}`);
+          },
+          async *serverStream(request: { value: string }) {
+            count("ServerStream");
+            for (let i = 0; i < 3; i++) yield text(`${name}:${request.value}:${i}`);
+          },
+          async clientStream(requests: AsyncIterable<{ value: string }>) {
+            count("ClientStream");
+            const values: string[] = [];
+            for await (const request of requests) values.push(request.value);
+            return text(`${name}:${values.join(",")}`);
+          },
+          async *bidiStream(requests: AsyncIterable<{ value: string }>) {
+            count("BidiStream");
+            for await (const request of requests) yield text(`${name}:${request.value}`);
+          },
+        } as never);
+        router.service(OtherService, {
+          call(request: { value: string }) {
+            count("Call");
+            return text(`${name}:${request.value}`);
+          },
+        } as never);
+        options.routes?.(router);
+      },
+    }),
+  );
+  const sessions = new Set<http2.ServerHttp2Session>();
+  let accepted = 0;
+  server.on("session", (session) => {
+    accepted++;
+    sessions.add(session);
+    session.on("error", () => {});
+    session.on("close", () => sessions.delete(session));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    name,
+    address: `127.0.0.1:${port}`,
+    port,
+    calls,
+    get sessions() {
+      return accepted;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const session of sessions) session.destroy();
+      }),
+  };
+}
