@@ -32,6 +32,8 @@ export interface ResourceCacheOptions {
   readonly metrics: XdsMetricsRecorder;
   readonly target: string;
   readonly log: ScopedLogger;
+  /** Whether applying a response takes `reapplyIdentical`'s shortcut (see XdsClientInternals; default true). */
+  readonly reapplyIdentical?: boolean;
 }
 
 export interface ResourceCache {
@@ -142,6 +144,7 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
   }
 
   const routing = createVariantRouting({
+    reapplyIdentical: options.reapplyIdentical ?? true,
     subscriptionsOf,
     lookup(served, typeUrl) {
       // Names without an authority (not xdstp) are all in one map, looked up once.

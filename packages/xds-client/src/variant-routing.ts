@@ -15,6 +15,8 @@ import { onlyState } from "./subscriptions.js";
 export type Subscriptions = ReadonlyMap<string, ResourceState>;
 
 export interface VariantRoutingOptions {
+  /** A re-pushed resource an entry holds ACKed and clean only moves its version (cache-updates.ts). */
+  readonly reapplyIdentical: boolean;
   /** The subscriptions of `name` among the authorities a server serves, if any. */
   readonly subscriptionsOf: (served: ReadonlySet<string>, typeUrl: string, name: string) => Subscriptions | undefined;
   /** `subscriptionsOf` for one response: what it looks up for every name is looked up once. */
@@ -175,6 +177,7 @@ export function createVariantRouting(options: VariantRoutingOptions): VariantRou
       const { typeUrl, version } = response;
       const { applyResource, reapplyIdentical } = protocolNow();
       const delta = !response.stateOfTheWorld;
+      const reapply = options.reapplyIdentical;
       /** The names whose subscriptions need the choice, with the response's variants of each. */
       let chosen: Map<string, DecodedResource[]> | undefined;
       const choiceFor = (d: DecodedResource) => {
@@ -199,7 +202,9 @@ export function createVariantRouting(options: VariantRoutingOptions): VariantRou
         if (only !== undefined) {
           seen?.add(only);
           // A re-pushed resource the entry already holds, ACKed and clean: its version moves, nothing else.
-          if (!reapplyIdentical(only, d, d.version ?? version)) applyResource(context, only, d, d.version ?? version);
+          if (!(reapply && reapplyIdentical(only, d, d.version ?? version))) {
+            applyResource(context, only, d, d.version ?? version);
+          }
           continue;
         }
         for (const state of states.values()) {
