@@ -14,7 +14,7 @@ import {
 } from "@connectrpc/connect/protocol";
 import { createTransport, requestHeaderWithCompression } from "@connectrpc/connect/protocol-grpc";
 import { compressionBrotli, compressionGzip, createNodeHttpClient } from "@connectrpc/connect-node";
-import type { SessionManager } from "./connection.js";
+import type { Http2Connection } from "./connection.js";
 import { type MethodCodec, UnaryCall, type UnaryCallConfig } from "./grpc-unary-call.js";
 import { appendNodeHeader } from "./grpc-wire.js";
 import type { EndpointTransportOptions } from "./transport-options.js";
@@ -131,13 +131,13 @@ function countingClient(base: UniversalClientFn): UniversalClientFn {
 /**
  * The request headers of one call as connect's gRPC transport builds them (the caller's, then content-type, te,
  * grpc-encoding and grpc-accept-encoding set over them, user-agent when the caller gave none, grpc-timeout when the
- * call has a deadline), as the node header object connect-node sends.
+ * call has a deadline), as the node header object connect-node sends, with the `:method` and `:path` of `path`.
  */
 function requestHeaderBuilder(
   useBinaryFormat: boolean,
   acceptCompression: UnaryCallConfig["acceptCompression"],
   sendCompression: UnaryCallConfig["sendCompression"],
-): (header: HeaderInit, timeoutMs: number | undefined) => http2.OutgoingHttpHeaders {
+): (header: HeaderInit, timeoutMs: number | undefined, path: string) => http2.OutgoingHttpHeaders {
   // connect's own defaults, taken once: every header it sets on a call without headers or deadline.
   const fixed: [string, string][] = [];
   let userAgent = "";
@@ -151,9 +151,9 @@ function requestHeaderBuilder(
     if (name === "user-agent") userAgent = value;
     else fixed.push([name, value]);
   });
-  return (header, timeoutMs) => {
+  return (header, timeoutMs, path) => {
     const user = header instanceof Headers ? header : new Headers(header);
-    const out: Record<string, string | string[]> = {};
+    const out: Record<string, string | string[]> = { ":method": "POST", ":path": path };
     user.forEach((value, name) => {
       appendNodeHeader(out, name, value);
     });
@@ -165,7 +165,7 @@ function requestHeaderBuilder(
 }
 
 /** A Connect gRPC transport whose calls go to `session` (one backend connection). */
-export function createEndpointTransport(session: SessionManager, options: EndpointTransportSettings): Transport {
+export function createEndpointTransport(session: Http2Connection, options: EndpointTransportSettings): Transport {
   const base = createNodeHttpClient({ httpVersion: "2", sessionProvider: () => session });
   const useBinaryFormat = options.useBinaryFormat ?? true;
   const acceptCompression = options.acceptCompression ?? [compressionGzip, compressionBrotli];
@@ -221,15 +221,10 @@ export function createEndpointTransport(session: SessionManager, options: Endpoi
       try {
         // As connect's transport: no deadline for none or a non-positive one; headers before the message.
         const timeout = timeoutMs === undefined || timeoutMs <= 0 ? undefined : timeoutMs;
-        const headers = requestHeaders(header, timeout);
+        const codec = codecOf(method);
+        const headers = requestHeaders(header, timeout, codec.path);
         const message = create(method.input, input);
-        const call = new UnaryCall<O>(
-          method as DescMethodUnary<DescMessage, O>,
-          config,
-          codecOf(method),
-          signal,
-          counter,
-        );
+        const call = new UnaryCall<O>(method as DescMethodUnary<DescMessage, O>, config, codec, signal, counter);
         call.start(session, headers, timeout, message);
         return call.promise as Promise<UnaryResponse<I, O>>;
       } catch (error) {

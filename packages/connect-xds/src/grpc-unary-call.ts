@@ -14,7 +14,7 @@ import type { DescMessage, DescMethodUnary, MessageShape } from "@bufbuild/proto
 import { Code, ConnectError, type UnaryResponse } from "@connectrpc/connect";
 import { type Compression, getAbortSignalReason } from "@connectrpc/connect/protocol";
 import { validateResponseWithCompression, validateTrailer } from "@connectrpc/connect/protocol-grpc";
-import type { SessionManager } from "./connection.js";
+import type { Http2Connection } from "./connection.js";
 import type { MessageByteCounter } from "./endpoint-transport.js";
 import {
   addTrailers,
@@ -53,8 +53,6 @@ export class UnaryCall<O extends DescMessage> {
   private resolve!: (response: UnaryResponse<DescMessage, O>) => void;
   private reject!: (error: ConnectError) => void;
   private settled = false;
-  /** The reset code a failure sends, kept for a stream that arrives after the call failed. */
-  private rstCode = NGHTTP2_INTERNAL_ERROR;
   private stream: http2.ClientHttp2Stream | undefined;
   private header: Headers | undefined;
   private trailer: Headers | undefined;
@@ -87,9 +85,12 @@ export class UnaryCall<O extends DescMessage> {
     }
   }
 
-  /** Sends `message` on `connection`; a call whose signal is already aborted fails without a stream. */
+  /**
+   * Sends `message` on `connection` (`headers` with `:method` and `:path`); a call whose signal is already aborted
+   * fails without a stream.
+   */
   start(
-    connection: SessionManager,
+    connection: Http2Connection,
     headers: http2.OutgoingHttpHeaders,
     timeoutMs: number | undefined,
     message: unknown,
@@ -107,17 +108,17 @@ export class UnaryCall<O extends DescMessage> {
         this.fail(new ConnectError("the operation timed out", Code.DeadlineExceeded));
       }, timeoutMs);
     }
-    connection.request("POST", this.codec.path, headers, {}).then(
-      (stream) => this.send(stream, message),
-      (reason: unknown) => this.fail(errorFromNode(reason)),
-    );
+    let stream: http2.ClientHttp2Stream;
+    try {
+      stream = connection.openStream(headers);
+    } catch (reason) {
+      this.fail(errorFromNode(reason));
+      return;
+    }
+    this.send(stream, message);
   }
 
   private send(stream: http2.ClientHttp2Stream, message: unknown): void {
-    if (this.settled) {
-      if (!stream.closed) stream.close(this.rstCode);
-      return;
-    }
     this.stream = stream;
     // Each listener stays for the stream's life; a settled call ignores what comes after.
     stream.on("error", (error: Error) => this.fail(errorFromNode(error)));
@@ -306,9 +307,9 @@ export class UnaryCall<O extends DescMessage> {
   private fail(error: ConnectError, resetFor: Code = error.code): void {
     if (this.settled) return;
     this.settle();
-    this.rstCode = resetFor === Code.Canceled ? NGHTTP2_CANCEL : NGHTTP2_INTERNAL_ERROR;
     const stream = this.stream;
-    if (stream !== undefined && !stream.closed) stream.close(this.rstCode);
+    if (stream !== undefined && !stream.closed)
+      stream.close(resetFor === Code.Canceled ? NGHTTP2_CANCEL : NGHTTP2_INTERNAL_ERROR);
     this.reject(error);
   }
 }
