@@ -5,6 +5,7 @@ import type { BootstrapConfig } from "@xdskit/xds-client";
 import { createXdsRelay, type Logger, type XdsRelay } from "@xdskit/xds-relay";
 import { aborted, CliError, type CliIo, type CommandRun, ExitCode, UsageError } from "./command.js";
 
+/** --verbose: every level to stderr (the relay's requests and responses are debug lines). */
 function stderrLogger(io: CliIo): Logger {
   const write =
     (level: string) =>
@@ -12,7 +13,13 @@ function stderrLogger(io: CliIo): Logger {
       io.stderr(
         `${level} ${message}${details.map((d) => ` ${d instanceof Error ? d.message : String(d)}`).join("")}\n`,
       );
-  return { error: write("error"), warn: write("warn"), info: write("info"), debug: write("debug") };
+  return {
+    error: write("error"),
+    warn: write("warn"),
+    info: write("info"),
+    debug: write("debug"),
+    isEnabled: () => true,
+  };
 }
 
 /** `host:port`, `[v6]:port` or `:port`, as a listen address. */

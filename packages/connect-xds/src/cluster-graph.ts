@@ -1,4 +1,4 @@
-// The CDS graph under a route's cluster (A37, A75; docs/decisions.md#connect-xds-aggregate-and-logical-dns-clusters):
+// The CDS graph under a route's cluster (A37, A75; see docs/decisions.md#connect-xds-aggregate-and-dns-clusters):
 // walked depth-first from the root, each aggregate cluster's children in their priority order. A cluster reached a
 // second time is skipped (its first position wins); one reached again below itself is a loop and refused, as is a
 // cluster more than 16 levels below the root. The leaves (EDS and LOGICAL_DNS clusters) in walk order are the

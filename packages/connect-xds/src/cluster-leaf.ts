@@ -1,6 +1,7 @@
 // One leaf cluster (EDS or LOGICAL_DNS) as a policy: cluster_impl over a priority policy over the cluster's own LB
 // policy (A75: the leaf's policy, never the aggregate's). A route's cluster that is a leaf is this policy alone; an
-// aggregate cluster is a priority policy whose children are these, one per leaf (cluster-manager.ts).
+// aggregate cluster is a priority policy whose children are these, one per leaf (cluster-manager.ts). See
+// docs/decisions.md#connect-xds-aggregate-and-dns-clusters.
 import type { LrsClient } from "@xdskit/orca-lrs-bridge";
 import type { ClusterUpdate, EndpointUpdate } from "@xdskit/xds-client";
 import { ClusterImpl, type ClusterImplConfig } from "./cluster-impl.js";

@@ -1,6 +1,7 @@
 // A51's out-of-band load reports of one backend connection: one ORCA StreamCoreMetrics call (the bridge's OOB client)
 // on the connection's own Connect transport, so on the same HTTP/2 session as the calls, running while the connection
 // is READY and someone listens. A connection that leaves READY cancels the call; back to READY, a new one starts.
+// See docs/decisions.md#policies-wrr.
 import type { Transport } from "@connectrpc/connect";
 import { type Clock, createOrcaOobClient, type Logger, type OrcaOobClient } from "@xdskit/orca-lrs-bridge";
 import type { ConnectivityState, LoadReportListener } from "./lb-policy.js";

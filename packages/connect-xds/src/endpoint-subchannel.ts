@@ -2,7 +2,8 @@
 // addresses (flattened, families interleaved, Happy Eyeballs) behind the Subchannel interface, so the policies that
 // balance over endpoints (round_robin, ring_hash, least_request, weighted_round_robin, outlier detection) keep one
 // subchannel per endpoint. gRPC builds the same thing as a pick_first child per endpoint; here the petiole policy
-// sees a subchannel whose connection (`delegate`) is whichever address pick_first chose.
+// sees a subchannel whose connection (`delegate`) is whichever address pick_first chose. See
+// docs/decisions.md#connect-xds-dual-stack.
 import type {
   ConnectivityState,
   LbEndpoint,

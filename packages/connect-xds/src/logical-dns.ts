@@ -1,6 +1,7 @@
-// A LOGICAL_DNS cluster's name, resolved with Node's resolver (A37; docs/decisions.md#connect-xds-aggregate-and-logical-dns-clusters):
-// once at start, again when the cluster's policy asks (a connection failed or was lost), at most once per
-// `minIntervalMs`, and after a failed lookup with gRPC's backoff (1 s, x1.6, ±20 %, at most 120 s) until one succeeds.
+// A LOGICAL_DNS cluster's name, resolved with Node's resolver (A37; see
+// docs/decisions.md#connect-xds-aggregate-and-dns-clusters): once at start, again when the cluster's policy asks (a
+// connection failed or was lost) at most once per `minIntervalMs`, and after a failed lookup with gRPC's backoff
+// (1 s, x1.6, ±20 %, at most 120 s) until one succeeds.
 import { lookup as dnsLookup } from "node:dns/promises";
 import { type Clock, createBackoff } from "@xdskit/orca-lrs-bridge";
 import { splitAddress } from "./connection.js";

@@ -24,21 +24,23 @@ import { canonicalName } from "./resource-name.js";
 import type { ResourceState } from "./resource-state.js";
 import type { XdsStream } from "./transport.js";
 
+/** A subscription the server was told of on this stream. */
 interface Sent {
-  readonly name: string;
   readonly parameters: Readonly<Record<string, string>>;
+  /** The last request pass that found it still subscribed. */
+  pass: number;
 }
 
-function keyOf(state: ResourceState): string {
-  return `${state.name}\u0000${state.parametersKey}`;
-}
+/** Per type: by name, then by parameters key. */
+type SentOfType = Map<string, Map<string, Sent>>;
 
 export function createDeltaCall(
   host: CallHost,
   stream: XdsStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>,
 ): AdsCall {
-  /** What the server was told it is subscribed to, per type, on this stream. */
-  const sent = new Map<string, Map<string, Sent>>();
+  /** What the server was told it is subscribed to, per type, on this stream, and how many subscriptions that is. */
+  const sent = new Map<string, { readonly byName: SentOfType; count: number }>();
+  let pass = 0;
   const core = createCallCore(host, stream, decode, "delta ADS call");
 
   function decode(response: DeltaDiscoveryResponse) {
@@ -62,43 +64,79 @@ export function createDeltaCall(
     return out;
   }
 
+  /**
+   * A request for `typeUrl`: an ACK or NACK of `answer` alone (a subscription change since is on its way in an
+   * update: the channel flushes every change), else what changed in the subscriptions since the last request, from
+   * a pass of lookups over them; the subscriptions it no longer has are looked for only when some are gone.
+   */
   function send(typeUrl: string, answer?: Answer): readonly ResourceState[] {
-    const ack = answer && { nonce: answer.response.nonce, errorDetail: answer.nack };
+    if (answer) {
+      const request = create(DeltaDiscoveryRequestSchema, { typeUrl, responseNonce: answer.response.nonce });
+      if (answer.nack !== undefined) request.errorDetail = answer.nack;
+      host.log.trace(
+        () =>
+          `delta ADS call #${core.id} sending ${typeUrl} nonce="${request.responseNonce}"${answer.nack === undefined ? "" : " NACK"}`,
+      );
+      core.send(request, []);
+      return [];
+    }
     const states = host.subscriptions(typeUrl);
-    const first = !sent.has(typeUrl);
-    const before = sent.get(typeUrl) ?? new Map<string, Sent>();
-    const now = new Map<string, Sent>();
+    let told = sent.get(typeUrl);
+    const first = told === undefined;
+    if (!told) {
+      told = { byName: new Map(), count: 0 };
+      sent.set(typeUrl, told);
+    }
+    const current = ++pass;
     const added: ResourceState[] = [];
-    const request = create(DeltaDiscoveryRequestSchema, { typeUrl, responseNonce: ack?.nonce ?? "" });
+    const request = create(DeltaDiscoveryRequestSchema, { typeUrl });
+    let kept = 0;
     for (const state of states) {
-      const key = keyOf(state);
-      now.set(key, { name: state.name, parameters: state.parameters });
-      if (before.has(key)) continue;
+      let byParameters = told.byName.get(state.name);
+      const known = byParameters?.get(state.parametersKey);
+      if (known) {
+        // Counted once: a list may hold one name twice (two authorities of one server).
+        if (known.pass !== current) {
+          known.pass = current;
+          kept++;
+        }
+        continue;
+      }
+      if (!byParameters) {
+        byParameters = new Map();
+        told.byName.set(state.name, byParameters);
+      }
+      byParameters.set(state.parametersKey, { parameters: state.parameters, pass: current });
       added.push(state);
       if (state.parametersKey === "") request.resourceNamesSubscribe.push(state.name);
       else
         request.resourceLocatorsSubscribe.push(
           create(ResourceLocatorSchema, { name: state.name, dynamicParameters: { ...state.parameters } }),
         );
-      if (first && state.resource !== undefined) request.initialResourceVersions[state.name] = state.resource.version;
+      // initial_resource_versions names resources, not variants: it stands for subscriptions by name only
+      // (docs/decisions.md#serving-variants); a subscription with parameters is sent its variant again.
+      if (first && state.resource !== undefined && state.parametersKey === "") {
+        request.initialResourceVersions[state.name] = state.resource.version;
+      }
     }
-    let removed = 0;
-    for (const [key, entry] of before) {
-      if (now.has(key)) continue;
-      removed += 1;
-      if (Object.keys(entry.parameters).length === 0) request.resourceNamesUnsubscribe.push(entry.name);
-      else
-        request.resourceLocatorsUnsubscribe.push(
-          create(ResourceLocatorSchema, { name: entry.name, dynamicParameters: { ...entry.parameters } }),
-        );
+    const removed = told.count - kept;
+    if (removed > 0) {
+      for (const [name, byParameters] of told.byName) {
+        for (const [key, entry] of byParameters) {
+          if (entry.pass === current) continue;
+          byParameters.delete(key);
+          if (key === "") request.resourceNamesUnsubscribe.push(name);
+          else
+            request.resourceLocatorsUnsubscribe.push(
+              create(ResourceLocatorSchema, { name, dynamicParameters: { ...entry.parameters } }),
+            );
+        }
+        if (byParameters.size === 0) told.byName.delete(name);
+      }
     }
-    sent.set(typeUrl, now);
-    if (ack?.errorDetail !== undefined) request.errorDetail = ack.errorDetail;
-    if (first || added.length + removed > 0 || ack !== undefined) {
-      host.log.trace(
-        () =>
-          `delta ADS call #${core.id} sending ${typeUrl} +${added.length} -${removed} nonce="${request.responseNonce}"${ack?.errorDetail === undefined ? "" : " NACK"}`,
-      );
+    told.count = kept + added.length;
+    if (first || added.length + removed > 0) {
+      host.log.trace(() => `delta ADS call #${core.id} sending ${typeUrl} +${added.length} -${removed}`);
       core.send(request, added);
     }
     return states;

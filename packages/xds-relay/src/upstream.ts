@@ -26,6 +26,11 @@ interface Subscription {
   cancel: () => void;
   /** The last cacheable resource the upstream gave, for when an ambient error clears. */
   last: PassedResource | undefined;
+  /**
+   * The current answer is the upstream's (a resource, an error, does-not-exist), not one the relay made up while
+   * it could not ask (a fallback, UNAVAILABLE): an outage leaves it as it is.
+   */
+  upstreamAnswered: boolean;
   idle: NodeJS.Timeout | undefined;
 }
 
@@ -65,7 +70,15 @@ export class Upstream {
     const id = subscriptionId(typeUrl, name, answerable.key);
     let sub = this.#subscriptions.get(id);
     if (!sub) {
-      sub = { group, answerable, refs: 0, cancel: () => {}, last: undefined, idle: undefined };
+      sub = {
+        group,
+        answerable,
+        refs: 0,
+        cancel: () => {},
+        last: undefined,
+        upstreamAnswered: false,
+        idle: undefined,
+      };
       this.#subscriptions.set(id, sub);
       if (this.#toWatch.length === 0) setImmediate(() => this.#watchBatch());
       this.#toWatch.push(sub);
@@ -126,8 +139,9 @@ export class Upstream {
 
   #watch(sub: Subscription): () => void {
     const { group, answerable } = sub;
-    const answer = (choice: Choice) => {
+    const answer = (choice: Choice, fromUpstream = true) => {
       if (this.#closed) return;
+      sub.upstreamAnswered = fromUpstream;
       if (group.answer(answerable, choice)) this.#options.table.changed(group.typeUrl, group.name, answerable.params);
     };
     const relayed = (passed: PassedResource): void => {
@@ -146,12 +160,14 @@ export class Upstream {
       switch (error.kind) {
         case "connection":
         case "timeout":
-          // Unreachable, or no answer in time: what is cached stays served; a subscription with nothing yet falls
-          // back to a cached variant its parameters match, else is told the upstream is unavailable.
-          if (ambient) return;
+          // Unreachable, or no answer in time: what the upstream answered stays served (a resource, an error, or
+          // does-not-exist); a subscription it has not answered falls back to a cached variant its parameters
+          // match, else is told the upstream is unavailable.
+          if (ambient || sub.upstreamAnswered) return;
           answer(
             group.fallbackFor(answerable.params) ??
               group.errorEntry(StatusCode.UNAVAILABLE, `relay: ${error.detail}`, answerable.lastVariant),
+            false,
           );
           return;
         case "does_not_exist":

@@ -1,8 +1,17 @@
 // The upstream goes away and comes back; the relay goes away and another takes its place. Over real HTTP/2.
 import { buildCluster, CDS_TYPE_URL, type DeltaResponseEvent, EDS_TYPE_URL } from "@xdskit/control-plane";
-import { clusterResourceType, endpointResourceType, StatusCode } from "@xdskit/xds-client";
+import { clusterResourceType, createXdsClient, endpointResourceType, StatusCode } from "@xdskit/xds-client";
 import { afterEach, describe, expect, it } from "vitest";
-import { closeAll, edsName, serviceChain, startClient, startRelay, startUpstream, watch } from "./support/harness.js";
+import {
+  bootstrapFor,
+  closeAll,
+  edsName,
+  serviceChain,
+  startClient,
+  startRelay,
+  startUpstream,
+  watch,
+} from "./support/harness.js";
 
 afterEach(closeAll);
 
@@ -55,6 +64,45 @@ describe("upstream outage", () => {
     expect(toA).toEqual([]);
     for (const rec of [cluster, endpoints, prod, zoned]) expect(rec.pending()).toEqual([]);
   });
+
+  it("leaves what the upstream answered (does not exist, an error) as it was, with no fallback over it", async () => {
+    // Steps: (1) a client holds v's env=prod variant, is told `missing` does not exist, and gets the upstream's
+    // PERMISSION_DENIED for v{env: prod, zone: b} (whose parameters the cached env=prod variant also matches); (2) the
+    // upstream stops; a new name, asked next on the same stream, gets UNAVAILABLE (the relay has seen the outage);
+    // nothing was sent about the three answered subscriptions: an outage does not replace the upstream's answers with
+    // a fallback or UNAVAILABLE (docs/decisions.md#relay-outage).
+    const upstream = await startUpstream();
+    upstream.setResource(buildCluster({ name: "v", edsServiceName: "prod" }), { constraints: "env=prod" });
+    upstream.setResourceError(
+      CDS_TYPE_URL,
+      "v",
+      { code: StatusCode.PERMISSION_DENIED, message: "not for zone b" },
+      { constraints: "env=prod && zone=b", allowOverlap: true },
+    );
+    const relay = await startRelay(upstream.address, { upstreamApi: "DELTA_GRPC" });
+    const client = startClient(relay.address, "a", "DELTA_GRPC");
+
+    // 1.
+    const prod = watch(client, clusterResourceType, "v", { env: "prod" });
+    expect(edsName(await prod.nextResource())).toBe("prod");
+    const missing = watch(client, clusterResourceType, "missing");
+    const zoned = watch(client, clusterResourceType, "v", { env: "prod", zone: "b" });
+    const [gone, denied] = await Promise.all([missing.next(), zoned.next()]);
+    expect(gone.kind === "error" && gone.error.kind).toBe("does_not_exist");
+    expect(denied.kind === "error" && denied.error.code).toBe(StatusCode.PERMISSION_DENIED);
+
+    // 2.
+    const mark = relay.hooks.mark();
+    await upstream.stop();
+    const unknown = await watch(client, clusterResourceType, "never-cached").next();
+    expect(unknown.kind === "error" && unknown.error.code).toBe(StatusCode.UNAVAILABLE);
+    const told = relay.hooks
+      .responses()
+      .filter((r) => r.seq > mark)
+      .flatMap((r) => [...r.resourceNames, ...r.errorNames, ...(r.kind === "delta" ? r.removedNames : [])]);
+    expect(told).toEqual(["never-cached"]);
+    for (const rec of [prod, missing, zoned]) expect(rec.pending()).toEqual([]);
+  });
 });
 
 describe("another relay", () => {
@@ -101,5 +149,67 @@ describe("another relay", () => {
     let event = await cluster.next();
     while (event.kind !== "resource") event = await cluster.next();
     expect(edsName(event.resource)).toBe("moved");
+  });
+});
+
+describe("relay restart", () => {
+  it("sends a state-of-the-world client's full-state type only once every subscription in it is answered again", async () => {
+    // Steps: (1) a SotW client holds clusters `b` (from upstream 1) and `a` (an xdstp name of authority `slow`, from
+    // upstream 2) through a relay that keeps nothing unused; (2) upstream 2 holds its responses back; the relay
+    // restarts: its cache goes with its streams, the client reconnects and subscribes to both again; upstream 1
+    // answers `b` at once; (3) upstream 2 lets go: the relay's first CDS response to the client lists both. A
+    // response with `b` alone would have told the client `a` was deleted (docs/decisions.md#relay-serving).
+    const [first, slow] = [await startUpstream(), await startUpstream()];
+    const a = "xdstp://slow/envoy.config.cluster.v3.Cluster/a";
+    first.setResource(buildCluster({ name: "b" }));
+    slow.setResource(
+      buildCluster({ name: a, edsServiceName: "xdstp://slow/envoy.config.endpoint.v3.ClusterLoadAssignment/a" }),
+    );
+    const relay = await startRelay(first.address, {
+      upstream: {
+        bootstrap: {
+          ...bootstrapFor(first.address, "relay"),
+          authorities: { slow: { xds_servers: bootstrapFor(slow.address, "relay").xds_servers } },
+        },
+        env: {},
+      },
+    });
+    const client = createXdsClient({
+      bootstrap: { ...bootstrapFor(relay.address, "c", "GRPC"), authorities: { slow: {} } },
+      env: {},
+    });
+    try {
+      // 1.
+      const [watchA, watchB] = [watch(client, clusterResourceType, a), watch(client, clusterResourceType, "b")];
+      await Promise.all([watchA.nextResource(), watchB.nextResource()]);
+
+      // 2.
+      slow.hooks.hold();
+      const [relayMark, firstMark] = [relay.hooks.mark(), first.hooks.mark()];
+      await relay.restart();
+      await first.hooks.waitForRequest(
+        (r) =>
+          r.kind === "sotw" && r.typeUrl === CDS_TYPE_URL && r.disposition === "ack" && r.resourceNames.includes("b"),
+        { after: firstMark, timeoutMs: 10_000 },
+      );
+
+      // 3.
+      slow.hooks.release();
+      await relay.hooks.waitForRequest((r) => r.typeUrl === CDS_TYPE_URL && r.disposition === "ack", {
+        after: relayMark,
+        timeoutMs: 10_000,
+      });
+      const sent = relay.hooks.responses().filter((r) => r.seq > relayMark && r.typeUrl === CDS_TYPE_URL);
+      expect(sent.map((r) => [...r.resourceNames].sort())).toEqual([["b", a]]);
+      // The client heard of its own connection failing during the restart, and of nothing else (no deletion).
+      for (const rec of [watchA, watchB]) {
+        const heard = rec
+          .pending()
+          .filter((e) => e.kind !== "cleared" && !(e.kind === "ambient" && e.error.kind === "connection"));
+        expect(heard).toEqual([]);
+      }
+    } finally {
+      await client.close();
+    }
   });
 });

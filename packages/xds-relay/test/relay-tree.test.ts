@@ -48,3 +48,36 @@ it("serves clients through two levels of relays, one upstream stream per level",
   expect(removed.kind === "ambient" && removed.error.kind).toBe("does_not_exist");
   expect(variants[0]!.pending()).toEqual([]);
 });
+
+it("keeps a client of a more specific variant on it when an overlapping variant changes, through two levels", async () => {
+  // Steps: (1) upstream variants env=prod and env=prod && version=v2 (overlapping); behind relay 2 (delta to relay 1,
+  // so it is sent only what changed) one client per parameter map; (2) the env=prod variant changes: its client gets
+  // it, and relay 2 sends the v2 client nothing. Relay 1 must send relay 2 the v2 variant beside the changed one,
+  // since relay 2's client picks among what one response carries (docs/decisions.md#relay-cache).
+  const upstream = await startUpstream();
+  upstream.setResources([
+    { resource: buildCluster({ name: "v", edsServiceName: "prod" }), constraints: "env=prod" },
+    {
+      resource: buildCluster({ name: "v", edsServiceName: "prod-v2" }),
+      constraints: "env=prod && version=v2",
+      allowOverlap: true,
+    },
+  ]);
+  const relay1 = await startRelay(upstream.address, { upstreamApi: "DELTA_GRPC", nodeId: "relay-1" });
+  const relay2 = await startRelay(relay1.address, { upstreamApi: "DELTA_GRPC", nodeId: "relay-2" });
+  const prod = watch(startClient(relay2.address, "p", "DELTA_GRPC"), clusterResourceType, "v", { env: "prod" });
+  const v2 = watch(startClient(relay2.address, "p-v2", "DELTA_GRPC"), clusterResourceType, "v", {
+    env: "prod",
+    version: "v2",
+  });
+  expect(edsName(await prod.nextResource())).toBe("prod");
+  expect(edsName(await v2.nextResource())).toBe("prod-v2");
+
+  // 2. Relay 2 answers both maps from one response of relay 1: by the time the env=prod client has its update,
+  // whatever relay 2 was going to send the v2 client is sent.
+  const mark = relay2.hooks.mark();
+  upstream.setResource(buildCluster({ name: "v", edsServiceName: "prod-2" }), { constraints: "env=prod" });
+  expect(edsName(await prod.nextResource())).toBe("prod-2");
+  expect(relay2.hooks.responses().filter((r) => r.seq > mark && r.node?.id === "p-v2")).toEqual([]);
+  expect(v2.pending()).toEqual([]);
+});

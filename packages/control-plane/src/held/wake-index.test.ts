@@ -1,5 +1,6 @@
 // The wake index narrows the streams a change visits: it must never leave out a stream the change concerns
 // (change-scope.ts decides), whatever the streams subscribed to before, and must drop a stream once forgotten.
+import type { Expr } from "@xdskit/constraint-matcher";
 import fc from "fast-check";
 import { expect, test } from "vitest";
 import { CONSTRAINT_TEXTS, PARAMETER_MAPS } from "../../test/held-sets.js";
@@ -78,4 +79,69 @@ test("the index's candidates hold every open stream a change concerns", () => {
   );
   // The index did leave streams out.
   expect(narrowed).toBeGreaterThan(100);
+});
+
+/** A step of one stream: a delta request (subscribe, unsubscribe), a SotW one (replace), each maybe indexed at once. */
+const step = fc.record({
+  typeUrl: fc.constantFrom(...TYPES),
+  op: fc.constantFrom("subscribe", "unsubscribe", "replace"),
+  wildcard: fc.boolean(),
+  slots: fc.array(fc.record({ name: fc.constantFrom(...NAMES), params: fc.constantFrom(...PARAMETER_MAPS) }), {
+    maxLength: 3,
+  }),
+  indexNow: fc.boolean(),
+});
+
+test("an index kept up to date change by change gives exactly what one made from the final subscriptions gives", () => {
+  // The oracle reads the final subscriptions directly: a variant requiring key=value concerns the streams with a
+  // subscription of its name carrying that parameter; any other, the streams naming it or subscribing by wildcard.
+  const probes: { typeUrl: string; name: string; variant: Expr | undefined }[] = [];
+  for (const typeUrl of TYPES) {
+    for (const name of NAMES) {
+      probes.push({ typeUrl, name, variant: undefined });
+      for (const text of CONSTRAINT_TEXTS) probes.push({ typeUrl, name, variant: readConstraints(text, "test") });
+    }
+  }
+  fc.assert(
+    fc.property(
+      fc.array(fc.record({ steps: fc.array(step, { maxLength: 8 }), closes: fc.boolean() }), { maxLength: 5 }),
+      (streams) => {
+        const index = new WakeIndex<number>();
+        const subs = streams.map(() => new Map<string, TypeSubscription>());
+        streams.forEach(({ steps }, id) => {
+          for (const { typeUrl, op, wildcard, slots, indexNow } of steps) {
+            const sub = subs[id]?.get(typeUrl) ?? new TypeSubscription(typeUrl);
+            subs[id]?.set(typeUrl, sub);
+            const inits = slots as SlotInit[];
+            if (op === "replace") sub.replace(inits, wildcard);
+            else if (op === "subscribe") sub.subscribe(wildcard ? [...inits, { name: "*" }] : inits);
+            else sub.unsubscribe(wildcard ? [...inits, { name: "*" }] : inits);
+            if (indexNow) index.update(id, sub);
+          }
+        });
+        streams.forEach(({ closes }, id) => {
+          if (closes) index.forget(id);
+          else for (const sub of subs[id]?.values() ?? []) index.update(id, sub);
+        });
+        for (const { typeUrl, name, variant } of probes) {
+          // Without a variant: the whole name changed. The first key=value a variant requires (alone, or a term of
+          // a top-level conjunction), as the index reads it.
+          const changed: ChangedVariants = new Map([[typeUrl, new Map([[name, variant ? [variant] : WHOLE_NAME]])]]);
+          const terms: readonly Expr[] = variant?.kind === "and" ? variant.children : variant ? [variant] : [];
+          const required = terms.find((term) => term.kind === "value");
+          const expected = streams.flatMap(({ closes }, id) => {
+            const sub = subs[id]?.get(typeUrl);
+            if (closes || !sub) return [];
+            const named = sub.explicitSlotsOf(name);
+            const concerned = required
+              ? named.some((slot) => slot.params[required.key] === required.value)
+              : named.length > 0 || sub.wildcard;
+            return concerned ? [id] : [];
+          });
+          expect([...(index.candidates(changed) ?? [])].sort()).toEqual(expected);
+        }
+      },
+    ),
+    { numRuns: 500 },
+  );
 });

@@ -1,5 +1,5 @@
 import type { Expr } from "@xdskit/constraint-matcher";
-import type { TypeSubscription } from "../streams/subscription.js";
+import type { Slot, TypeSubscription } from "../streams/subscription.js";
 import { type ChangedVariants, NAMES_LOOKED_AT, WHOLE_NAME } from "./change-scope.js";
 
 // Index keys, injective: a type's wildcard subscribers; a name's subscribers; a name's subscribers with one
@@ -17,50 +17,84 @@ function requiredValue(constraints: Expr): { readonly key: string; readonly valu
   return undefined;
 }
 
+/** The index keys one explicit subscription of a type puts its stream under: its name, and each parameter. */
+function slotKeys(typeUrl: string, slot: Slot): readonly string[] {
+  const keys = [nameKey(typeUrl, slot.name)];
+  for (const key in slot.params) keys.push(paramKey(typeUrl, slot.name, key, slot.params[key] as string));
+  return keys;
+}
+
+/** What one stream's subscription of one type is indexed under. */
+interface Indexed {
+  /** The subscription key it was last brought up to date with. */
+  subKey: string;
+  wildcard: boolean;
+  /** Each explicit subscription indexed, by slot key, with its index keys (a slot key always has the same ones). */
+  readonly slots: Map<string, readonly string[]>;
+  /** How many of the subscriptions stand behind each index key (slots of one name share the name's). */
+  readonly counts: Map<string, number>;
+}
+
 /**
  * Which streams subscribe to what, so that a change finds the streams it may concern (change-scope.ts) without
  * visiting every stream: a variant that requires `key=value` looks up the subscriptions of its name with that
  * parameter; any other variant, the name's subscribers and the type's wildcard subscribers. What it returns is a
  * superset: each stream still checks `concerns` for itself.
+ *
+ * A subscription change costs the index what changed: a delta stream subscribing to one more name among 10,000
+ * indexes one slot, rather than all 10,000 again. Finding the new slots is one pass of map lookups over the
+ * subscription (it does not say what changed); slots that are gone are looked for only when some are
+ * (wake-index.test.ts checks the index against the final subscriptions after any sequence of changes).
  */
 export class WakeIndex<Stream> {
   readonly #streams = new Map<string, Set<Stream>>();
-  /** stream -> type URL -> the keys it is indexed under and the subscription key they were made from. */
-  readonly #keysOf = new Map<Stream, Map<string, { readonly sub: string; readonly keys: readonly string[] }>>();
+  /** stream -> type URL -> what it is indexed under. */
+  readonly #indexed = new Map<Stream, Map<string, Indexed>>();
 
   /** Records what a stream subscribes to of a type (a no-op when that did not change). */
   update(stream: Stream, sub: TypeSubscription): void {
-    let types = this.#keysOf.get(stream);
-    const previous = types?.get(sub.typeUrl);
-    if (previous?.sub === sub.key) return;
-    if (previous) this.#remove(stream, previous.keys);
-    const keys = new Set<string>();
-    if (sub.wildcard) keys.add(wildcardKey(sub.typeUrl));
-    for (const slot of sub.slots.values()) {
-      keys.add(nameKey(sub.typeUrl, slot.name));
-      for (const key in slot.params) {
-        keys.add(paramKey(sub.typeUrl, slot.name, key, slot.params[key] as string));
+    let types = this.#indexed.get(stream);
+    let indexed = types?.get(sub.typeUrl);
+    if (indexed?.subKey === sub.key) return;
+    if (!indexed) {
+      indexed = { subKey: sub.key, wildcard: false, slots: new Map(), counts: new Map() };
+      if (!types) {
+        types = new Map();
+        this.#indexed.set(stream, types);
       }
+      types.set(sub.typeUrl, indexed);
     }
-    for (const key of keys) {
-      let streams = this.#streams.get(key);
-      if (!streams) {
-        streams = new Set();
-        this.#streams.set(key, streams);
+    indexed.subKey = sub.key;
+    if (sub.wildcard !== indexed.wildcard) {
+      indexed.wildcard = sub.wildcard;
+      if (sub.wildcard) this.#hold(stream, indexed, wildcardKey(sub.typeUrl));
+      else this.#letGo(stream, indexed, wildcardKey(sub.typeUrl));
+    }
+    const before = indexed.slots.size;
+    let kept = 0;
+    for (const [slotKey, slot] of sub.slots) {
+      if (indexed.slots.has(slotKey)) {
+        kept++;
+        continue;
       }
-      streams.add(stream);
+      const keys = slotKeys(sub.typeUrl, slot);
+      indexed.slots.set(slotKey, keys);
+      for (const key of keys) this.#hold(stream, indexed, key);
     }
-    if (!types) {
-      types = new Map();
-      this.#keysOf.set(stream, types);
+    if (kept === before) return;
+    for (const [slotKey, keys] of indexed.slots) {
+      if (sub.slots.has(slotKey)) continue;
+      indexed.slots.delete(slotKey);
+      for (const key of keys) this.#letGo(stream, indexed, key);
     }
-    types.set(sub.typeUrl, { sub: sub.key, keys: [...keys] });
   }
 
   /** Forgets a stream (it closed). */
   forget(stream: Stream): void {
-    for (const { keys } of this.#keysOf.get(stream)?.values() ?? []) this.#remove(stream, keys);
-    this.#keysOf.delete(stream);
+    for (const { counts } of this.#indexed.get(stream)?.values() ?? []) {
+      for (const key of counts.keys()) this.#remove(stream, key);
+    }
+    this.#indexed.delete(stream);
   }
 
   /** The streams a change may concern; undefined when any stream may (too many names to look up). */
@@ -87,11 +121,33 @@ export class WakeIndex<Stream> {
     return out;
   }
 
-  #remove(stream: Stream, keys: readonly string[]): void {
-    for (const key of keys) {
-      const streams = this.#streams.get(key);
-      streams?.delete(stream);
-      if (streams?.size === 0) this.#streams.delete(key);
+  /** One more of the stream's subscriptions stands behind `key`. */
+  #hold(stream: Stream, indexed: Indexed, key: string): void {
+    const count = indexed.counts.get(key) ?? 0;
+    indexed.counts.set(key, count + 1);
+    if (count > 0) return;
+    let streams = this.#streams.get(key);
+    if (!streams) {
+      streams = new Set();
+      this.#streams.set(key, streams);
     }
+    streams.add(stream);
+  }
+
+  /** One fewer of the stream's subscriptions stands behind `key`: the stream leaves it with the last. */
+  #letGo(stream: Stream, indexed: Indexed, key: string): void {
+    const count = (indexed.counts.get(key) ?? 0) - 1;
+    if (count > 0) {
+      indexed.counts.set(key, count);
+      return;
+    }
+    indexed.counts.delete(key);
+    this.#remove(stream, key);
+  }
+
+  #remove(stream: Stream, key: string): void {
+    const streams = this.#streams.get(key);
+    streams?.delete(stream);
+    if (streams?.size === 0) this.#streams.delete(key);
   }
 }
