@@ -38,9 +38,10 @@ export class MessageByteCounter {
 }
 
 /**
- * The counter of the attempt being started. connect's gRPC transport calls its HTTP client synchronously inside
- * `unary()` / `stream()` when it has no interceptors (ours never has), so the call path sets this right before and
- * the HTTP client takes it; `test/metrics.test.ts` fails if a connect release changes that.
+ * The counter of the attempt being started. The lean unary call takes it at once in `unary()`; connect's gRPC
+ * transport calls its HTTP client synchronously inside `stream()` (and `unary()` on the slow path) when it has no
+ * interceptors (ours never has), so the call path sets this right before and the HTTP client takes it;
+ * `test/metrics.test.ts` fails if a connect release changes that.
  */
 let handoff: MessageByteCounter | undefined;
 

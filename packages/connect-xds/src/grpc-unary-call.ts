@@ -2,7 +2,7 @@
 // connect's gRPC transport does over connect-node's HTTP client for one request and one response, without their
 // async-iterable pipelines, per-call serializers and abort-signal plumbing. Outcomes are connect's: the same request
 // headers, the same validation of the response (connect's own validateResponseWithCompression / validateTrailer),
-// the same errors and codes. test/lean-unary-call.test.ts compares both on random scripted responses.
+// the same errors and codes. grpc-unary-call.test.ts compares both on random scripted responses.
 //
 // One call: open a stream (the connection refuses at once when it is not READY: a not-sent error, as for connect),
 // serialize (and compress) the request and end the stream with it, then on 'response' validate the headers, split

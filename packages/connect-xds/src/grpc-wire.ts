@@ -1,8 +1,8 @@
 // The wire rules of a gRPC call over node:http2 that connect-node applies around connect's gRPC protocol code, for
 // the lean unary call (grpc-unary-call.ts, docs/decisions.md#connect-xds-lean-unary-calls): header conversion both
 // ways, Node and HTTP/2 errors to Connect codes, and splitting the response body into length-prefixed messages.
-// Each function states the connect-node behaviour it reproduces; the property test in
-// test/lean-unary-call.test.ts runs the same calls through connect's own transport and compares every outcome.
+// Each function states the connect-node behaviour it reproduces; the property test in grpc-unary-call.test.ts runs
+// the same calls through connect's own transport and compares every outcome.
 import type * as http2 from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
 
