@@ -182,17 +182,30 @@ export class Http2Connection implements SessionManager {
     headers: http2.OutgoingHttpHeaders,
     options: Omit<http2.ClientSessionRequestOptions, "signal">,
   ): Promise<http2.ClientHttp2Stream> {
+    try {
+      return Promise.resolve(this.openStream({ ...headers, ":method": method, ":path": path }, options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * A stream on the READY session, `headers` with `:method` and `:path` (the lean unary call's way in, without
+   * request()'s copy and promise). Throws a not-sent error when the connection cannot take the stream.
+   */
+  openStream(
+    headers: http2.OutgoingHttpHeaders,
+    options?: Omit<http2.ClientSessionRequestOptions, "signal">,
+  ): http2.ClientHttp2Stream {
     const session = this.session;
     if (session === undefined || session.closed || session.destroyed) {
-      return Promise.reject(notSentError(`connection to ${this.options.address} is not ready`));
+      throw notSentError(`connection to ${this.options.address} is not ready`);
     }
     let stream: http2.ClientHttp2Stream;
     try {
-      stream = session.request({ ...headers, ":method": method, ":path": path }, options);
+      stream = session.request(headers, options);
     } catch (error) {
-      return Promise.reject(
-        notSentError(`connection to ${this.options.address} refused a new stream: ${String(error)}`),
-      );
+      throw notSentError(`connection to ${this.options.address} refused a new stream: ${String(error)}`);
     }
     // connect-node adds its own listener a tick later; this one covers the gap.
     stream.on("error", ignore);
@@ -202,20 +215,22 @@ export class Http2Connection implements SessionManager {
     // - the connection went away under the stream (NO_ERROR or CANCEL, no trailers), which connect-node would
     //   report as nothing or as CANCELLED.
     // A call the caller cancels has already failed with its own error (connect-node's first error wins), so the
-    // error emitted here changes nothing for it.
+    // error emitted here changes nothing for it. (`on`, not `once`: each event comes at most once per stream.)
     let responded = false;
     let finished = false;
-    stream.once("response", () => {
+    stream.on("response", () => {
       responded = true;
     });
-    stream.once("trailers", () => {
+    stream.on("trailers", () => {
       finished = true;
     });
-    stream.once("close", () => {
-      if (finished) return;
+    openStreams.set(session, (openStreams.get(session) ?? 0) + 1);
+    stream.on("close", () => {
       const code = stream.rstCode;
       const { NGHTTP2_NO_ERROR, NGHTTP2_CANCEL } = http2.constants;
-      if (!responded && code === NGHTTP2_NO_ERROR) {
+      if (finished) {
+        // Ended with its trailers.
+      } else if (!responded && code === NGHTTP2_NO_ERROR) {
         stream.emit(
           "error",
           lostConnectionError(`${this.options.address} closed the stream before responding (HTTP/2 NO_ERROR)`),
@@ -226,9 +241,6 @@ export class Http2Connection implements SessionManager {
           lostConnectionError(`the connection to ${this.options.address} ended before the call did`),
         );
       }
-    });
-    openStreams.set(session, (openStreams.get(session) ?? 0) + 1);
-    stream.once("close", () => {
       // A negative count is a draining session (see drain()): it closes when the count comes back to 0.
       const count = openStreams.get(session) ?? 0;
       if (count > 0) {
@@ -238,7 +250,7 @@ export class Http2Connection implements SessionManager {
       openStreams.set(session, count + 1);
       if (count + 1 === 0 && !session.closed && !session.destroyed) session.close();
     });
-    return Promise.resolve(stream);
+    return stream;
   }
 
   notifyResponseByteRead(): void {}

@@ -1,17 +1,33 @@
-// The Connect transport of one connection: connect-node's gRPC protocol code over our session (connection.ts), and,
-// when per-call metrics are on, a count of the compressed message bytes each way (A66: gRPC framing excluded).
-import type { Transport } from "@connectrpc/connect";
+// The Connect transport of one connection (connection.ts): unary calls on the lean call (grpc-unary-call.ts,
+// docs/decisions.md#connect-xds-lean-unary-calls), streams through connect-node's gRPC protocol code over the same
+// session, and, when per-call metrics are on, a count of the compressed message bytes each way (A66: gRPC framing
+// excluded).
+import type * as http2 from "node:http2";
+import { create, type DescMessage, type DescMethodUnary, type MessageInitShape } from "@bufbuild/protobuf";
+import type { Transport, UnaryResponse } from "@connectrpc/connect";
 import {
+  type Compression,
+  createMethodSerializationLookup,
   type UniversalClientFn,
   type UniversalClientRequest,
   validateReadWriteMaxBytes,
 } from "@connectrpc/connect/protocol";
-import { createTransport } from "@connectrpc/connect/protocol-grpc";
+import { createTransport, requestHeaderWithCompression } from "@connectrpc/connect/protocol-grpc";
 import { compressionBrotli, compressionGzip, createNodeHttpClient } from "@connectrpc/connect-node";
-import type { SessionManager } from "./connection.js";
+import type { Http2Connection } from "./connection.js";
+import { type MethodCodec, UnaryCall, type UnaryCallConfig } from "./grpc-unary-call.js";
+import { appendNodeHeader } from "./grpc-wire.js";
 import type { EndpointTransportOptions } from "./transport-options.js";
 
 export type { EndpointTransportOptions };
+
+type HeaderInit = ConstructorParameters<typeof Headers>[0];
+
+/** The transport options plus the internal choice of the unary call path. */
+export interface EndpointTransportSettings extends EndpointTransportOptions {
+  /** `"connect"`: unary calls through connect's gRPC transport as well (the slow path). Default `"lean"`. */
+  readonly unaryCalls?: "lean" | "connect";
+}
 
 /** Compressed message bytes of one attempt, gRPC's 5-byte message prefixes excluded. */
 export class MessageByteCounter {
@@ -22,9 +38,10 @@ export class MessageByteCounter {
 }
 
 /**
- * The counter of the attempt being started. connect's gRPC transport calls its HTTP client synchronously inside
- * `unary()` / `stream()` when it has no interceptors (ours never has), so the call path sets this right before and
- * the HTTP client takes it; `test/metrics.test.ts` fails if a connect release changes that.
+ * The counter of the attempt being started. The lean unary call takes it at once in `unary()`; connect's gRPC
+ * transport calls its HTTP client synchronously inside `stream()` (and `unary()` on the slow path) when it has no
+ * interceptors (ours never has), so the call path sets this right before and the HTTP client takes it;
+ * `test/metrics.test.ts` fails if a connect release changes that.
  */
 let handoff: MessageByteCounter | undefined;
 
@@ -112,18 +129,109 @@ function countingClient(base: UniversalClientFn): UniversalClientFn {
   };
 }
 
+/**
+ * The request headers of one call as connect's gRPC transport builds them (the caller's, then content-type, te,
+ * grpc-encoding and grpc-accept-encoding set over them, user-agent when the caller gave none, grpc-timeout when the
+ * call has a deadline), as the node header object connect-node sends, with the `:method` and `:path` of `path`.
+ */
+function requestHeaderBuilder(
+  useBinaryFormat: boolean,
+  acceptCompression: UnaryCallConfig["acceptCompression"],
+  sendCompression: UnaryCallConfig["sendCompression"],
+): (header: HeaderInit, timeoutMs: number | undefined, path: string) => http2.OutgoingHttpHeaders {
+  // connect's own defaults, taken once: every header it sets on a call without headers or deadline.
+  const fixed: [string, string][] = [];
+  let userAgent = "";
+  requestHeaderWithCompression(
+    useBinaryFormat,
+    undefined,
+    undefined,
+    acceptCompression as Compression[],
+    sendCompression,
+  ).forEach((value, name) => {
+    if (name === "user-agent") userAgent = value;
+    else fixed.push([name, value]);
+  });
+  return (header, timeoutMs, path) => {
+    const user = header instanceof Headers ? header : new Headers(header);
+    const out: Record<string, string | string[]> = { ":method": "POST", ":path": path };
+    user.forEach((value, name) => {
+      appendNodeHeader(out, name, value);
+    });
+    for (const [name, value] of fixed) out[name] = value;
+    if (out["user-agent"] === undefined) out["user-agent"] = userAgent;
+    if (timeoutMs !== undefined) out["grpc-timeout"] = `${timeoutMs}m`;
+    return out;
+  };
+}
+
 /** A Connect gRPC transport whose calls go to `session` (one backend connection). */
-export function createEndpointTransport(session: SessionManager, options: EndpointTransportOptions): Transport {
+export function createEndpointTransport(session: Http2Connection, options: EndpointTransportSettings): Transport {
   const base = createNodeHttpClient({ httpVersion: "2", sessionProvider: () => session });
-  return createTransport({
+  const useBinaryFormat = options.useBinaryFormat ?? true;
+  const acceptCompression = options.acceptCompression ?? [compressionGzip, compressionBrotli];
+  const sendCompression = options.sendCompression ?? null;
+  const limits = validateReadWriteMaxBytes(options.readMaxBytes, options.writeMaxBytes, options.compressMinBytes);
+  const connect = createTransport({
     httpClient: countingClient(base),
     baseUrl: session.authority,
-    useBinaryFormat: options.useBinaryFormat ?? true,
+    useBinaryFormat,
     interceptors: [],
-    acceptCompression: options.acceptCompression ?? [compressionGzip, compressionBrotli],
-    sendCompression: options.sendCompression ?? null,
-    ...validateReadWriteMaxBytes(options.readMaxBytes, options.writeMaxBytes, options.compressMinBytes),
+    acceptCompression,
+    sendCompression,
+    ...limits,
     ...(options.jsonOptions === undefined ? {} : { jsonOptions: options.jsonOptions }),
     ...(options.binaryOptions === undefined ? {} : { binaryOptions: options.binaryOptions }),
   });
+  if (options.unaryCalls === "connect") return connect;
+
+  const config: UnaryCallConfig = {
+    acceptCompression,
+    sendCompression,
+    compressMinBytes: limits.compressMinBytes,
+    readMaxBytes: limits.readMaxBytes,
+  };
+  const requestHeaders = requestHeaderBuilder(useBinaryFormat, acceptCompression, sendCompression);
+  // connect builds these per call; they depend only on the method and the options.
+  const codecs = new WeakMap<object, MethodCodec>();
+  const codecOf = (method: DescMethodUnary): MethodCodec => {
+    let codec = codecs.get(method);
+    if (codec === undefined) {
+      const lookup = createMethodSerializationLookup(method, options.binaryOptions, options.jsonOptions, limits);
+      const input = lookup.getI(useBinaryFormat);
+      const output = lookup.getO(useBinaryFormat);
+      codec = {
+        path: `/${method.parent.typeName}/${method.name}`,
+        serialize: (message) => input.serialize(message as never),
+        parse: (data) => output.parse(data),
+      };
+      codecs.set(method, codec);
+    }
+    return codec;
+  };
+  return {
+    unary<I extends DescMessage, O extends DescMessage>(
+      method: DescMethodUnary<I, O>,
+      signal: AbortSignal | undefined,
+      timeoutMs: number | undefined,
+      header: HeaderInit,
+      input: MessageInitShape<I>,
+    ): Promise<UnaryResponse<I, O>> {
+      const counter = handoff;
+      handoff = undefined;
+      try {
+        // As connect's transport: no deadline for none or a non-positive one; headers before the message.
+        const timeout = timeoutMs === undefined || timeoutMs <= 0 ? undefined : timeoutMs;
+        const codec = codecOf(method);
+        const headers = requestHeaders(header, timeout, codec.path);
+        const message = create(method.input, input);
+        const call = new UnaryCall<O>(method as DescMethodUnary<DescMessage, O>, config, codec, signal, counter);
+        call.start(session, headers, timeout, message);
+        return call.promise as Promise<UnaryResponse<I, O>>;
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    stream: connect.stream,
+  };
 }

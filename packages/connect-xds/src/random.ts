@@ -21,14 +21,18 @@ class Xorshift32 {
   next(): number {
     return this.step();
   }
-  /** The step written out again, so no fractional double is ever returned from a call. */
+  /**
+   * The step written out again, and the floor too, so no fractional double is ever returned from or passed to a
+   * call (where the JIT does not inline the callee, such a double is boxed).
+   */
   int(bound: number): number {
     let s = this.state;
     s ^= s << 13;
     s ^= s >>> 17;
     s ^= s << 5;
     this.state = s;
-    return toInt(((s >>> 0) / 4294967296) * bound, bound);
+    const value = ((s >>> 0) / 4294967296) * bound;
+    return bound <= 0x7fffffff ? value | 0 : Math.floor(value);
   }
 }
 

@@ -112,14 +112,15 @@ export function createRouteTable(options: RouteTableOptions & { readonly useCach
   const random = intDraw(options.random);
   const useCache = options.useCache ?? true;
   const byPath = new Map<string, readonly CompiledRoute[]>();
-  const candidates = (path: string): readonly CompiledRoute[] => {
-    let list = byPath.get(path);
-    if (list === undefined) {
-      list = routes.filter((route) => route.matchesPath(path));
-      if (byPath.size < MAX_CACHED_PATHS) byPath.set(path, list);
-    }
+  const remember = (path: string): readonly CompiledRoute[] => {
+    const list = routes.filter((route) => route.matchesPath(path));
+    if (byPath.size < MAX_CACHED_PATHS) byPath.set(path, list);
     return list;
   };
+  // No closure in here: one that captured `path` would put it in a context allocated on every call, which the JIT
+  // removes only while this is the only route table (its code specialised to one closure); a second transport or
+  // selector would then allocate on each pick.
+  const candidates = (path: string): readonly CompiledRoute[] => byPath.get(path) ?? remember(path);
   const choose = (route: CompiledRoute): RouteSelection | ConnectError => {
     if (route.unsupported !== undefined) {
       return new ConnectError(`matched route: ${route.unsupported} (xDS node ID "${nodeId}")`, Code.Unavailable);

@@ -5,7 +5,7 @@ import type { Transport } from "@connectrpc/connect";
 import type { Clock, Logger } from "@xdskit/orca-lrs-bridge";
 import { type Dialer, Http2Connection } from "./connection.js";
 import { ConnectionOrca } from "./connection-orca.js";
-import { createEndpointTransport, type EndpointTransportOptions } from "./endpoint-transport.js";
+import { createEndpointTransport, type EndpointTransportSettings } from "./endpoint-transport.js";
 import type { ConnectivityState, LbEndpoint, LoadReportListener, Subchannel } from "./lb-policy.js";
 import type { WorkSerializer } from "./work-serializer.js";
 
@@ -13,7 +13,7 @@ export interface SubchannelPoolOptions {
   readonly clock: Clock;
   readonly random: () => number;
   readonly serializer: WorkSerializer;
-  readonly transportOptions: EndpointTransportOptions;
+  readonly transportOptions: EndpointTransportSettings;
   readonly dial?: Dialer;
   readonly minConnectTimeoutMs?: number;
   /** For the out-of-band ORCA clients' warnings. */

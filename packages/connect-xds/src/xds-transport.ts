@@ -78,6 +78,8 @@ export interface XdsTransportInternals {
   readonly clusterType?: ResourceType<ClusterUpdate>;
   /** LOGICAL_DNS resolution: the lookup and the minimum time between two resolutions. */
   readonly dns?: { readonly lookup?: DnsLookup; readonly minIntervalMs?: number };
+  /** `"connect"`: unary calls through connect's gRPC transport instead of the lean call (the slow path). */
+  readonly unaryCalls?: "lean" | "connect";
 }
 
 /** The `load_balancing_policy` types xds-client converts itself; any other type a registry has is a custom policy. */
@@ -156,7 +158,7 @@ export function createXdsTransportWithInternals(
     random,
     serializer,
     logger,
-    transportOptions: options,
+    transportOptions: internals.unaryCalls === undefined ? options : { ...options, unaryCalls: internals.unaryCalls },
     ...(internals.minConnectTimeoutMs === undefined ? {} : { minConnectTimeoutMs: internals.minConnectTimeoutMs }),
   });
   const metrics = options.metrics;

@@ -189,7 +189,7 @@ describe("issue 21 policies over HTTP/2", () => {
       if (owner !== "a") expect(after[i]).toBe(owner);
       else expect(after[i]).not.toBe("a");
     });
-  });
+  }, 60_000); // a few hundred calls: 12 s in npm test with the machine busy
 
   it("weighted_round_robin with enable_oob_load_report: weights from each backend's ORCA stream on its connection", async () => {
     // No per-call reports: each backend's ORCA service reports 100 qps and its application utilization.

@@ -1,11 +1,15 @@
 // @xdskit/connect-xds over real HTTP/2 on 127.0.0.1, beside the same calls without xDS and beside
-// @grpc/grpc-js-xds, in one run. Backends run in child processes (connect-node), so the CPU measured is the
-// client's; the control plane runs here and is idle while calls are measured. Steps:
+// @grpc/grpc-js-xds, in one run. Backends run in child processes, so the CPU measured is the client's; the control
+// plane runs here and is idle while calls are measured. Two kinds of backend answer the same echo method: connect-node
+// (connectNodeAdapter) and a minimal node:http2 one (workers/echo-backend-worker.ts), which costs less CPU per call
+// than any of the clients, so that calls per second compare the clients and not the backend. Steps:
 //  1. Per-call overhead: 1,000 unary calls at concurrency 1 and at 100, through createXdsTransport and through a
 //     plain connect-node createGrpcTransport to the same backend: p50 latency and CPU per call (process.cpuUsage),
-//     rounds alternating, medians compared.
+//     rounds alternating, medians compared; once per backend kind.
 //  2. Calls per second: 10,000 unary calls at concurrency 100 through createXdsTransport and through grpc-js with
-//     @grpc/grpc-js-xds (same control plane, same backend), rounds alternating.
+//     @grpc/grpc-js-xds (same control plane, same backend), rounds alternating; once per backend kind. Against the
+//     minimal backend also createXdsTransport with unary calls on connect's own gRPC transport (the call path
+//     before the lean unary call, an internal switch).
 //  3. From a changed EDS response (the cluster's only endpoint replaced by another backend) to the first call
 //     answered by the new endpoint, calls running at concurrency 10, for both xDS clients.
 // `--quick` makes fewer rounds. Not a test: it prints figures and ratios, and gates nothing.
@@ -14,11 +18,12 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { create } from "@bufbuild/protobuf";
 import { StringValueSchema } from "@bufbuild/protobuf/wkt";
-import { createClient } from "@connectrpc/connect";
+import { createClient, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import * as grpcJsXds from "@grpc/grpc-js-xds";
 import { createXdsTransport } from "@xdskit/connect-xds";
+import { createXdsTransportWithInternals } from "@xdskit/connect-xds/internal";
 import {
   buildCluster,
   buildClusterLoadAssignment,
@@ -43,8 +48,9 @@ interface Backend {
   readonly child: ChildProcess;
 }
 
-function startBackend(name: string): Promise<Backend> {
-  const child = fork(worker, [name], { stdio: "inherit" });
+/** `kind`: connect-node's adapter or the minimal node:http2 echo (see the worker). */
+function startBackend(name: string, kind: "connect" | "h2" = "connect"): Promise<Backend> {
+  const child = fork(worker, [name, kind], { stdio: "inherit" });
   return new Promise((resolve, reject) => {
     child.once("message", (message: { port: number }) => resolve({ address: `127.0.0.1:${message.port}`, child }));
     child.once("error", reject);
@@ -77,90 +83,134 @@ async function run(call: Call, total: number, concurrency: number) {
 }
 
 const server = await createManagementServer({ lrsPolicy: { intervalMs: 60_000 } });
-const [a, b] = await Promise.all([startBackend("a"), startBackend("b")]);
-const assignment = (address: string) =>
-  buildClusterLoadAssignment({ clusterName: "bench-cluster", localities: [{ zone: "z", endpoints: [address] }] });
+const [a, h] = await Promise.all([startBackend("a"), startBackend("h", "h2")]);
+const assignment = (address: string, cluster = "bench-cluster") =>
+  buildClusterLoadAssignment({ clusterName: cluster, localities: [{ zone: "z", endpoints: [address] }] });
 server.setSnapshot([
   buildListener({ name: "bench", routeConfigName: "bench-route" }),
   buildRouteConfiguration({ name: "bench-route", cluster: "bench-cluster" }),
   buildCluster({ name: "bench-cluster" }),
   assignment(a.address),
+  buildListener({ name: "bench-h2", routeConfigName: "bench-h2-route" }),
+  buildRouteConfiguration({ name: "bench-h2-route", cluster: "bench-h2-cluster" }),
+  buildCluster({ name: "bench-h2-cluster" }),
+  assignment(h.address, "bench-h2-cluster"),
 ]);
 const bootstrap = {
   xds_servers: [{ server_uri: server.address, channel_creds: [{ type: "insecure" }] }],
   node: { id: "bench-client", cluster: "bench", locality: { region: "r", zone: "z" } },
 };
 
-// Our transport, a plain connect-node transport to backend a, and grpc-js with grpc-js-xds.
-const xdsClient = createXdsClient({ bootstrap });
-const xdsTransport = createXdsTransport({ target: "xds:///bench", client: xdsClient });
-const plainTransport = createGrpcTransport({ baseUrl: `http://${a.address}` });
+type Echo = { unary(r: object): Promise<{ value: string }> };
 const request = create(StringValueSchema, { value: "x" });
-const viaXds = createClient(EchoService, xdsTransport) as unknown as { unary(r: object): Promise<{ value: string }> };
-const viaPlain = createClient(EchoService, plainTransport) as unknown as {
-  unary(r: object): Promise<{ value: string }>;
+const by = (r: { value: string }) => r.value.slice(0, r.value.indexOf(":"));
+const callOf = (transport: Transport): Call => {
+  const client = createClient(EchoService, transport) as unknown as Echo;
+  return () => client.unary(request).then(by);
 };
-const connectXds: Call = () => viaXds.unary(request).then((r) => r.value.slice(0, r.value.indexOf(":")));
-const plain: Call = () => viaPlain.unary(request).then((r) => r.value.slice(0, r.value.indexOf(":")));
 grpcJsXds.register();
-const grpcClient = new grpc.Client("xds:///bench", grpc.credentials.createInsecure(), {
-  "grpc.TEST_ONLY_DO_NOT_USE_IN_PROD.xds_bootstrap_config": JSON.stringify(bootstrap),
-});
-const grpcJs: Call = () =>
-  new Promise((resolve, reject) =>
-    grpcClient.makeUnaryRequest(ECHO_PATH, serializeText, deserializeText, "x", new grpc.Metadata(), {}, (error, r) =>
-      error ? reject(error) : resolve(r!.value.slice(0, r!.value.indexOf(":"))),
-    ),
-  );
+const grpcOf = (target: string): { call: Call; close(): void } => {
+  const client = new grpc.Client(target, grpc.credentials.createInsecure(), {
+    "grpc.TEST_ONLY_DO_NOT_USE_IN_PROD.xds_bootstrap_config": JSON.stringify(bootstrap),
+  });
+  const call: Call = () =>
+    new Promise((resolve, reject) =>
+      client.makeUnaryRequest(ECHO_PATH, serializeText, deserializeText, "x", new grpc.Metadata(), {}, (error, r) =>
+        error ? reject(error) : resolve(by(r!)),
+      ),
+    );
+  return { call, close: () => client.close() };
+};
+
+// Per backend kind: our transport, a plain connect-node transport to the backend, grpc-js with grpc-js-xds.
+const xdsClient = createXdsClient({ bootstrap });
+const xdsTransports = [
+  createXdsTransport({ target: "xds:///bench", client: xdsClient }),
+  createXdsTransport({ target: "xds:///bench-h2", client: xdsClient }),
+];
+const connectPathTransport = createXdsTransportWithInternals(
+  { target: "xds:///bench-h2", client: xdsClient },
+  { unaryCalls: "connect" },
+);
+const grpcClients = [grpcOf("xds:///bench"), grpcOf("xds:///bench-h2")];
+const kinds = [
+  {
+    label: "connect-node backend",
+    connectXds: callOf(xdsTransports[0]!),
+    plain: callOf(createGrpcTransport({ baseUrl: `http://${a.address}` })),
+    grpcJs: grpcClients[0]!.call,
+  },
+  {
+    label: "minimal node:http2 backend",
+    connectXds: callOf(xdsTransports[1]!),
+    plain: callOf(createGrpcTransport({ baseUrl: `http://${h.address}` })),
+    grpcJs: grpcClients[1]!.call,
+  },
+];
+const connectPath = callOf(connectPathTransport);
 
 // Warm-up: every client connected and its code optimised.
-for (const call of [connectXds, plain, grpcJs]) await run(call, 2_000, 20);
+for (const kind of kinds) for (const call of [kind.connectXds, kind.plain, kind.grpcJs]) await run(call, 2_000, 20);
+await run(connectPath, 2_000, 20);
 
 // 1. Per-call overhead against plain connect-node.
-const overheadRows: string[][] = [];
-for (const concurrency of [1, 100]) {
-  const ours = { p50: [] as number[], cpu: [] as number[] };
-  const base = { p50: [] as number[], cpu: [] as number[] };
-  for (let round = 0; round < ROUNDS; round++) {
-    const x = await run(connectXds, 1_000, concurrency);
-    const p = await run(plain, 1_000, concurrency);
-    ours.p50.push(x.p50);
-    ours.cpu.push(x.cpuPerCallUs);
-    base.p50.push(p.p50);
-    base.cpu.push(p.cpuPerCallUs);
+for (const kind of kinds) {
+  const overheadRows: string[][] = [];
+  for (const concurrency of [1, 100]) {
+    const ours = { p50: [] as number[], cpu: [] as number[] };
+    const base = { p50: [] as number[], cpu: [] as number[] };
+    for (let round = 0; round < ROUNDS; round++) {
+      const x = await run(kind.connectXds, 1_000, concurrency);
+      const p = await run(kind.plain, 1_000, concurrency);
+      ours.p50.push(x.p50);
+      ours.cpu.push(x.cpuPerCallUs);
+      base.p50.push(p.p50);
+      base.cpu.push(p.cpuPerCallUs);
+    }
+    overheadRows.push([
+      `concurrency ${concurrency}`,
+      `${median(ours.p50).toFixed(3)} ms`,
+      `${median(base.p50).toFixed(3)} ms`,
+      ratio(median(ours.p50) / median(base.p50)),
+      `${median(ours.cpu).toFixed(1)} us`,
+      `${median(base.cpu).toFixed(1)} us`,
+      ratio(median(ours.cpu) / median(base.cpu)),
+    ]);
   }
-  overheadRows.push([
-    `concurrency ${concurrency}`,
-    `${median(ours.p50).toFixed(3)} ms`,
-    `${median(base.p50).toFixed(3)} ms`,
-    ratio(median(ours.p50) / median(base.p50)),
-    `${median(ours.cpu).toFixed(1)} us`,
-    `${median(base.cpu).toFixed(1)} us`,
-    ratio(median(ours.cpu) / median(base.cpu)),
-  ]);
+  printTable(
+    `1,000 unary calls, one ${kind.label}: createXdsTransport against plain createGrpcTransport (median of ${ROUNDS} rounds; goals: p50 <= 1.1x, CPU/call <= 1.15x)`,
+    ["", "p50 xds", "p50 plain", "p50 ratio", "CPU/call xds", "CPU/call plain", "CPU ratio"],
+    overheadRows,
+  );
 }
-printTable(
-  `1,000 unary calls, one backend: createXdsTransport against plain createGrpcTransport (median of ${ROUNDS} rounds; goals: p50 <= 1.1x, CPU/call <= 1.15x)`,
-  ["", "p50 xds", "p50 plain", "p50 ratio", "CPU/call xds", "CPU/call plain", "CPU ratio"],
-  overheadRows,
-);
 
 // 2. Calls per second against grpc-js-xds.
-const rates = { ours: [] as number[], peer: [] as number[], plain: [] as number[] };
-for (let round = 0; round < ROUNDS; round++) {
-  rates.ours.push((await run(connectXds, 10_000, 100)).callsPerSecond);
-  rates.peer.push((await run(grpcJs, 10_000, 100)).callsPerSecond);
-  rates.plain.push((await run(plain, 10_000, 100)).callsPerSecond);
+for (const kind of kinds) {
+  const withConnectPath = kind === kinds[1];
+  const rates = { ours: [] as number[], peer: [] as number[], plain: [] as number[], connectPath: [] as number[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    rates.ours.push((await run(kind.connectXds, 10_000, 100)).callsPerSecond);
+    rates.peer.push((await run(kind.grpcJs, 10_000, 100)).callsPerSecond);
+    rates.plain.push((await run(kind.plain, 10_000, 100)).callsPerSecond);
+    if (withConnectPath) rates.connectPath.push((await run(connectPath, 10_000, 100)).callsPerSecond);
+  }
+  const row = (label: string, values: number[]) => [
+    label,
+    int(median(values)),
+    `${int(Math.min(...values))}-${int(Math.max(...values))}`,
+    ratio(median(values) / median(rates.peer)),
+  ];
+  printTable(
+    `10,000 unary calls at concurrency 100, ${kind.label}, same control plane (median of ${ROUNDS} rounds; goal >= 1.5x)`,
+    ["client", "calls/s", "range", "ratio"],
+    [
+      row("@xdskit/connect-xds", rates.ours),
+      ...(withConnectPath ? [row("(connect-xds, unary calls on connect's gRPC transport)", rates.connectPath)] : []),
+      row("@grpc/grpc-js-xds + grpc-js", rates.peer),
+      row("(plain connect-node, no xDS)", rates.plain),
+    ],
+  );
 }
-printTable(
-  `10,000 unary calls at concurrency 100 through the same control plane and backend (median of ${ROUNDS} rounds; goal >= 1.5x)`,
-  ["client", "calls/s", "ratio"],
-  [
-    ["@xdskit/connect-xds", int(median(rates.ours)), ratio(median(rates.ours) / median(rates.peer))],
-    ["@grpc/grpc-js-xds + grpc-js", int(median(rates.peer)), "1.00x"],
-    ["(plain connect-node, no xDS)", int(median(rates.plain)), ratio(median(rates.plain) / median(rates.peer))],
-  ],
-);
 
 // 3. EDS change to the first call on the new endpoint: each round replaces the endpoint with a backend started for
 // that round, so every client has to open a new connection (none is pooled from an earlier round).
@@ -184,8 +234,8 @@ async function switchTime(call: Call, round: number): Promise<number> {
 }
 const switches = { ours: [] as number[], peer: [] as number[] };
 for (let round = 0; round < ROUNDS; round++) {
-  switches.ours.push(await switchTime(connectXds, 2 * round));
-  switches.peer.push(await switchTime(grpcJs, 2 * round + 1));
+  switches.ours.push(await switchTime(kinds[0]!.connectXds, 2 * round));
+  switches.peer.push(await switchTime(kinds[0]!.grpcJs, 2 * round + 1));
 }
 printTable(
   `From a changed EDS response (the only endpoint replaced by a new backend) to the first call answered by it (median of ${ROUNDS})`,
@@ -201,10 +251,10 @@ printTable(
 );
 for (const backend of extra) backend.child.kill();
 
-await xdsTransport.close();
+for (const transport of [...xdsTransports, connectPathTransport]) await transport.close();
 await xdsClient.close();
-grpcClient.close();
+for (const client of grpcClients) client.close();
 await server.close();
 a.child.kill();
-b.child.kill();
+h.child.kill();
 process.exit(0);

@@ -1,0 +1,203 @@
+// The wire rules of a gRPC call over node:http2 that connect-node applies around connect's gRPC protocol code, for
+// the lean unary call (grpc-unary-call.ts, docs/decisions.md#connect-xds-lean-unary-calls): header conversion both
+// ways, Node and HTTP/2 errors to Connect codes, and splitting the response body into length-prefixed messages.
+// Each function states the connect-node behaviour it reproduces; the property test in grpc-unary-call.test.ts runs
+// the same calls through connect's own transport and compares every outcome.
+import type * as http2 from "node:http2";
+import { Code, ConnectError } from "@connectrpc/connect";
+
+/** Response headers (or trailers) as fetch `Headers`, HTTP/2 pseudo-headers left out (connect-node's conversion). */
+export function headersFromNode(raw: http2.IncomingHttpHeaders): Headers {
+  const headers = new Headers();
+  for (const name in raw) {
+    if (name.charCodeAt(0) === 58 /* ":" */) continue;
+    const value = raw[name];
+    if (value === undefined) continue;
+    if (typeof value === "string") headers.append(name, value);
+    else if (typeof value === "number") headers.append(name, String(value));
+    else for (const item of value) headers.append(name, item);
+  }
+  return headers;
+}
+
+/**
+ * Adds received trailers to `target`. connect-node copies them with `set` from a converted `Headers`: a name with
+ * several values keeps them joined, except `set-cookie`, of which only the last survives.
+ */
+export function addTrailers(target: Headers, raw: http2.IncomingHttpHeaders): void {
+  for (const name in raw) {
+    if (name.charCodeAt(0) === 58) continue;
+    const value = raw[name];
+    if (value === undefined) continue;
+    if (typeof value === "string") target.set(name, value);
+    else if (typeof value === "number") target.set(name, String(value));
+    else if (name === "set-cookie") {
+      if (value.length > 0) target.set(name, value[value.length - 1]!);
+    } else {
+      target.delete(name);
+      for (const item of value) target.append(name, item);
+    }
+  }
+}
+
+/** Adds one header to a node header object as connect-node does: lower-case names, repeated names become arrays. */
+export function appendNodeHeader(target: Record<string, string | string[]>, name: string, value: string): void {
+  const existing = target[name];
+  if (existing === undefined) target[name] = value;
+  else if (Array.isArray(existing)) existing.push(value);
+  else target[name] = [existing, value];
+}
+
+/** Node error codes of a stream that went away under the call (connect-node: ABORTED). */
+const GONE = new Set(["ERR_STREAM_DESTROYED", "ERR_HTTP2_INVALID_STREAM", "ECONNRESET"]);
+/** Node error codes of a host that cannot be reached (connect-node: UNAVAILABLE). */
+const UNREACHABLE = new Set(["ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED"]);
+
+/** The `code` strings of an error and its chain of causes (a cause that loops back ends the walk). */
+function nodeCodes(reason: unknown): string[] {
+  const codes: string[] = [];
+  const seen: unknown[] = [];
+  let current = reason;
+  while (current instanceof Error && !seen.includes(current)) {
+    seen.push(current);
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string") codes.push(code);
+    if (!("cause" in current)) break;
+    current = current.cause;
+  }
+  return codes;
+}
+
+/**
+ * A stream or session error as a ConnectError, as connect-node converts it: a ConnectError as it is; otherwise
+ * ABORTED when any error of the chain is a write-after-end or a stream-gone code, else UNAVAILABLE when one is an
+ * unreachable-host code, else INTERNAL; the error is the cause.
+ */
+export function errorFromNode(reason: unknown): ConnectError {
+  if (reason instanceof ConnectError) return reason;
+  const codes = nodeCodes(reason);
+  let code = Code.Internal;
+  if (codes.includes("ERR_STREAM_WRITE_AFTER_END") || codes.some((c) => GONE.has(c))) code = Code.Aborted;
+  else if (codes.some((c) => UNREACHABLE.has(c))) code = Code.Unavailable;
+  const error = ConnectError.from(reason, code);
+  if (error !== reason) error.cause = reason;
+  return error;
+}
+
+/** HTTP/2 error code names (RFC 9113 section 7). */
+const H2_NAMES = [
+  "NO_ERROR",
+  "PROTOCOL_ERROR",
+  "INTERNAL_ERROR",
+  "FLOW_CONTROL_ERROR",
+  "SETTINGS_TIMEOUT",
+  "STREAM_CLOSED",
+  "FRAME_SIZE_ERROR",
+  "REFUSED_STREAM",
+  "CANCEL",
+  "COMPRESSION_ERROR",
+  "CONNECT_ERROR",
+  "ENHANCE_YOUR_CALM",
+  "INADEQUATE_SECURITY",
+  "HTTP_1_1_REQUIRED",
+];
+
+/** The Connect code of a stream's RST_STREAM code, as connect-node maps it (gRPC's PROTOCOL-HTTP2.md table). */
+const RESET_CODES: readonly (Code | undefined)[] = [
+  undefined, // NO_ERROR
+  Code.Internal, // PROTOCOL_ERROR
+  Code.Internal, // INTERNAL_ERROR
+  Code.Internal, // FLOW_CONTROL_ERROR
+  Code.Internal, // SETTINGS_TIMEOUT
+  undefined, // STREAM_CLOSED: no mapping
+  Code.Internal, // FRAME_SIZE_ERROR
+  Code.Unavailable, // REFUSED_STREAM
+  Code.Canceled, // CANCEL
+  Code.Internal, // COMPRESSION_ERROR
+  Code.Internal, // CONNECT_ERROR
+  Code.ResourceExhausted, // ENHANCE_YOUR_CALM
+  Code.PermissionDenied, // INADEQUATE_SECURITY
+  Code.PermissionDenied, // HTTP_1_1_REQUIRED
+];
+
+/** The error of a stream that closed with `rstCode`, or undefined when the code maps to none. */
+export function errorFromResetCode(rstCode: number): ConnectError | undefined {
+  const code = RESET_CODES[rstCode];
+  if (code === undefined) return undefined;
+  return new ConnectError(
+    `http/2 stream closed with error code ${H2_NAMES[rstCode]} (0x${rstCode.toString(16)})`,
+    code,
+  );
+}
+
+/** One length-prefixed message: its flags byte and its bytes (a copy owned by the message). */
+export interface Envelope {
+  readonly flags: number;
+  readonly data: Uint8Array;
+}
+
+/**
+ * Splits a byte stream into length-prefixed messages whatever the chunking. A message longer than `readMaxBytes`
+ * fails as soon as its prefix is read (RESOURCE_EXHAUSTED), before any message of the same chunk is handed on, as
+ * connect's envelope decoder does. `onPrefix` gets each message's declared length (A66's byte count).
+ */
+export class EnvelopeSplitter {
+  private readonly prefix = new Uint8Array(5);
+  private prefixFill = 0;
+  private current: Uint8Array | undefined;
+  private flags = 0;
+  private fill = 0;
+
+  constructor(
+    private readonly readMaxBytes: number,
+    private readonly onPrefix: (length: number) => void,
+  ) {}
+
+  /**
+   * Whether bytes of an unfinished message are held (at the end of the body: an incomplete message). As in
+   * connect's decoder, a prefix read whole counts only once some of its message's bytes arrived: a body that ends
+   * right after a complete prefix is not reported incomplete (the call then fails on its missing message or status).
+   */
+  get partial(): boolean {
+    return this.prefixFill > 0 || (this.current !== undefined && this.fill > 0);
+  }
+
+  /** The messages completed by `chunk`, in order. */
+  split(chunk: Uint8Array): Envelope[] {
+    const out: Envelope[] = [];
+    let i = 0;
+    const n = chunk.length;
+    while (i < n) {
+      if (this.current === undefined) {
+        const take = Math.min(5 - this.prefixFill, n - i);
+        this.prefix.set(chunk.subarray(i, i + take), this.prefixFill);
+        this.prefixFill += take;
+        i += take;
+        if (this.prefixFill < 5) break;
+        this.prefixFill = 0;
+        const p = this.prefix;
+        const length = ((p[1]! << 24) | (p[2]! << 16) | (p[3]! << 8) | p[4]!) >>> 0;
+        // Counted before the size check, as the byte counter sees the prefix before connect's decoder does.
+        this.onPrefix(length);
+        if (length > this.readMaxBytes) {
+          throw new ConnectError(
+            `message size ${length} is larger than configured readMaxBytes ${this.readMaxBytes}`,
+            Code.ResourceExhausted,
+          );
+        }
+        this.flags = p[0]!;
+        this.current = new Uint8Array(length);
+        this.fill = 0;
+      }
+      const take = Math.min(this.current.length - this.fill, n - i);
+      this.current.set(chunk.subarray(i, i + take), this.fill);
+      this.fill += take;
+      i += take;
+      if (this.fill === this.current.length) {
+        out.push({ flags: this.flags, data: this.current });
+        this.current = undefined;
+      }
+    }
+    return out;
+  }
+}
