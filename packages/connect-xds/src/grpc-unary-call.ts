@@ -15,7 +15,6 @@ import { Code, ConnectError, type UnaryResponse } from "@connectrpc/connect";
 import { type Compression, getAbortSignalReason } from "@connectrpc/connect/protocol";
 import { validateResponseWithCompression, validateTrailer } from "@connectrpc/connect/protocol-grpc";
 import type { Http2Connection } from "./connection.js";
-import type { MessageByteCounter } from "./message-bytes.js";
 import {
   addTrailers,
   type Envelope,
@@ -24,6 +23,7 @@ import {
   errorFromResetCode,
   headersFromNode,
 } from "./grpc-wire.js";
+import type { MessageByteCounter } from "./message-bytes.js";
 
 /** How one transport's calls are encoded (resolved once from the transport's options). */
 export interface UnaryCallConfig {
