@@ -9,8 +9,8 @@ import type { OrcaLoadReport } from "@xdskit/protos/xds/data/orca/v3/orca_load_r
 import type { ClusterEntry } from "./cluster-manager.js";
 import type { ConfigSelector, RouteSelection } from "./config-selector.js";
 import { NOT_SENT } from "./connection.js";
-import { countingBytes, MessageByteCounter } from "./endpoint-transport.js";
 import type { CallEndInfo, CompletePick, PickInfo, Subchannel } from "./lb-policy.js";
+import { countingBytes, MessageByteCounter } from "./message-bytes.js";
 import { CallMetricName, type CallMetricsRecorder, statusName } from "./metrics.js";
 import { callSleep, faultAbortError, routeFault, routeRetryState } from "./policies/call-policies.js";
 import type { RetryBufferPool, RetryCallBuffer } from "./policies/retry-buffer.js";

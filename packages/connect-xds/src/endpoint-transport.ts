@@ -17,6 +17,7 @@ import { compressionBrotli, compressionGzip, createNodeHttpClient } from "@conne
 import type { Http2Connection } from "./connection.js";
 import { type MethodCodec, UnaryCall, type UnaryCallConfig } from "./grpc-unary-call.js";
 import { appendNodeHeader } from "./grpc-wire.js";
+import { takeCounter } from "./message-bytes.js";
 import type { EndpointTransportOptions } from "./transport-options.js";
 
 export type { EndpointTransportOptions };
@@ -27,32 +28,6 @@ type HeaderInit = ConstructorParameters<typeof Headers>[0];
 export interface EndpointTransportSettings extends EndpointTransportOptions {
   /** `"connect"`: unary calls through connect's gRPC transport as well (the slow path). Default `"lean"`. */
   readonly unaryCalls?: "lean" | "connect";
-}
-
-/** Compressed message bytes of one attempt, gRPC's 5-byte message prefixes excluded. */
-export class MessageByteCounter {
-  sent = 0;
-  received = 0;
-  /** Called as request bytes are counted, with the total so far (the retry buffer reserves them). */
-  onSent: ((total: number) => void) | undefined = undefined;
-}
-
-/**
- * The counter of the attempt being started. The lean unary call takes it at once in `unary()`; connect's gRPC
- * transport calls its HTTP client synchronously inside `stream()` (and `unary()` on the slow path) when it has no
- * interceptors (ours never has), so the call path sets this right before and the HTTP client takes it;
- * `test/metrics.test.ts` fails if a connect release changes that.
- */
-let handoff: MessageByteCounter | undefined;
-
-/** Runs `start` (which starts one call on an endpoint transport) with `counter` counting its bytes. */
-export function countingBytes<T>(counter: MessageByteCounter, start: () => T): T {
-  handoff = counter;
-  try {
-    return start();
-  } finally {
-    handoff = undefined;
-  }
 }
 
 /** Adds the message bytes of gRPC length-prefixed messages in a byte stream, whatever the chunking. */
@@ -110,8 +85,7 @@ function counted(body: AsyncIterable<Uint8Array>, onTotal: (total: number) => vo
 
 function countingClient(base: UniversalClientFn): UniversalClientFn {
   return (req: UniversalClientRequest) => {
-    const counter = handoff;
-    handoff = undefined;
+    const counter = takeCounter();
     if (counter === undefined) return base(req);
     const body =
       req.body === undefined
@@ -217,8 +191,7 @@ export function createEndpointTransport(session: Http2Connection, options: Endpo
       header: HeaderInit,
       input: MessageInitShape<I>,
     ): Promise<UnaryResponse<I, O>> {
-      const counter = handoff;
-      handoff = undefined;
+      const counter = takeCounter();
       try {
         // As connect's transport: no deadline for none or a non-positive one; headers before the message.
         const timeout = timeoutMs === undefined || timeoutMs <= 0 ? undefined : timeoutMs;

@@ -15,7 +15,7 @@ import { Code, ConnectError, type UnaryResponse } from "@connectrpc/connect";
 import { type Compression, getAbortSignalReason } from "@connectrpc/connect/protocol";
 import { validateResponseWithCompression, validateTrailer } from "@connectrpc/connect/protocol-grpc";
 import type { Http2Connection } from "./connection.js";
-import type { MessageByteCounter } from "./endpoint-transport.js";
+import type { MessageByteCounter } from "./message-bytes.js";
 import {
   addTrailers,
   type Envelope,

@@ -1,12 +1,12 @@
 // What a decoded response does to the cache entries it reaches, the same for state of the world and delta: A88's
 // rules for valid resources, invalid ones, TP3 resource errors, deletions and the does-not-exist timer. Called by the
 // cache (resource-cache.ts) in the mutation path, inside a callback group; watchers hear of it through the queue.
-import type { Any } from "@bufbuild/protobuf/wkt";
 import type { XdsServerConfig } from "./bootstrap-types.js";
 import type { Clock } from "./clock.js";
-import { bytesEqual, type DecodedResource } from "./decoded-response.js";
+import type { DecodedResource } from "./decoded-response.js";
 import type { XdsFeatures } from "./features.js";
 import type { ScopedLogger } from "./logger.js";
+import { anyOfText } from "./resource-bytes.js";
 import type { HeldVariant, ResourceState } from "./resource-state.js";
 import { StatusCode, XdsError } from "./xds-error.js";
 
@@ -26,21 +26,47 @@ function resourceOf(state: ResourceState) {
 /** A resource of a response, valid or not, for this entry. `version` is the response's (delta: the resource's). */
 export function applyResource(context: UpdateContext, state: ResourceState, d: DecodedResource, version: string): void {
   state.variant = d.variant;
-  if (d.result.ok) valid(context, state, d.result.value, d.any, d.variant, version);
-  else invalid(context, state, d.result.error, d.any, version);
+  if (d.ok) valid(context, state, d.value, d.bytes, d.variant, version);
+  else invalid(context, state, d.detail ?? "", d.bytes, version);
+}
+
+/**
+ * The SotW re-push of an accepted resource (docs/architecture.md#the-byte-identical-skip): when the entry is ACKed
+ * with exactly this resource and variant, and holds no error, ignored deletion or ambient error to clear, applying
+ * `d` again would only move its version, which this does; true then. Otherwise it does nothing and returns false (the
+ * caller applies `d`). test/reapply-identical.test.ts checks it against `applyResource`.
+ */
+export function reapplyIdentical(state: ResourceState, d: DecodedResource, version: string): boolean {
+  const cached = state.resource;
+  if (
+    cached === undefined ||
+    cached.bytes !== d.bytes ||
+    !d.ok ||
+    state.state !== "acked" ||
+    cached.variant.key !== d.variant.key ||
+    state.error !== undefined ||
+    state.errorState !== undefined ||
+    state.lastInvalid !== undefined ||
+    state.deletionIgnored ||
+    !state.settled
+  ) {
+    return false;
+  }
+  state.variant = d.variant;
+  cached.version = version;
+  return true;
 }
 
 function valid(
   context: UpdateContext,
   state: ResourceState,
   value: unknown,
-  any: Any,
+  bytes: string,
   variant: HeldVariant,
   version: string,
 ) {
   const cached = state.resource;
-  const identical =
-    cached !== undefined && cached.variant.key === variant.key && bytesEqual(cached.any.value, any.value);
+  const identical = cached !== undefined && cached.variant.key === variant.key && cached.bytes === bytes;
   if (state.deletionIgnored) {
     context.log.info(`resource ${state.name} is back; the ignored deletion is over`);
     state.deletionIgnored = false;
@@ -55,15 +81,16 @@ function valid(
     state.notifyCleared();
     return;
   }
-  state.resource = { value, version, any, variant, lastUpdated: context.clock.now() };
+  state.resource = { value, version, bytes, variant, lastUpdated: context.clock.now() };
   state.notifyResource();
 }
 
-function invalid(context: UpdateContext, state: ResourceState, detail: string, any: Any, version: string) {
-  const repeated = state.lastInvalid !== undefined && bytesEqual(state.lastInvalid, any.value);
-  state.lastInvalid = any.value;
+function invalid(context: UpdateContext, state: ResourceState, detail: string, bytes: string, version: string) {
+  const repeated = state.lastInvalid === bytes;
+  state.lastInvalid = bytes;
   state.state = "nacked";
-  state.errorState = { details: detail, version, time: context.clock.now(), failedConfiguration: any };
+  const failedConfiguration = anyOfText(state.typeUrl, bytes);
+  state.errorState = { details: detail, version, time: context.clock.now(), failedConfiguration };
   if (context.features.dataErrorHandling && context.server.failOnDataErrors) state.resource = undefined;
   if (repeated) return;
   state.notifyError(

@@ -11,6 +11,7 @@ import {
   ClientConfig_GenericXdsConfigSchema,
   ClientConfigSchema,
 } from "@xdskit/protos/envoy/service/status/v3/csds_pb";
+import { anyOfText } from "./resource-bytes.js";
 import { type CacheState, parametersText, type ResourceState } from "./resource-state.js";
 
 const clientStatusOf: Record<CacheState, ClientResourceStatus> = {
@@ -39,12 +40,10 @@ export function dumpClientConfig(node: Node, states: Iterable<ResourceState>, cl
     if (cached) {
       config.versionInfo = cached.version;
       const resourceName = cached.variant.resourceName;
+      const any = anyOfText(state.typeUrl, cached.bytes);
       config.xdsConfig = resourceName
-        ? anyPack(
-            ResourceSchema,
-            create(ResourceSchema, { resourceName, version: cached.version, resource: cached.any }),
-          )
-        : cached.any;
+        ? anyPack(ResourceSchema, create(ResourceSchema, { resourceName, version: cached.version, resource: any }))
+        : any;
       config.lastUpdated = timestampFromMs(cached.lastUpdated);
     }
     const failure = state.errorState;

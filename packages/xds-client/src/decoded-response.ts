@@ -13,6 +13,7 @@ import {
   ResourceSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { XdsFeatures } from "./features.js";
+import { keptText } from "./resource-bytes.js";
 import { canonicalName } from "./resource-name.js";
 import type { HeldVariant } from "./resource-state.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "./resource-type.js";
@@ -29,10 +30,17 @@ export interface DecodedResource {
   readonly name: string;
   readonly constraints: Expr;
   readonly variant: HeldVariant;
-  readonly result: DecodeResult<unknown>;
-  readonly any: Any;
+  /** Whether it decoded and validated: then `value` is the update; else `detail` says why not. */
+  readonly ok: boolean;
+  readonly value: unknown;
+  readonly detail: string | undefined;
+  /**
+   * The value of the resource's `Any` as received (wrapper removed), one character per byte (resource-bytes.ts); its
+   * type URL is the response's.
+   */
+  readonly bytes: string;
   /** Delta: the resource's own version. */
-  readonly version?: string;
+  readonly version: string | undefined;
 }
 
 /** A removal (delta) or a TP3 error: a name, and the variant it is about. */
@@ -172,12 +180,60 @@ export class UnreadableResponseError extends Error {
   }
 }
 
+/** Type URLs an entry may have, as strings and as their UTF-8 bytes (`expectTypeUrls`). */
+export interface ExpectedTypeUrls {
+  readonly urls: readonly string[];
+  readonly encoded: readonly Uint8Array[];
+}
+
+/** What `readAny` compares an entry's type URL with, worked out once per response. */
+export function expectTypeUrls(...urls: string[]): ExpectedTypeUrls {
+  const encoder = new TextEncoder();
+  return { urls, encoded: urls.map((url) => encoder.encode(url)) };
+}
+
+/** Whether `bytes` holds `url` at `pos`. */
+function holds(bytes: Uint8Array, pos: number, url: Uint8Array): boolean {
+  for (let i = 0; i < url.length; i++) if (bytes[pos + i] !== url[i]) return false;
+  return true;
+}
+
+/**
+ * An Any encoded the way every server encodes one (its `type_url`, one of `expected`, then its `value`, each once,
+ * lengths below 2^28), read without protobuf-es: the message `fromBinary` reads from such bytes, with the type URL
+ * string shared by every entry. Undefined for any other encoding.
+ */
+function readPlainAny(bytes: Uint8Array, expected: ExpectedTypeUrls): Any | undefined {
+  const urlLength = bytes[1]!;
+  if (bytes[0] !== 0x0a || urlLength >= 0x80) return undefined;
+  let typeUrl: string | undefined;
+  for (let i = 0; i < expected.urls.length; i++) {
+    const url = expected.encoded[i]!;
+    if (url.length === urlLength && holds(bytes, 2, url)) typeUrl = expected.urls[i];
+  }
+  let pos = 2 + urlLength;
+  if (typeUrl === undefined || bytes[pos] !== 0x12) return undefined;
+  pos += 1;
+  let length = 0;
+  for (let shift = 0; ; shift += 7) {
+    const byte = bytes[pos++];
+    if (byte === undefined || shift === 28) return undefined;
+    length += (byte & 0x7f) * 2 ** shift;
+    if (byte < 0x80) break;
+  }
+  if (pos + length !== bytes.length) return undefined;
+  return { $typeName: "google.protobuf.Any", typeUrl, value: bytes.subarray(pos) };
+}
+
 /**
  * A SotW entry's bytes as the `google.protobuf.Any` they encode, read as protobuf-es reads it inside the envelope: the
  * same checks (tags, bounds, UTF-8 of `type_url`) and the same recursion budget (the envelope is one level up). A
- * failure fails the whole response, as it did when the envelope was read with `Any` resources.
+ * failure fails the whole response, as it did when the envelope was read with `Any` resources. An entry of an
+ * `expected` type URL encoded as servers encode it is read directly (`readPlainAny`), to the same message.
  */
-export function readAny(bytes: Uint8Array): Any {
+export function readAny(bytes: Uint8Array, expected?: ExpectedTypeUrls): Any {
+  const plain = expected === undefined ? undefined : readPlainAny(bytes, expected);
+  if (plain !== undefined) return plain;
   try {
     return fromBinary(AnySchema, bytes, { recursionLimit: 99 });
   } catch (error) {
@@ -194,18 +250,42 @@ function safeDecode(type: ResourceType<unknown>, any: Any, context: DecodeContex
   }
 }
 
-export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  if (a === b) return true;
-  return Buffer.compare(a, b) === 0;
-}
-
 /** What one entry of a response gave, its index aside: the resource to apply (when it can be named) and its problem. */
 export interface EntryOutcome {
   readonly resource: DecodedResource | undefined;
   readonly ok: boolean;
   /** The NACK line, without its `resource index N: ` prefix; undefined when ok. */
   readonly error: string | undefined;
+}
+
+/**
+ * An entry that names a resource: the resource (itself, for `EntryOutcome`) and what its decoding gave. One object per
+ * distinct entry, kept by the byte-identical skip while the entry is sent again.
+ */
+class NamedOutcome implements DecodedResource, EntryOutcome {
+  constructor(
+    readonly name: string,
+    readonly constraints: Expr,
+    readonly variant: HeldVariant,
+    readonly ok: boolean,
+    readonly value: unknown,
+    /** Why it is invalid (the decoder's text), and its NACK line (the name as sent, then the text). */
+    private readonly failure: { readonly detail: string; readonly error: string } | undefined,
+    readonly bytes: string,
+    readonly version: string | undefined,
+  ) {}
+
+  get resource(): DecodedResource {
+    return this;
+  }
+
+  get detail(): string | undefined {
+    return this.failure?.detail;
+  }
+
+  get error(): string | undefined {
+    return this.failure?.error;
+  }
 }
 
 /**
@@ -219,20 +299,16 @@ export function outcomeOf(
   version?: string,
 ): EntryOutcome {
   if ("error" in unwrapped) return { resource: undefined, ok: false, error: unwrapped.error };
+  const any = unwrapped.any;
   const context = unwrapped.wrapper ? { ...settings.context, wrapper: unwrapped.wrapper } : settings.context;
-  const result = safeDecode(type, unwrapped.any, context);
+  const result = safeDecode(type, any, context);
   const name = unwrapped.name ?? result.name;
-  const error = result.ok ? undefined : name === undefined ? result.error : `${name}: ${result.error}`;
-  if (name === undefined) return { resource: undefined, ok: result.ok, error };
-  const resource: DecodedResource = {
-    name: canonicalName(name),
-    constraints: unwrapped.constraints,
-    variant: unwrapped.variant,
-    result,
-    any: unwrapped.any,
-    ...(version === undefined ? {} : { version }),
-  };
-  return { resource, ok: result.ok, error };
+  if (name === undefined) return { resource: undefined, ok: result.ok, error: result.ok ? undefined : result.error };
+  const { constraints, variant } = unwrapped;
+  const bytes = keptText(any.value);
+  const failure = result.ok ? undefined : { detail: result.error, error: `${name}: ${result.error}` };
+  const value = result.ok ? result.value : undefined;
+  return new NamedOutcome(canonicalName(name), constraints, variant, result.ok, value, failure, bytes, version);
 }
 
 /** Adds the `index`th entry of a response to `out`: counted valid or invalid, its NACK line, its resource. */
@@ -243,90 +319,6 @@ export function addOutcome(out: DecodedResponse, index: number, outcome: EntryOu
     out.errors.push(`resource index ${index}: ${outcome.error}`);
   }
   if (outcome.resource !== undefined) out.resources.push(outcome.resource);
-}
-
-/** An entry's bytes and what they gave. */
-interface Remembered {
-  readonly bytes: Uint8Array;
-  readonly outcome: EntryOutcome;
-}
-
-/** FNV-1a over the bytes: the index key of an entry in `DecodeMemo` (collisions are settled by comparing bytes). */
-function hashBytes(bytes: Uint8Array): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < bytes.length; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
-  return hash >>> 0;
-}
-
-/** Misses by position looked up by a scan of the previous response before it is indexed (a scan costs less). */
-const SCANNED_MISSES = 4;
-
-/**
- * SotW, the byte-identical skip (docs/architecture.md#the-byte-identical-skip): an entry (an encoded `Any`) whose
- * bytes are the same as one of the previous response's is not read, unwrapped, decoded or validated again; what it
- * gave is reused. All of that is a function of the bytes alone (the type, the features and the decode context are the
- * channel's), so reusing is the same as doing it again. Only that is skipped: what the outcome does to the cache (ACK
- * state, A88 errors, deletions) is applied as for any entry. The same position is tried first (the cheap case: a
- * server that keeps its order); the first few misses (entries that changed, usually) are looked for by a scan of the
- * previous response; after that, its entries are indexed by a hash of their bytes, once per response.
- */
-export class DecodeMemo {
-  private previous: Remembered[] = [];
-  private current: Remembered[] = [];
-  private byHash: Map<number, Remembered | Remembered[]> | undefined;
-  private misses = 0;
-
-  /** `scannedMisses`: for tests, which check both ways of finding an entry. */
-  constructor(private readonly scannedMisses = SCANNED_MISSES) {}
-
-  /** What the `index`th entry gave if its bytes were in the previous response. */
-  find(index: number, bytes: Uint8Array): EntryOutcome | undefined {
-    const same = this.previous[index];
-    if (same !== undefined && bytesEqual(same.bytes, bytes)) return same.outcome;
-    if (this.previous.length === 0) return undefined;
-    if (this.misses < this.scannedMisses) {
-      this.misses += 1;
-      for (const d of this.previous) if (bytesEqual(d.bytes, bytes)) return d.outcome;
-      return undefined;
-    }
-    const found = this.index().get(hashBytes(bytes));
-    if (found === undefined) return undefined;
-    if (!Array.isArray(found)) return bytesEqual(found.bytes, bytes) ? found.outcome : undefined;
-    return found.find((d) => bytesEqual(d.bytes, bytes))?.outcome;
-  }
-
-  /** Records what the `index`th entry of the response being read gave. */
-  keep(index: number, bytes: Uint8Array, outcome: EntryOutcome): void {
-    this.current[index] = { bytes, outcome };
-  }
-
-  /** Call after each response read: its entries become the reference for the next one. */
-  rotate(): void {
-    this.previous = this.current;
-    this.current = [];
-    this.byHash = undefined;
-    this.misses = 0;
-  }
-
-  /** The response could not be read: the previous one stays the reference. */
-  discard(): void {
-    this.current = [];
-    this.misses = 0;
-  }
-
-  private index(): Map<number, Remembered | Remembered[]> {
-    if (this.byHash) return this.byHash;
-    const byHash = new Map<number, Remembered | Remembered[]>();
-    for (const d of this.previous) {
-      const hash = hashBytes(d.bytes);
-      const held = byHash.get(hash);
-      if (held === undefined) byHash.set(hash, d);
-      else if (Array.isArray(held)) held.push(d);
-      else byHash.set(hash, [held, d]);
-    }
-    this.byHash = byHash;
-    return byHash;
-  }
 }
 
 /** A variant named by a `ResourceName` (a removal, an error), or the NACK line saying why it cannot be read. */

@@ -18,8 +18,9 @@ import {
   type XdsMetricsRecorder,
 } from "./metrics.js";
 import { protocolNow } from "./protocol-loader.js";
-import { authorityOfName } from "./resource-name.js";
+import { authorityOfName, OLD_STYLE_AUTHORITY } from "./resource-name.js";
 import { parametersKey, parametersText, ResourceState, type WatcherEntry } from "./resource-state.js";
+import { type NameSubscriptions, OneSubscription } from "./subscriptions.js";
 import { createVariantRouting } from "./variant-routing.js";
 import type { XdsError } from "./xds-error.js";
 
@@ -31,6 +32,8 @@ export interface ResourceCacheOptions {
   readonly metrics: XdsMetricsRecorder;
   readonly target: string;
   readonly log: ScopedLogger;
+  /** Whether applying a response takes `reapplyIdentical`'s shortcut (see XdsClientInternals; default true). */
+  readonly reapplyIdentical?: boolean;
 }
 
 export interface ResourceCache {
@@ -53,7 +56,7 @@ export interface ResourceCache {
   /** The entries of a canonical `name` of `typeUrl`, among `authorities` (only the name's own authority has any). */
   statesFor(authorities: ReadonlySet<string>, typeUrl: string, name: string): ResourceState[];
   /** What a server serving `authorities` must subscribe to for `typeUrl`, in a stable order. */
-  subscriptionsOf(authorities: Iterable<string>, typeUrl: string): ResourceState[];
+  subscriptionsOf(authorities: Iterable<string>, typeUrl: string): readonly ResourceState[];
   /** The types with at least one entry among `authorities`. */
   typesOf(authorities: Iterable<string>): string[];
   /** A71: an entry of `authority` still waits for its first answer (known not to exist counts as answered). */
@@ -74,14 +77,21 @@ export interface ResourceCache {
   deactivate(): void;
 }
 
-type ByParameters = Map<string, ResourceState>;
+/** The subscriptions of one name by their parameters key (subscriptions.ts). */
+type ByParameters = NameSubscriptions;
 type ByName = Map<string, ByParameters>;
+
+const NO_PARAMETERS: Readonly<Record<string, string>> = Object.freeze({});
 type ByType = Map<string, ByName>;
 
 export function createResourceCache(options: ResourceCacheOptions): ResourceCache {
   const { queue, features, log } = options;
   const authorities = new Map<string, ByType>();
   const contexts = new Map<string, UpdateContext>();
+  /** Moves on whenever an entry is created or removed: a list of entries made before is stale. */
+  let generation = 0;
+  /** The last list of each type's subscriptions (an ACK asks for it after every response), and what it is of. */
+  const lists = new Map<string, { generation: number; served: string[]; states: readonly ResourceState[] }>();
 
   function contextFor(server: XdsServerConfig): UpdateContext {
     let context = contexts.get(server.key);
@@ -116,8 +126,31 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
     return byParameters ? [...byParameters.values()] : [];
   }
 
+  /** Every subscription of `typeUrl` among `served`, in a stable order; the same array while nothing changed. */
+  function listOf(served: Iterable<string>, typeUrl: string): readonly ResourceState[] {
+    const authorityList = [...served];
+    const last = lists.get(typeUrl);
+    if (
+      last?.generation === generation &&
+      last.served.length === authorityList.length &&
+      last.served.every((authority, i) => authority === authorityList[i])
+    ) {
+      return last.states;
+    }
+    const out: ResourceState[] = [];
+    for (const authority of authorityList) for (const state of statesOfType(authority, typeUrl)) out.push(state);
+    lists.set(typeUrl, { generation, served: authorityList, states: out });
+    return out;
+  }
+
   const routing = createVariantRouting({
+    reapplyIdentical: options.reapplyIdentical ?? true,
     subscriptionsOf,
+    lookup(served, typeUrl) {
+      // Names without an authority (not xdstp) are all in one map, looked up once.
+      const plain = served.has(OLD_STYLE_AUTHORITY) ? authorities.get(OLD_STYLE_AUTHORITY)?.get(typeUrl) : undefined;
+      return (name) => (name.startsWith("xdstp:") ? subscriptionsOf(served, typeUrl, name) : plain?.get(name));
+    },
     ambiguous(context, state, matching, chosen) {
       log.warn(
         `${matching} variants of ${state.name} match parameters {${parametersText(state.parameters)}}; using the most specific: ${chosen}`,
@@ -142,41 +175,49 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
         byName = new Map();
         byType.set(typeUrl, byName);
       }
-      let byParameters = byName.get(name);
-      if (!byParameters) {
-        byParameters = new Map();
-        byName.set(name, byParameters);
-      }
+      const byParameters = byName.get(name);
       const key = parametersKey(parameters);
-      const existing = byParameters.get(key);
+      const existing = byParameters?.get(key);
       if (existing) return { state: existing, created: false };
-      const state = new ResourceState(authority, typeUrl, name, Object.freeze({ ...parameters }), key, queue);
-      byParameters.set(key, state);
+      const frozen = key === "" ? NO_PARAMETERS : Object.freeze({ ...parameters });
+      const state = new ResourceState(authority, typeUrl, name, frozen, key, queue);
+      generation += 1;
+      if (byParameters === undefined) byName.set(name, new OneSubscription(state));
+      else if (byParameters instanceof Map) byParameters.set(key, state);
+      else
+        byName.set(
+          name,
+          new Map([
+            [byParameters.state.parametersKey, byParameters.state],
+            [key, state],
+          ]),
+        );
       return { state, created: true };
     },
     addWatcher(state, entry, outage) {
-      state.watchers.add(entry);
+      state.addWatcher(entry);
       state.catchUp(entry, outage?.withContext({ resource: { typeUrl: state.typeUrl, name: state.name } }));
     },
     removeWatcher(state, entry) {
       entry.active = false;
-      if (!state.watchers.delete(entry) || state.watchers.size > 0) return false;
+      if (!state.removeWatcher(entry) || state.watcherCount > 0) return false;
       const byType = authorities.get(state.authority);
       const byName = byType?.get(state.typeUrl);
       const byParameters = byName?.get(state.name);
       if (!byType || !byName || byParameters?.get(state.parametersKey) !== state) return false;
-      byParameters.delete(state.parametersKey);
-      if (byParameters.size === 0) byName.delete(state.name);
+      generation += 1;
+      if (!(byParameters instanceof Map)) byName.delete(state.name);
+      else {
+        byParameters.delete(state.parametersKey);
+        const [last] = byParameters.values();
+        if (byParameters.size === 1 && last !== undefined) byName.set(state.name, new OneSubscription(last));
+      }
       if (byName.size === 0) byType.delete(state.typeUrl);
       return true;
     },
     statesOfType,
     statesFor,
-    subscriptionsOf(served, typeUrl) {
-      const out: ResourceState[] = [];
-      for (const authority of served) for (const state of statesOfType(authority, typeUrl)) out.push(state);
-      return out;
-    },
+    subscriptionsOf: listOf,
     typesOf(served) {
       const types = new Set<string>();
       for (const authority of served) {
@@ -209,7 +250,8 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
           applyResourceError(context, state, entry.variant, entry.code, entry.message, version);
         }
       }
-      if (seen) {
+      // Every subscription given something: none to delete (a re-push of every resource skips the pass).
+      if (seen && seen.size < listOf(served, typeUrl).length) {
         // An LDS/CDS response lists every resource: a cached subscription it gave nothing to was deleted, unless it
         // holds a server error, which a TP3 server sends once (docs/decisions.md#status-codes-and-errors).
         for (const authority of served) {
@@ -276,7 +318,7 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
       for (const { labels, n } of counts.values()) record(XdsMetricName.resources, n, labels);
     },
     deactivate() {
-      for (const state of entries()) for (const entry of state.watchers) entry.active = false;
+      for (const state of entries()) for (const entry of state.watchers()) entry.active = false;
     },
   };
 }

@@ -33,8 +33,11 @@ export interface WatcherEntry {
 export interface CachedResource {
   readonly value: unknown;
   version: string;
-  /** The resource as received (the inner Any, wrapper removed), for CSDS. */
-  readonly any: Any;
+  /**
+   * The value of the resource's `Any` as received (wrapper removed), one character per byte (resource-bytes.ts), for
+   * CSDS; its type URL is the entry's.
+   */
+  readonly bytes: string;
   /** The TP2 variant it is. */
   readonly variant: HeldVariant;
   readonly lastUpdated: number;
@@ -55,16 +58,41 @@ export interface HeldVariant {
   readonly resourceName?: ResourceName;
 }
 
+interface Scope {
+  readonly authority: string;
+  readonly typeUrl: string;
+  readonly queue: CallbackQueue;
+}
+
+/** The scopes of each client (by its queue), by authority and type. */
+const scopes = new WeakMap<CallbackQueue, Map<string, Scope>>();
+
+function scopeOf(authority: string, typeUrl: string, queue: CallbackQueue): Scope {
+  let byKey = scopes.get(queue);
+  if (byKey === undefined) {
+    byKey = new Map();
+    scopes.set(queue, byKey);
+  }
+  const key = `${authority}\u0000${typeUrl}`;
+  let scope = byKey.get(key);
+  if (scope === undefined) {
+    scope = Object.freeze({ authority, typeUrl, queue });
+    byKey.set(key, scope);
+  }
+  return scope;
+}
+
 export class ResourceState {
-  readonly watchers = new Set<WatcherEntry>();
+  /** The watchers: one without a Set (the common case), or a Set of two or more. */
+  private watching: WatcherEntry | Set<WatcherEntry> | undefined;
   state: CacheState = "requested";
   resource: CachedResource | undefined;
   /** The entry's own latest error (data error, server error, deletion, timer): ambient while cached, else a result. */
   error: XdsError | undefined;
   /** The last rejected update, for CSDS `error_state`. */
   errorState: ErrorState | undefined;
-  /** Bytes of the last invalid update, to suppress repeating the same error to watchers. */
-  lastInvalid: Uint8Array | undefined;
+  /** Bytes of the last invalid update (as `CachedResource.bytes`), to suppress repeating the same error to watchers. */
+  lastInvalid: string | undefined;
   /** Legacy A53 mode: a deletion is being ignored. */
   deletionIgnored = false;
   /** The variant the server last sent for this subscription (a resource, valid or not, or an error). */
@@ -72,18 +100,67 @@ export class ResourceState {
   /** The watchers were told an ambient error that nothing has cleared since. */
   private ambientPending = false;
 
+  /** What the entries of one authority and type share (one object for all of them, not three fields each). */
+  private readonly scope: Scope;
+
   constructor(
-    readonly authority: string,
-    readonly typeUrl: string,
+    authority: string,
+    typeUrl: string,
     readonly name: string,
     readonly parameters: Readonly<Record<string, string>>,
     readonly parametersKey: string,
-    private readonly queue: CallbackQueue,
-  ) {}
+    queue: CallbackQueue,
+  ) {
+    this.scope = scopeOf(authority, typeUrl, queue);
+  }
+
+  get authority(): string {
+    return this.scope.authority;
+  }
+
+  get typeUrl(): string {
+    return this.scope.typeUrl;
+  }
+
+  /** How many watchers the entry has. */
+  get watcherCount(): number {
+    const watching = this.watching;
+    return watching === undefined ? 0 : watching instanceof Set ? watching.size : 1;
+  }
+
+  addWatcher(entry: WatcherEntry): void {
+    const watching = this.watching;
+    if (watching === undefined) this.watching = entry;
+    else if (watching instanceof Set) watching.add(entry);
+    else if (watching !== entry) this.watching = new Set([watching, entry]);
+  }
+
+  /** Removes a watcher; false when it was not one. */
+  removeWatcher(entry: WatcherEntry): boolean {
+    const watching = this.watching;
+    if (watching === entry) {
+      this.watching = undefined;
+      return true;
+    }
+    if (!(watching instanceof Set) || !watching.delete(entry)) return false;
+    if (watching.size === 1) this.watching = watching.values().next().value;
+    return true;
+  }
+
+  /** The watchers, in the order they came. */
+  watchers(): readonly WatcherEntry[] {
+    const watching = this.watching;
+    return watching === undefined ? [] : watching instanceof Set ? [...watching] : [watching];
+  }
+
+  /** No ambient error the watchers were told is left to clear. */
+  get settled(): boolean {
+    return !this.ambientPending;
+  }
 
   /** Requested and not answered yet: what the does-not-exist timer waits for, and what A71 calls uncached. */
   isWaiting(): boolean {
-    return this.state === "requested" && this.watchers.size > 0;
+    return this.state === "requested" && this.watching !== undefined;
   }
 
   /** Delivers the cached resource to every watcher (or one). */
@@ -158,9 +235,14 @@ export class ResourceState {
   }
 
   private forEach(only: WatcherEntry | undefined, call: (watcher: ResourceWatcher<unknown>) => unknown): void {
-    const targets = only ? [only] : [...this.watchers];
-    for (const entry of targets) {
-      this.queue.push(() => (entry.active ? call(entry.watcher) : undefined));
+    const watching = only ?? this.watching;
+    if (watching === undefined) return;
+    if (!(watching instanceof Set)) {
+      this.scope.queue.push(() => (watching.active ? call(watching.watcher) : undefined));
+      return;
+    }
+    for (const entry of [...watching]) {
+      this.scope.queue.push(() => (entry.active ? call(entry.watcher) : undefined));
     }
   }
 }

@@ -10,13 +10,15 @@ import {
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { SotwResponseBytes } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import { type AdsCall, type Answer, type CallHost, createCallCore, protocolCall, responseType } from "./ads-call.js";
+import type { DecodeMemo } from "./decode-memo.js";
 import {
   addOutcome,
   addResourceErrors,
-  type DecodeMemo,
   type EntryOutcome,
   emptyResponse,
+  expectTypeUrls,
   outcomeOf,
+  RESOURCE_WRAPPER_TYPE_URL,
   readAny,
   unwrapAny,
 } from "./decoded-response.js";
@@ -62,7 +64,10 @@ export function createNamesCache(): (states: readonly ResourceState[]) => Reques
   let last: readonly ResourceState[] = [];
   let lists: RequestedNames | undefined;
   return (states) => {
-    if (lists === undefined || states.length !== last.length || states.some((state, i) => state !== last[i])) {
+    if (
+      lists === undefined ||
+      (states !== last && (states.length !== last.length || states.some((state, i) => state !== last[i])))
+    ) {
       lists = requestedNames(states);
     }
     last = states;
@@ -97,10 +102,12 @@ export function createSotwCall(
     const memo = memory.memo(typeUrl);
     const { features } = host.decode;
     const outcomes: EntryOutcome[] = [];
+    const expected = expectTypeUrls(typeUrl, RESOURCE_WRAPPER_TYPE_URL);
     try {
+      memo?.expect(entries);
       entries.forEach((bytes, i) => {
         const outcome =
-          memo?.find(i, bytes) ?? outcomeOf(type, unwrapAny(readAny(bytes), typeUrl, features), host.decode);
+          memo?.find(i, bytes) ?? outcomeOf(type, unwrapAny(readAny(bytes, expected), typeUrl, features), host.decode);
         memo?.keep(i, bytes, outcome);
         outcomes.push(outcome);
       });
@@ -109,6 +116,9 @@ export function createSotwCall(
       throw error;
     }
     memo?.rotate();
+    // The transport's pipeline holds the message it yielded last until it yields the next: its views of the
+    // resources (about 100 bytes each) would stay alive beside the memo's ranges into the same buffer.
+    if (response.$typeName === "xdskit.client.v1.SotwResponseBytes") response.resources.length = 0;
     nonces.set(typeUrl, response.nonce);
     const out = emptyResponse(typeUrl, type, response.versionInfo, response.nonce, true);
     outcomes.forEach((outcome, i) => {

@@ -13,6 +13,7 @@ import type {
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { type SotwResponseBytes, SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import { serverEndpoint } from "./server-target.js";
+import { withEncodedNames } from "./sotw-request-bytes.js";
 import { createTlsDialer, readTlsCredentials } from "./transport-tls.js";
 import type { XdsStream, XdsTransportFactory } from "./transport-types.js";
 
@@ -121,7 +122,10 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
     return new ConnectError(message, Code.Unavailable, undefined, undefined, failure.cause ?? error);
   };
 
-  function open<Req, Res>(start: (input: AsyncIterable<Req>, signal: AbortSignal) => AsyncIterable<Res>) {
+  function open<Req, Res>(
+    start: (input: AsyncIterable<Req>, signal: AbortSignal) => AsyncIterable<Res>,
+    prepare: (request: Req) => Req = (request) => request,
+  ) {
     const requests = createWritableIterable<Req>();
     const abort = new AbortController();
     let isEstablished = false;
@@ -131,7 +135,7 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
     const responses = start(requests, abort.signal)[Symbol.asyncIterator]();
     let cancelled = false;
     const stream: XdsStream<Req, Res> = {
-      send: (request) => requests.write(request),
+      send: (request) => requests.write(prepare(request)),
       responses: {
         next: () =>
           responses.next().catch((error: unknown) => {
@@ -151,8 +155,9 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
 
   return {
     streamAggregatedResources: () =>
-      open<DiscoveryRequest, SotwResponseBytes>((input, signal) =>
-        sotwBytes.streamAggregatedResources(input, { signal }),
+      open<DiscoveryRequest, SotwResponseBytes>(
+        (input, signal) => sotwBytes.streamAggregatedResources(input, { signal }),
+        withEncodedNames,
       ),
     deltaAggregatedResources: () =>
       open<DeltaDiscoveryRequest, DeltaDiscoveryResponse>((input, signal) =>

@@ -9,13 +9,18 @@ import type { UpdateContext } from "./cache-updates.js";
 import type { DecodedResource, DecodedResponse, VariantRef } from "./decoded-response.js";
 import { protocolNow } from "./protocol-loader.js";
 import type { CachedResource, HeldVariant, ResourceState } from "./resource-state.js";
+import { onlyState } from "./subscriptions.js";
 
 /** The subscriptions of one name, by their parameters (the cache's own map: read, never kept). */
 export type Subscriptions = ReadonlyMap<string, ResourceState>;
 
 export interface VariantRoutingOptions {
+  /** A re-pushed resource an entry holds ACKed and clean only moves its version (cache-updates.ts). */
+  readonly reapplyIdentical: boolean;
   /** The subscriptions of `name` among the authorities a server serves, if any. */
   readonly subscriptionsOf: (served: ReadonlySet<string>, typeUrl: string, name: string) => Subscriptions | undefined;
+  /** `subscriptionsOf` for one response: what it looks up for every name is looked up once. */
+  readonly lookup: (served: ReadonlySet<string>, typeUrl: string) => (name: string) => Subscriptions | undefined;
   /** Several known variants matched one subscription, and the most specific was chosen (logged and counted). */
   readonly ambiguous: (context: UpdateContext, state: ResourceState, matching: number, chosen: string) => void;
 }
@@ -124,14 +129,17 @@ export function createVariantRouting(options: VariantRoutingOptions): VariantRou
       seen?.add(state);
       applyResource(context, state, best.resource, best.resource.version ?? version);
     } else if (best.key !== own && best.cached) {
-      const { value, any, variant } = best.cached;
-      const copy = {
+      const { value, bytes, variant } = best.cached;
+      const copy: DecodedResource = {
         name: state.name,
         constraints: best.constraints,
         variant,
-        any,
-        result: { ok: true, name: state.name, value },
-      } as const;
+        ok: true,
+        value,
+        detail: undefined,
+        bytes,
+        version: undefined,
+      };
       applyResource(context, state, copy, best.cached.version);
     }
   }
@@ -167,8 +175,9 @@ export function createVariantRouting(options: VariantRoutingOptions): VariantRou
     remember: rankOf,
     applyResources(context, served, response, seen) {
       const { typeUrl, version } = response;
-      const { applyResource } = protocolNow();
+      const { applyResource, reapplyIdentical } = protocolNow();
       const delta = !response.stateOfTheWorld;
+      const reapply = options.reapplyIdentical;
       /** The names whose subscriptions need the choice, with the response's variants of each. */
       let chosen: Map<string, DecodedResource[]> | undefined;
       const choiceFor = (d: DecodedResource) => {
@@ -178,14 +187,24 @@ export function createVariantRouting(options: VariantRoutingOptions): VariantRou
         else chosen.set(d.name, [d]);
       };
       const constrained = response.resources.some((d) => d.constraints.kind !== "true");
+      const subscriptionsOf = options.lookup(served, typeUrl);
       for (const d of response.resources) {
-        const states = options.subscriptionsOf(served, typeUrl, d.name);
+        const states = subscriptionsOf(d.name);
         if (states === undefined) continue;
         // The common case walks the cache's maps directly: a response of 10,000 unconstrained resources for
         // subscriptions holding no variant makes no array per name. Applying queues the watchers' callbacks, so
         // nothing subscribes or unsubscribes meanwhile.
         if (constrained || (delta && holdsVariant(states))) {
           choiceFor(d);
+          continue;
+        }
+        const only = onlyState(states);
+        if (only !== undefined) {
+          seen?.add(only);
+          // A re-pushed resource the entry already holds, ACKed and clean: its version moves, nothing else.
+          if (!(reapply && reapplyIdentical(only, d, d.version ?? version))) {
+            applyResource(context, only, d, d.version ?? version);
+          }
           continue;
         }
         for (const state of states.values()) {

@@ -1,6 +1,8 @@
 // The does-not-exist timers of one ADS call (A57): one per subscription the call sent that still waits for its first
 // answer. They belong to the call and die with it (docs/architecture.md#timers), so a failing call on one server
-// never touches the timers of another server's call.
+// never touches the timers of another server's call. The subscriptions armed together (those of one request) share
+// one clock timer: they started at the same time, so they expire at the same time, and a response answering
+// 10,000 subscriptions stops one timer, not 10,000.
 import type { Clock } from "./clock.js";
 import type { ResourceState } from "./resource-state.js";
 
@@ -15,51 +17,68 @@ export interface WatchTimers {
   stopAll(): void;
 }
 
+/** The clock timer of the subscriptions armed at one time, and how many of them still have it. */
+interface Batch {
+  readonly handle: unknown;
+  running: number;
+}
+
 export function createWatchTimers(clock: Clock, ms: number, onExpire: (state: ResourceState) => void): WatchTimers {
-  /** Per type: the subscriptions with a running timer, and its handle. */
-  const byType = new Map<string, Map<ResourceState, unknown>>();
+  /** Per type: the subscriptions with a running timer, and the batch whose clock timer it is. */
+  const byType = new Map<string, Map<ResourceState, Batch>>();
+
+  /** Stops the timer of `state` (its batch's clock timer with the last one). */
+  function stop(timers: Map<ResourceState, Batch>, state: ResourceState, batch: Batch): void {
+    timers.delete(state);
+    batch.running -= 1;
+    if (batch.running === 0) clock.clearTimeout(batch.handle);
+  }
 
   return {
     arm(states) {
+      let batch: Batch | undefined;
+      const armed: ResourceState[] = [];
       for (const state of states) {
-        let handles = byType.get(state.typeUrl);
-        if (handles?.has(state) || !state.isWaiting()) continue;
-        if (!handles) {
-          handles = new Map();
-          byType.set(state.typeUrl, handles);
+        // An ACK re-sends every subscription, all answered: the cheap test first.
+        if (!state.isWaiting() || byType.get(state.typeUrl)?.has(state)) continue;
+        armed.push(state);
+      }
+      if (armed.length === 0) return;
+      const expire = () => {
+        // Each subscription of the batch whose timer still runs (in the order they were armed).
+        for (const state of armed) {
+          const timers = byType.get(state.typeUrl);
+          if (timers?.get(state) !== batch) continue;
+          timers!.delete(state);
+          onExpire(state);
         }
-        const owner = handles;
-        owner.set(
-          state,
-          clock.setTimeout(() => {
-            owner.delete(state);
-            onExpire(state);
-          }, ms),
-        );
+      };
+      batch = { handle: clock.setTimeout(expire, ms), running: armed.length };
+      for (const state of armed) {
+        let timers = byType.get(state.typeUrl);
+        if (!timers) {
+          timers = new Map();
+          byType.set(state.typeUrl, timers);
+        }
+        timers.set(state, batch);
       }
     },
     settle(typeUrl) {
       // Linear in the timers still running for the type, usually none once the first response arrived.
-      const handles = byType.get(typeUrl);
-      if (!handles) return;
-      for (const [state, handle] of handles) {
-        if (state.isWaiting()) continue;
-        clock.clearTimeout(handle);
-        handles.delete(state);
-      }
+      const timers = byType.get(typeUrl);
+      if (!timers) return;
+      for (const [state, batch] of timers) if (!state.isWaiting()) stop(timers, state, batch);
     },
     retain(typeUrl, subscribed) {
-      const handles = byType.get(typeUrl);
-      if (!handles || handles.size === 0) return;
+      const timers = byType.get(typeUrl);
+      if (!timers || timers.size === 0) return;
       const keep = new Set(subscribed);
-      for (const [state, handle] of handles) {
-        if (keep.has(state)) continue;
-        clock.clearTimeout(handle);
-        handles.delete(state);
-      }
+      for (const [state, batch] of timers) if (!keep.has(state)) stop(timers, state, batch);
     },
     stopAll() {
-      for (const handles of byType.values()) for (const handle of handles.values()) clock.clearTimeout(handle);
+      const batches = new Set<Batch>();
+      for (const timers of byType.values()) for (const batch of timers.values()) batches.add(batch);
+      for (const batch of batches) clock.clearTimeout(batch.handle);
       byType.clear();
     },
   };

@@ -86,6 +86,11 @@ export interface XdsClientInternals {
   readonly backoff?: BackoffOptions;
   /** SotW: reuse the decode of a resource whose bytes were in the previous response (default true; off in tests). */
   readonly decodeMemo?: boolean;
+  /**
+   * A re-pushed resource an entry holds ACKed and clean only moves its version (`reapplyIdentical`; default true;
+   * off in the test that proves it against applying).
+   */
+  readonly reapplyIdentical?: boolean;
   /** Loads the protocol module (protocol.ts); tests inject one that fails. */
   readonly loadProtocol?: ProtocolLoader;
 }
@@ -139,6 +144,7 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
     metrics,
     target,
     log: logger,
+    reapplyIdentical: internals.reapplyIdentical ?? true,
   });
   const manager = createAuthorityManager({
     bootstrap,

@@ -1,7 +1,9 @@
 // The byte-identical skip (DecodeMemo, docs/architecture.md#the-byte-identical-skip): a SotW resource whose bytes were
 // in the previous response is not decoded again. Proven against the client without it: for random sequences of
 // responses (identical, changed, reordered, malformed, wrapped, TP2 variants, removed, TP3 errors), both clients
-// tell their watchers the same things, send the same ACKs and NACKs, and report the same CSDS and metrics.
+// tell their watchers the same things, send the same ACKs and NACKs, and report the same CSDS and metrics. The same
+// proof for the apply-side skip (cache-updates.ts `reapplyIdentical`: an entry holding the resource ACKed and clean
+// only has its version moved) against applying every resource.
 import { create, toBinary } from "@bufbuild/protobuf";
 import { type Any, AnySchema, anyPack } from "@bufbuild/protobuf/wkt";
 import {
@@ -10,7 +12,8 @@ import {
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DecodeMemo, outcomeOf, readAny, unwrapAny } from "../src/decoded-response.js";
+import { DecodeMemo } from "../src/decode-memo.js";
+import { outcomeOf, readAny, unwrapAny } from "../src/decoded-response.js";
 import type { ResourceType, XdsClient } from "../src/index.js";
 import { context } from "./fuzz/decode-context.js";
 import { resourceError } from "./support/fake-transport.js";
@@ -106,13 +109,15 @@ function describeEvent(e: WatchEvent<unknown>): unknown {
 }
 
 /**
- * Runs a scenario on a client with the skip on or off, its transport handing SotwResponseBytes (as the default one
- * does) or decoded DiscoveryResponses; returns everything observable, step by step.
+ * Runs a scenario on a client with the skip on or off (and reapplyIdentical, unless `reapply` is false), its transport
+ * handing SotwResponseBytes (as the default one does) or decoded DiscoveryResponses; returns everything observable,
+ * step by step.
  */
-async function observe(s: Scenario, decodeMemo: boolean, decodedSotw = false): Promise<unknown[]> {
+async function observe(s: Scenario, decodeMemo: boolean, decodedSotw = false, reapply = true): Promise<unknown[]> {
   const { client, server, metrics } = setup({
     decodeMemo,
     decodedSotw,
+    reapplyIdentical: reapply,
     serverFeatures: s.serverFeatures,
     features: { dataErrorHandling: s.dataErrorHandling },
     bootstrap: { dynamic_parameters: { env: "prod" } },
@@ -182,6 +187,15 @@ describe("the byte-identical skip", () => {
       { numRuns: 60 },
     );
   }, 60_000);
+
+  it("applied with reapplyIdentical, changes nothing a watcher, the server or CSDS can see either", async () => {
+    await fc.assert(
+      fc.asyncProperty(scenario, async (s) => {
+        expect(await observe(s, true, false, true)).toEqual(await observe(s, true, false, false));
+      }),
+      { numRuns: 80 },
+    );
+  }, 120_000);
 
   it("decodes only the resources whose bytes were not in the previous response, in any order", () => {
     fc.assert(

@@ -110,7 +110,7 @@ it("says in initial_resource_versions what it holds for subscriptions by name on
   const held = (name: string, parameters: Record<string, string>, version: string | undefined) => {
     const state = new ResourceState("", TYPE, name, Object.freeze(parameters), parametersKey(parameters), queue);
     if (version !== undefined) {
-      state.resource = { value: {}, version, any: {} as never, variant: { key: "" }, lastUpdated: 0 };
+      state.resource = { value: {}, version, bytes: "", variant: { key: "" }, lastUpdated: 0 };
     }
     return state;
   };

@@ -134,36 +134,77 @@ describe.each(["sotw", "delta"] as const)("%s ADS", (protocol: Protocol) => {
 
     it("belongs to one call: the timers of a failed call die with it and the next call starts its own", async () => {
       const { client, server, clock } = start();
-      for (const name of ["A", "B", "C"]) client.watch(testEndpointsType, name, recordingWatcher());
+      const watchers = ["A", "B", "C"].map((name) => {
+        const w = recordingWatcher<TestEndpoints>();
+        client.watch(testEndpointsType, name, w);
+        return w;
+      });
       const first = await server.nextStream();
       await first.nextRequest();
       await flush();
-      expect(clock.pending()).toEqual([15_000, 15_000, 15_000]);
+      // The subscriptions of one request share one clock timer.
+      expect(clock.pending()).toEqual([15_000]);
       await clock.advance(5_000);
       first.fail(14, "gone");
       await flush();
       // Only the channel's retry timer is left.
       expect(clock.pending()).toEqual([1_000]);
       await clock.advance(1_000);
+      for (const w of watchers) w.take();
       const second = await server.nextStream();
       await second.nextRequest();
       await flush();
-      expect(clock.pending()).toEqual([15_000, 15_000, 15_000]);
+      expect(clock.pending()).toEqual([15_000]);
       await second.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("B")] });
-      expect(clock.pending()).toEqual([15_000, 15_000]);
+      watchers[1]!.take();
+      // 15 s after the second call sent them, A and C do not exist; B, answered, hears nothing more.
+      await clock.advance(14_999);
+      expect(watchers.map((w) => w.take().length)).toEqual([0, 0, 0]);
+      await clock.advance(1);
+      expect(watchers.map((w) => summarize(w.take()))).toEqual([
+        ["error:NOT_FOUND:does_not_exist"],
+        [],
+        ["error:NOT_FOUND:does_not_exist"],
+      ]);
+      expect(clock.pending()).toEqual([]);
     });
 
-    it("stops the timer of a subscription that is cancelled", async () => {
+    it("stops the timer of a subscription that is cancelled, and the clock timer with the last one", async () => {
       const { client, server, clock } = start();
-      const cancel = client.watch(testEndpointsType, "A", recordingWatcher());
-      client.watch(testEndpointsType, "B", recordingWatcher());
+      const cancelA = client.watch(testEndpointsType, "A", recordingWatcher());
+      const cancelB = client.watch(testEndpointsType, "B", recordingWatcher());
       const stream = await server.nextStream();
       await stream.nextRequest();
       await flush();
-      expect(clock.pending()).toEqual([15_000, 15_000]);
-      cancel();
+      expect(clock.pending()).toEqual([15_000]);
+      await clock.advance(1_000);
+      client.watch(testEndpointsType, "C", recordingWatcher());
+      await stream.nextRequest();
+      await flush();
+      expect(clock.pending()).toEqual([14_000, 15_000]);
+      cancelA();
+      await stream.nextRequest();
+      expect(clock.pending()).toEqual([14_000, 15_000]);
+      cancelB();
       await stream.nextRequest();
       expect(clock.pending()).toEqual([15_000]);
+    });
+
+    it("answers the subscriptions of one request one by one: each expires unless its own resource came", async () => {
+      const { client, server, clock } = start();
+      const a = recordingWatcher<TestEndpoints>();
+      const b = recordingWatcher<TestEndpoints>();
+      client.watch(testEndpointsType, "A", a);
+      client.watch(testEndpointsType, "B", b);
+      const stream = await server.nextStream();
+      await stream.nextRequest();
+      await flush();
+      await clock.advance(10_000);
+      await stream.exchange({ typeUrl: EDS, versionInfo: "1", nonce: "n1", resources: [endpointsAny("A")] });
+      expect(summarize(a.take())).toEqual(["resource:1:A"]);
+      await clock.advance(5_000);
+      expect(summarize(a.take())).toEqual([]);
+      expect(summarize(b.take())).toEqual(["error:NOT_FOUND:does_not_exist"]);
     });
   });
 

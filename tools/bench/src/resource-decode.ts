@@ -1,4 +1,6 @@
-// Decode + validate benchmark of the CDS and EDS resource types against @grpc/grpc-js-xds, on the same bytes.
+// Decode + validate benchmark of the CDS and EDS resource types against @grpc/grpc-js-xds, on the same bytes, and
+// against protobuf-es's `fromBinary` of the same resources (decode only: what xdskit's decoders used before they read
+// generated wire views, and the bar issue 24 sets, decode + validate in at most half its time).
 //
 // Steps: (1) the parent builds the inputs once (one CDS response of 10,000 Clusters; one ClusterLoadAssignment of
 // 10,000 and one of 100,000 endpoints) and writes their serialized Anys to a temporary directory; (2) for each case
@@ -13,7 +15,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { create, type DescMessage, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { type Any, anyPack } from "@bufbuild/protobuf/wkt";
 import { Cluster_DiscoveryType, ClusterSchema } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
 import { RoutingPriority } from "@xdskit/protos/envoy/config/core/v3/base_pb";
@@ -24,7 +26,7 @@ import { clusterResourceType, type DecodeContext, endpointResourceType, type Res
 import { printTable, ratio } from "./lib/table.js";
 
 type CaseName = "cds-10k-clusters" | "eds-10k-endpoints" | "eds-100k-endpoints";
-type Impl = "xdskit" | "grpc-js-xds";
+type Impl = "xdskit" | "grpc-js-xds" | "protobuf-es";
 
 interface ChildResult {
   readonly medianMs: number;
@@ -173,10 +175,17 @@ function grpcJsXdsDecoder(caseName: CaseName): Decoder {
   };
 }
 
+/** protobuf-es's `fromBinary` of each resource's message: decoding, no validation. */
+function fromBinaryDecoder(caseName: CaseName): Decoder {
+  const schema = caseName.startsWith("cds") ? ClusterSchema : ClusterLoadAssignmentSchema;
+  return (resource) => fromBinary(schema as DescMessage, resource.value).$typeName === schema.typeName;
+}
+
 function runChild(directory: string, caseName: CaseName, impl: Impl): void {
   const response = fromBinary(DiscoveryResponseSchema, readFileSync(join(directory, `${caseName}.bin`)));
   const resources = response.resources;
-  const decode = impl === "xdskit" ? xdskitDecoder(caseName) : grpcJsXdsDecoder(caseName);
+  const decoders = { xdskit: xdskitDecoder, "grpc-js-xds": grpcJsXdsDecoder, "protobuf-es": fromBinaryDecoder };
+  const decode = decoders[impl](caseName);
   const { warmup, measured } = runsFor(caseName, impl);
   const times: number[] = [];
   let ok = 0;
@@ -218,7 +227,7 @@ function main(): void {
     const rows: string[][] = [];
     for (const caseName of CASES) {
       const results = {} as Record<Impl, ChildResult>;
-      for (const impl of ["xdskit", "grpc-js-xds"] as const) {
+      for (const impl of ["xdskit", "grpc-js-xds", "protobuf-es"] as const) {
         const output = execFileSync(process.execPath, [self, "--child", directory, caseName, impl], {
           encoding: "utf8",
           maxBuffer: 1 << 20,
@@ -228,11 +237,14 @@ function main(): void {
       }
       const ours = results.xdskit;
       const theirs = results["grpc-js-xds"];
+      const protobufEs = results["protobuf-es"];
       rows.push([
         caseName,
         `${ours.medianMs.toFixed(1)} (n=${ours.runs})`,
         `${theirs.medianMs.toFixed(1)} (n=${theirs.runs})`,
         ratio(theirs.medianMs / ours.medianMs),
+        `${protobufEs.medianMs.toFixed(1)} (n=${protobufEs.runs})`,
+        `${(ours.medianMs / protobufEs.medianMs).toFixed(2)}x`,
         ours.peakRssMb.toFixed(0),
         theirs.peakRssMb.toFixed(0),
         `${ours.ok}/${ours.ok + ours.failed}`,
@@ -246,6 +258,8 @@ function main(): void {
         "xdskit ms",
         "grpc-js-xds ms",
         "grpc-js-xds / xdskit",
+        "protobuf-es fromBinary ms",
+        "xdskit / fromBinary",
         "xdskit peak RSS MB",
         "grpc-js-xds peak RSS MB",
         "xdskit valid",

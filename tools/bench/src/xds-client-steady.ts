@@ -6,17 +6,27 @@
 //   - watcher churn: 1,000 watchers coming and going per second: requests the server received, heap before and after;
 //   - import + client creation in a fresh process (median of several processes), and the same to the first CDS
 //     resource delivered (what is loaded later, when first used, is counted there);
-//   - the heap a client holds per cached cluster, counted from its first cached cluster on (what is loaded or set up
-//     once, xdskit lazily, grpc-js-xds at import, is not a per-resource cost).
+//   - the heap a client holds per cached resource (cluster, listener, route configuration, cluster load assignment),
+//     counted from its first cached resource on (what is loaded or set up once, xdskit lazily, grpc-js-xds at import,
+//     is not a per-resource cost).
 // `--quick` shrinks the churn to 10 s, the rounds to 3 and the cache to 20,000 clusters (the table says so);
 // `--only <scenario>` runs one of repush, churn, cold, heap.
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { anyPack } from "@bufbuild/protobuf/wkt";
-import { buildCluster, createManagementServer } from "@xdskit/control-plane";
+import { type Any, anyPack } from "@bufbuild/protobuf/wkt";
+import {
+  buildCluster,
+  buildClusterLoadAssignment,
+  buildListener,
+  buildRouteConfiguration,
+  createManagementServer,
+} from "@xdskit/control-plane";
 import { ClusterSchema } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
+import { ClusterLoadAssignmentSchema } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
+import { ListenerSchema } from "@xdskit/protos/envoy/config/listener/v3/listener_pb";
+import { RouteConfigurationSchema } from "@xdskit/protos/envoy/config/route/v3/route_pb";
 import {
   type DeltaDiscoveryRequest,
   DeltaDiscoveryResponseSchema,
@@ -78,10 +88,11 @@ const cluster = (i: number, eds = `eds-${i}`) =>
   anyPack(ClusterSchema, buildCluster({ name: `cluster-${i}`, edsServiceName: eds }));
 
 /**
- * A raw ADS server for CDS: once the client subscribed to `count` names (and 200 ms passed without a request, for
- * clients that send one request per watch), writes `first`; `send` writes more later. Responses are pre-encoded.
+ * A raw ADS server for one type (CDS unless told): once the client subscribed to `count` names (and 200 ms passed
+ * without a request, for clients that send one request per watch), writes `first`; `send` writes more later.
+ * Responses are pre-encoded.
  */
-async function cdsServer(api: "sotw" | "delta", count: number, first: Uint8Array) {
+async function adsServer(api: "sotw" | "delta", count: number, first: Uint8Array, typeUrl = CDS) {
   let call: RawServerCall | undefined;
   let firstAt = 0;
   let quiet: ReturnType<typeof setTimeout> | undefined;
@@ -89,7 +100,7 @@ async function cdsServer(api: "sotw" | "delta", count: number, first: Uint8Array
   const server = await serveRawAds(api, (c) => {
     call = c;
     c.on("data", (request: DiscoveryRequest | DeltaDiscoveryRequest) => {
-      if (request.typeUrl !== CDS || firstAt !== 0) return;
+      if (request.typeUrl !== typeUrl || firstAt !== 0) return;
       if ("resourceNames" in request) {
         subscribed.clear();
         for (const name of request.resourceNames) subscribed.add(name);
@@ -163,7 +174,7 @@ async function repush(which: Which, api: "sotw" | "delta", count: number, rounds
     middle: encode(count, "middle", 3 + 3 * r),
     reordered: encode(count, "reordered", 4 + 3 * r),
   }));
-  const server = await cdsServer(api, count, encode(count, "none", 1));
+  const server = await adsServer(api, count, encode(count, "none", 1));
   const child = startWorker(["repush", which, server.port, String(count), api === "sotw" ? "GRPC" : "DELTA_GRPC"]);
   try {
     const firstMs = (await child.waitFor("all")).t! - server.firstAt();
@@ -213,10 +224,53 @@ async function churn(which: Which, seconds: number) {
   }
 }
 
-async function heapHolding(which: Which, count: number): Promise<number> {
-  const server = await cdsServer("sotw", count, sotwResponse(count, "none", 1));
+/** The resource types the heap rows cover, with the resources a server sends for each (named `<kind>-<i>`). */
+const HEAP_KINDS = {
+  cds: {
+    label: "cluster",
+    typeUrl: CDS,
+    resource: (i: number) => anyPack(ClusterSchema, buildCluster({ name: `cds-${i}`, edsServiceName: `eds-${i}` })),
+  },
+  lds: {
+    label: "listener",
+    typeUrl: "type.googleapis.com/envoy.config.listener.v3.Listener",
+    resource: (i: number) => anyPack(ListenerSchema, buildListener({ name: `lds-${i}`, routeConfigName: `rds-${i}` })),
+  },
+  rds: {
+    label: "route configuration",
+    typeUrl: "type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
+    resource: (i: number) =>
+      anyPack(RouteConfigurationSchema, buildRouteConfiguration({ name: `rds-${i}`, cluster: `cds-${i}` })),
+  },
+  eds: {
+    label: "cluster load assignment (2 endpoints)",
+    typeUrl: "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
+    resource: (i: number) =>
+      anyPack(
+        ClusterLoadAssignmentSchema,
+        buildClusterLoadAssignment({
+          clusterName: `eds-${i}`,
+          localities: [{ region: "r", zone: "z", endpoints: [endpoint(2 * i), endpoint(2 * i + 1)] }],
+        }),
+      ),
+  },
+} satisfies Record<string, { label: string; typeUrl: string; resource: (i: number) => Any }>;
+type HeapKind = keyof typeof HEAP_KINDS;
+
+function endpoint(i: number): string {
+  return `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}:8080`;
+}
+
+async function heapHolding(which: Which, kind: HeapKind, count: number): Promise<number> {
+  const { typeUrl, resource } = HEAP_KINDS[kind];
+  const resources = Array.from({ length: count }, (_, i) => resource(i));
+  const response = toBinary(
+    DiscoveryResponseSchema,
+    create(DiscoveryResponseSchema, { versionInfo: "1", typeUrl, nonce: "1", resources }),
+  );
+  const server = await adsServer("sotw", count, response, typeUrl);
   try {
-    const events = await runWorker(["heap", which, server.port, String(count)]);
+    const events = await runWorker(["heap", which, server.port, String(count), kind]);
     return events.held!.heapAfter!;
   } finally {
     await server.close();
@@ -224,11 +278,11 @@ async function heapHolding(which: Which, count: number): Promise<number> {
 }
 
 /**
- * Heap per cached cluster between holding `from` and holding `to` (each in a fresh process, after a GC): what a client
- * loads or sets up once, xdskit when first used and grpc-js-xds at import, cancels out.
+ * Heap per cached resource between holding `from` and holding `to` (each in a fresh process, after a GC): what a
+ * client loads or sets up once, xdskit when first used and grpc-js-xds at import, cancels out.
  */
-async function heldPer(which: Which, from: number, to: number): Promise<number> {
-  return ((await heapHolding(which, to)) - (await heapHolding(which, from))) / (to - from);
+async function heldPer(which: Which, kind: HeapKind, from: number, to: number): Promise<number> {
+  return ((await heapHolding(which, kind, to)) - (await heapHolding(which, kind, from))) / (to - from);
 }
 
 async function coldMs(which: Which, runs: number): Promise<number> {
@@ -336,19 +390,22 @@ if (runs("cold")) {
 if (runs("heap")) {
   const big = quick ? 20_000 : 100_000;
   const small = 10_000;
-  pair(
-    `heap per cached cluster, from 1,000 to ${int(small)} watched (bytes)`,
-    await heldPer("xdskit", 1_000, small),
-    await heldPer("grpc-js-xds", 1_000, small),
-    int,
-  );
-  // grpc-js-xds sends one request per watch listing every name so far: 100,000 watches would be 5 billion names.
-  pair(
-    `heap per cached cluster, from ${int(small)} to ${int(big)} watched (bytes)${quick ? " (--quick)" : ""}`,
-    await heldPer("xdskit", small, big),
-    undefined,
-    int,
-  );
+  for (const kind of Object.keys(HEAP_KINDS) as HeapKind[]) {
+    const { label } = HEAP_KINDS[kind];
+    pair(
+      `heap per cached ${label}, from 1,000 to ${int(small)} watched (bytes)`,
+      await heldPer("xdskit", kind, 1_000, small),
+      await heldPer("grpc-js-xds", kind, 1_000, small),
+      int,
+    );
+    // grpc-js-xds sends one request per watch listing every name so far: 100,000 watches would be 5 billion names.
+    pair(
+      `heap per cached ${label}, from ${int(small)} to ${int(big)} watched (bytes)${quick ? " (--quick)" : ""}`,
+      await heldPer("xdskit", kind, small, big),
+      undefined,
+      int,
+    );
+  }
 }
 
 printTable(

@@ -1,17 +1,20 @@
-import { fromBinary, type JsonObject } from "@bufbuild/protobuf";
+import type { JsonObject } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
-import { type Cluster, Cluster_DiscoveryType, ClusterSchema } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
-import type { OutlierDetection } from "@xdskit/protos/envoy/config/cluster/v3/outlier_detection_pb";
+import { type Cluster, Cluster_DiscoveryType } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
 import { RoutingPriority } from "@xdskit/protos/envoy/config/core/v3/base_pb";
-import { ClusterConfigSchema } from "@xdskit/protos/envoy/extensions/clusters/aggregate/v3/cluster_pb";
 import type { XdsServerConfig } from "../bootstrap-types.js";
+import { type ClusterView, ClusterViewReader } from "../gen/envoy/config/cluster/v3/cluster_view.js";
+import type { OutlierDetectionView } from "../gen/envoy/config/cluster/v3/outlier_detection_view.js";
+import { ClusterConfigViewReader } from "../gen/envoy/extensions/clusters/aggregate/v3/cluster_view.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "../resource-type.js";
 import { joinHostPort } from "./address.js";
+import { decodeResource, type ResourceMessage } from "./decode-view.js";
 import { parseDurationMs } from "./duration.js";
 import { HEALTH_STATUS_NAMES, type HealthStatusName } from "./endpoint.js";
 import { type LbPolicyConfig, parseLbPolicy } from "./lb-policy.js";
 import { parseUpstreamTls, type UpstreamTlsConfig } from "./upstream-tls.js";
-import { deepFreezeJson, EMPTY, ValidationErrors, withRaw } from "./validation.js";
+import { deepFreezeJson, EMPTY, type ValidationErrors } from "./validation.js";
+import { readView } from "./view-runtime.js";
 
 /**
  * Which ORCA metrics the LRS reports of this cluster carry (docs/decisions.md#orca-propagation-modes):
@@ -122,7 +125,7 @@ const NO_PROPAGATION: OrcaSelection = Object.freeze({
 });
 const NAMED_METRICS_PREFIX = "named_metrics.";
 
-function parseEds(cluster: Cluster, errors: ValidationErrors): Discovery {
+function parseEds(cluster: ClusterView, errors: ValidationErrors): Discovery {
   const config = cluster.edsClusterConfig;
   if (config === undefined) {
     errors.add("eds_cluster_config", "field not present");
@@ -141,7 +144,7 @@ function parseEds(cluster: Cluster, errors: ValidationErrors): Discovery {
   return { type: "eds", edsServiceName: config.serviceName };
 }
 
-function parseLogicalDns(cluster: Cluster, errors: ValidationErrors): Discovery {
+function parseLogicalDns(cluster: ClusterView, errors: ValidationErrors): Discovery {
   const failed: Discovery = { type: "logical_dns", dnsHostname: "" };
   const assignment = cluster.loadAssignment;
   if (assignment === undefined) {
@@ -193,7 +196,7 @@ function parseLogicalDns(cluster: Cluster, errors: ValidationErrors): Discovery 
   return { type: "logical_dns", dnsHostname: joinHostPort(socketAddress.address, port) };
 }
 
-function parseAggregate(cluster: Cluster, errors: ValidationErrors): Discovery {
+function parseAggregate(cluster: ClusterView, errors: ValidationErrors): Discovery {
   const failed: Discovery = { type: "aggregate", prioritizedClusterNames: EMPTY };
   const custom = cluster.clusterDiscoveryType.case === "clusterType" ? cluster.clusterDiscoveryType.value : undefined;
   const typedConfig = custom?.typedConfig;
@@ -211,16 +214,16 @@ function parseAggregate(cluster: Cluster, errors: ValidationErrors): Discovery {
   const path = `cluster_type.typed_config.value[${AGGREGATE_CONFIG}]`;
   let clusters: string[];
   try {
-    clusters = fromBinary(ClusterConfigSchema, typedConfig.value).clusters;
+    clusters = [...readView(ClusterConfigViewReader, typedConfig.value).clusters];
   } catch {
     errors.add(path, "can't parse aggregate cluster config");
     return failed;
   }
   if (clusters.length === 0) errors.add(`${path}.clusters`, "must be non-empty");
-  return { type: "aggregate", prioritizedClusterNames: Object.freeze([...clusters]) };
+  return { type: "aggregate", prioritizedClusterNames: Object.freeze(clusters) };
 }
 
-function parseDiscovery(cluster: Cluster, errors: ValidationErrors): Discovery | undefined {
+function parseDiscovery(cluster: ClusterView, errors: ValidationErrors): Discovery | undefined {
   const discovery = cluster.clusterDiscoveryType;
   if (discovery.case === "type" && discovery.value === Cluster_DiscoveryType.EDS) return parseEds(cluster, errors);
   if (discovery.case === "type" && discovery.value === Cluster_DiscoveryType.LOGICAL_DNS) {
@@ -267,7 +270,7 @@ function percentAtMost100(value: number | undefined, path: string, errors: Valid
 }
 
 function durationOr(
-  duration: OutlierDetection["interval"],
+  duration: OutlierDetectionView["interval"],
   fallbackMs: number,
   path: string,
   errors: ValidationErrors,
@@ -276,7 +279,7 @@ function durationOr(
 }
 
 /** A50: validates `outlier_detection` and fills in gRPC's defaults. */
-function parseOutlierDetection(od: OutlierDetection, errors: ValidationErrors): OutlierDetectionConfig {
+function parseOutlierDetection(od: OutlierDetectionView, errors: ValidationErrors): OutlierDetectionConfig {
   const intervalMs = durationOr(od.interval, 10000, "outlier_detection.interval", errors);
   const baseEjectionTimeMs = durationOr(od.baseEjectionTime, 30000, "outlier_detection.base_ejection_time", errors);
   const maxEjectionTimeMs = durationOr(od.maxEjectionTime, 300000, "outlier_detection.max_ejection_time", errors);
@@ -314,14 +317,14 @@ function parseOutlierDetection(od: OutlierDetection, errors: ValidationErrors): 
   });
 }
 
-function maxConcurrentRequests(cluster: Cluster): number {
+function maxConcurrentRequests(cluster: ClusterView): number {
   for (const threshold of cluster.circuitBreakers?.thresholds ?? EMPTY) {
     if (threshold.priority === RoutingPriority.DEFAULT) return threshold.maxRequests ?? 1024;
   }
   return 1024;
 }
 
-function overrideHostStatuses(cluster: Cluster): readonly HealthStatusName[] {
+function overrideHostStatuses(cluster: ClusterView): readonly HealthStatusName[] {
   const set = cluster.commonLbConfig?.overrideHostStatus;
   if (set === undefined) return DEFAULT_OVERRIDE_HOST_STATUSES;
   const statuses: HealthStatusName[] = [];
@@ -332,7 +335,7 @@ function overrideHostStatuses(cluster: Cluster): readonly HealthStatusName[] {
   return Object.freeze(statuses);
 }
 
-function parseMetadata(cluster: Cluster): {
+function parseMetadata(cluster: ClusterView): {
   metadata: Readonly<Record<string, JsonObject>>;
   telemetryLabels: ClusterCommon["telemetryLabels"];
 } {
@@ -362,7 +365,7 @@ function parseMetadata(cluster: Cluster): {
 }
 
 function parseCluster(
-  cluster: Cluster,
+  cluster: ClusterView,
   context: DecodeContext,
   customLbPolicies: ReadonlySet<string>,
   errors: ValidationErrors,
@@ -400,29 +403,24 @@ function parseCluster(
   };
 }
 
-const TYPE_URL = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
+const CLUSTER: ResourceMessage<ClusterView> = {
+  typeUrl: "type.googleapis.com/envoy.config.cluster.v3.Cluster",
+  label: "Cluster",
+  reader: ClusterViewReader,
+  nameOf: (view) => view.name,
+};
 
 /** CDS: a ResourceType for `envoy.config.cluster.v3.Cluster` (EDS, LOGICAL_DNS or aggregate), gRPC's rules. */
 export function createClusterResourceType(options: ClusterResourceTypeOptions = {}): ResourceType<ClusterUpdate> {
   const customLbPolicies: ReadonlySet<string> = new Set(options.customLbPolicies ?? []);
   return Object.freeze({
-    typeUrl: TYPE_URL,
+    typeUrl: CLUSTER.typeUrl,
     typeName: "ClusterResource",
     allResourcesRequiredInSotW: true,
     decode(resource: Any, context: DecodeContext): DecodeResult<ClusterUpdate> {
-      if (resource.typeUrl !== TYPE_URL) {
-        return { ok: false, error: `unexpected type_url "${resource.typeUrl}" for Cluster` };
-      }
-      let proto: Cluster;
-      try {
-        proto = fromBinary(ClusterSchema, resource.value);
-      } catch (error) {
-        return { ok: false, error: `can't parse Cluster resource: ${(error as Error).message}` };
-      }
-      const errors = new ValidationErrors();
-      const update = parseCluster(proto, context, customLbPolicies, errors);
-      if (update === undefined || !errors.ok) return { ok: false, name: proto.name, error: errors.toString() };
-      return { ok: true, name: proto.name, value: withRaw(update, proto) as ClusterUpdate };
+      return decodeResource(resource, CLUSTER, (view, errors) =>
+        parseCluster(view, context, customLbPolicies, errors),
+      ) as DecodeResult<ClusterUpdate>;
     },
   });
 }

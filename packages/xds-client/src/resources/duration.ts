@@ -1,4 +1,4 @@
-import type { Duration } from "@bufbuild/protobuf/wkt";
+import type { DurationView as Duration } from "../gen/google/protobuf/duration_view.js";
 import { fieldPath, type ValidationErrors } from "./validation.js";
 
 /** The largest `seconds` google.protobuf.Duration allows (10,000 years). */

@@ -1,19 +1,16 @@
-import { fromBinary } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
+import type { ClusterLoadAssignment } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
+import type { AddressView } from "../gen/envoy/config/core/v3/address_view.js";
+import type { LocalityLbEndpointsView } from "../gen/envoy/config/endpoint/v3/endpoint_components_view.js";
 import {
-  type ClusterLoadAssignment,
-  ClusterLoadAssignmentSchema,
-} from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
+  type ClusterLoadAssignmentView,
+  ClusterLoadAssignmentViewReader,
+} from "../gen/envoy/config/endpoint/v3/endpoint_view.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "../resource-type.js";
 import { canonicalIp, ipv4Value, joinHostPort } from "./address.js";
-import {
-  type AddressView,
-  type ClusterLoadAssignmentView,
-  type LocalityLbEndpointsView,
-  readClusterLoadAssignment,
-} from "./cla-wire.js";
+import { decodeResource, type ResourceMessage } from "./decode-view.js";
 import { perMillion } from "./fraction.js";
-import { UINT32_MAX, ValidationErrors, withLazyRaw } from "./validation.js";
+import { UINT32_MAX, type ValidationErrors } from "./validation.js";
 
 /** envoy `HealthStatus` names. gRPC uses endpoints that are UNKNOWN, HEALTHY or (for overrides) DRAINING. */
 export type HealthStatusName = "UNKNOWN" | "HEALTHY" | "UNHEALTHY" | "DRAINING" | "TIMEOUT" | "DEGRADED";
@@ -265,7 +262,12 @@ function parseDropOverloads(proto: ClusterLoadAssignmentView, errors: Validation
   return drops;
 }
 
-const TYPE_URL = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
+const CLUSTER_LOAD_ASSIGNMENT: ResourceMessage<ClusterLoadAssignmentView> = {
+  typeUrl: "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
+  label: "ClusterLoadAssignment",
+  reader: ClusterLoadAssignmentViewReader,
+  nameOf: (view) => view.clusterName,
+};
 
 /**
  * Validates a ClusterLoadAssignment (the fast wire view, or a fully decoded message: both have the fields read
@@ -286,27 +288,10 @@ export function validateClusterLoadAssignment(
 
 /** EDS: `envoy.config.endpoint.v3.ClusterLoadAssignment`, validated as gRPC clients do. */
 export const endpointResourceType: ResourceType<EndpointUpdate> = Object.freeze({
-  typeUrl: TYPE_URL,
+  typeUrl: CLUSTER_LOAD_ASSIGNMENT.typeUrl,
   typeName: "EndpointResource",
   allResourcesRequiredInSotW: false,
   decode(resource: Any, _context: DecodeContext): DecodeResult<EndpointUpdate> {
-    if (resource.typeUrl !== TYPE_URL) {
-      return { ok: false, error: `unexpected type_url "${resource.typeUrl}" for ClusterLoadAssignment` };
-    }
-    let view: ClusterLoadAssignmentView;
-    try {
-      view = readClusterLoadAssignment(resource.value);
-    } catch (error) {
-      return { ok: false, error: `can't parse ClusterLoadAssignment resource: ${(error as Error).message}` };
-    }
-    const errors = new ValidationErrors();
-    const update = validateClusterLoadAssignment(view, errors);
-    if (!errors.ok) return { ok: false, name: view.clusterName, error: errors.toString() };
-    const bytes = resource.value;
-    return {
-      ok: true,
-      name: view.clusterName,
-      value: withLazyRaw(update, () => fromBinary(ClusterLoadAssignmentSchema, bytes)),
-    };
+    return decodeResource(resource, CLUSTER_LOAD_ASSIGNMENT, validateClusterLoadAssignment);
   },
 });

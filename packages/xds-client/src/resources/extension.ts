@@ -1,7 +1,8 @@
-import { type DescMessage, fromBinary, type JsonObject, type MessageShape, toJson } from "@bufbuild/protobuf";
-import type { Any } from "@bufbuild/protobuf/wkt";
+import { fromBinary, type JsonObject, toJson } from "@bufbuild/protobuf";
+import type { AnyView } from "../gen/google/protobuf/any_view.js";
 import { TypedStructSchema } from "./typed-struct-schema.js";
 import { deepFreezeJson, fieldPath, type ValidationErrors } from "./validation.js";
+import { readView, type ViewReader } from "./view-runtime.js";
 
 /**
  * The payload of a typed extension (`google.protobuf.Any`), after unwrapping `xds.type.v3.TypedStruct` /
@@ -42,7 +43,7 @@ function readTypedStruct(bytes: Uint8Array): { typeUrl: string; value: JsonObjec
  * (`<any>.value[<type>]`).
  */
 export function extractExtension(
-  any: Any | undefined,
+  any: AnyView | undefined,
   path: string,
   errors: ValidationErrors,
 ): XdsExtension | undefined {
@@ -71,14 +72,11 @@ export function extractExtension(
   };
 }
 
-/** Decodes an extension's serialized payload, or undefined when it is JSON (TypedStruct) or does not parse. */
-export function decodeExtension<Desc extends DescMessage>(
-  extension: XdsExtension,
-  schema: Desc,
-): MessageShape<Desc> | undefined {
+/** Reads an extension's serialized payload, or undefined when it is JSON (TypedStruct) or does not parse. */
+export function decodeExtension<V>(extension: XdsExtension, reader: ViewReader<V>): V | undefined {
   if (extension.kind !== "bytes") return undefined;
   try {
-    return fromBinary(schema, extension.value);
+    return readView(reader, extension.value);
   } catch {
     return undefined;
   }
@@ -93,7 +91,8 @@ export type TypedConfig =
   | { readonly type: string; readonly kind: "json"; readonly value: JsonObject };
 
 export function toTypedConfig(extension: XdsExtension): TypedConfig {
+  // A copy: the update outlives the response its bytes came in, which a view would keep whole.
   return extension.kind === "bytes"
-    ? Object.freeze({ type: extension.type, kind: "bytes", value: extension.value })
+    ? Object.freeze({ type: extension.type, kind: "bytes", value: extension.value.slice() })
     : Object.freeze({ type: extension.type, kind: "json", value: extension.value });
 }

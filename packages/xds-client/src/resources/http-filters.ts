@@ -1,4 +1,4 @@
-import { RouterSchema } from "@xdskit/protos/envoy/extensions/filters/http/router/v3/router_pb";
+import { RouterViewReader } from "../gen/envoy/extensions/filters/http/router/v3/router_view.js";
 import { decodeExtension, type XdsExtension } from "./extension.js";
 import type { ValidationErrors } from "./validation.js";
 
@@ -20,7 +20,7 @@ interface HttpFilterKind {
 const ROUTER = "envoy.extensions.filters.http.router.v3.Router";
 
 function validateRouter(extension: XdsExtension, errors: ValidationErrors): void {
-  if (decodeExtension(extension, RouterSchema) === undefined) {
+  if (decodeExtension(extension, RouterViewReader) === undefined) {
     errors.add(extension.path, "could not parse router filter config");
   }
 }

@@ -1,18 +1,15 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import {
-  type Cluster,
   Cluster_LbPolicy,
   Cluster_RingHashLbConfig_HashFunction,
-  type LoadBalancingPolicy,
 } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
-import { ClientSideWeightedRoundRobinSchema } from "@xdskit/protos/envoy/extensions/load_balancing_policies/client_side_weighted_round_robin/v3/client_side_weighted_round_robin_pb";
-import { LeastRequestSchema } from "@xdskit/protos/envoy/extensions/load_balancing_policies/least_request/v3/least_request_pb";
-import { PickFirstSchema } from "@xdskit/protos/envoy/extensions/load_balancing_policies/pick_first/v3/pick_first_pb";
-import {
-  RingHash_HashFunction,
-  RingHashSchema,
-} from "@xdskit/protos/envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash_pb";
-import { WrrLocalitySchema } from "@xdskit/protos/envoy/extensions/load_balancing_policies/wrr_locality/v3/wrr_locality_pb";
+import { RingHash_HashFunction } from "@xdskit/protos/envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash_pb";
+import type { ClusterView, LoadBalancingPolicyView } from "../gen/envoy/config/cluster/v3/cluster_view.js";
+import { ClientSideWeightedRoundRobinViewReader } from "../gen/envoy/extensions/load_balancing_policies/client_side_weighted_round_robin/v3/client_side_weighted_round_robin_view.js";
+import { LeastRequestViewReader } from "../gen/envoy/extensions/load_balancing_policies/least_request/v3/least_request_view.js";
+import { PickFirstViewReader } from "../gen/envoy/extensions/load_balancing_policies/pick_first/v3/pick_first_view.js";
+import { RingHashViewReader } from "../gen/envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash_view.js";
+import { WrrLocalityViewReader } from "../gen/envoy/extensions/load_balancing_policies/wrr_locality/v3/wrr_locality_view.js";
 import { durationMsToJson, parseDurationMs } from "./duration.js";
 import { decodeExtension, extractExtension, type XdsExtension } from "./extension.js";
 import { deepFreezeJson, type ValidationErrors } from "./validation.js";
@@ -53,7 +50,7 @@ function ringSize(value: bigint | undefined, fallback: number, path: string, err
 }
 
 function convertRingHash(extension: XdsExtension, errors: ValidationErrors): JsonObject | undefined {
-  const config = decodeExtension(extension, RingHashSchema);
+  const config = decodeExtension(extension, RingHashViewReader);
   if (config === undefined) {
     errors.add(extension.path, "can't decode RingHash LB policy config");
     return undefined;
@@ -74,7 +71,7 @@ function convertRingHash(extension: XdsExtension, errors: ValidationErrors): Jso
 }
 
 function convertWeightedRoundRobin(extension: XdsExtension, errors: ValidationErrors): JsonObject | undefined {
-  const config = decodeExtension(extension, ClientSideWeightedRoundRobinSchema);
+  const config = decodeExtension(extension, ClientSideWeightedRoundRobinViewReader);
   if (config === undefined) {
     errors.add(extension.path, "can't decode ClientSideWeightedRoundRobin LB policy config");
     return undefined;
@@ -102,7 +99,7 @@ function convertWeightedRoundRobin(extension: XdsExtension, errors: ValidationEr
 }
 
 function convertLeastRequest(extension: XdsExtension, errors: ValidationErrors): JsonObject | undefined {
-  const config = decodeExtension(extension, LeastRequestSchema);
+  const config = decodeExtension(extension, LeastRequestViewReader);
   if (config === undefined) {
     errors.add(extension.path, "can't decode LeastRequest LB policy config");
     return undefined;
@@ -133,7 +130,7 @@ function convertOne(
     case TYPES.leastRequest:
       return convertLeastRequest(extension, errors);
     case TYPES.pickFirst: {
-      const config = decodeExtension(extension, PickFirstSchema);
+      const config = decodeExtension(extension, PickFirstViewReader);
       if (config === undefined) {
         errors.add(extension.path, "can't decode PickFirst LB policy config");
         return undefined;
@@ -141,7 +138,7 @@ function convertOne(
       return { pick_first: { shuffleAddressList: config.shuffleAddressList } };
     }
     case TYPES.wrrLocality: {
-      const config = decodeExtension(extension, WrrLocalitySchema);
+      const config = decodeExtension(extension, WrrLocalityViewReader);
       if (config === undefined) {
         errors.add(extension.path, "can't decode WrrLocality LB policy config");
         return undefined;
@@ -162,7 +159,7 @@ function convertOne(
 /** A52: the first policy of the list this client supports, converted; reports when none is. */
 function convertPolicyList(
   converter: Converter,
-  policy: LoadBalancingPolicy,
+  policy: LoadBalancingPolicyView,
   path: string,
   depth: number,
 ): LbPolicyConfig[] {
@@ -195,7 +192,7 @@ function convertPolicyList(
  * `least_request_lb_config`).
  */
 export function parseLbPolicy(
-  cluster: Cluster,
+  cluster: ClusterView,
   customPolicies: ReadonlySet<string>,
   errors: ValidationErrors,
 ): readonly LbPolicyConfig[] {

@@ -1,16 +1,17 @@
-import { fromBinary } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
-import { type Listener, ListenerSchema } from "@xdskit/protos/envoy/config/listener/v3/listener_pb";
+import type { Listener } from "@xdskit/protos/envoy/config/listener/v3/listener_pb";
+import { type ListenerView, ListenerViewReader } from "../gen/envoy/config/listener/v3/listener_view.js";
 import {
-  type HttpConnectionManager,
-  HttpConnectionManagerSchema,
-} from "@xdskit/protos/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb";
+  type HttpConnectionManagerView as HttpConnectionManager,
+  HttpConnectionManagerViewReader,
+} from "../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_view.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "../resource-type.js";
+import { decodeResource, type ResourceMessage } from "./decode-view.js";
 import { parseDurationMs } from "./duration.js";
 import { decodeExtension, extractExtension, type TypedConfig, toTypedConfig } from "./extension.js";
 import { type HttpFilterKind, httpFilterForConfigType, validateFilterConfig } from "./http-filters.js";
 import { parseRouteConfigurationBody, type RouteConfigurationBody } from "./route-configuration.js";
-import { ValidationErrors, withRaw } from "./validation.js";
+import type { ValidationErrors } from "./validation.js";
 
 /** One entry of the HTTP filter chain (A39), in order; the last is the router. */
 export interface HttpFilter {
@@ -131,7 +132,7 @@ function parseHttpConnectionManager(
 }
 
 function parseListener(
-  proto: Listener,
+  proto: ListenerView,
   context: DecodeContext,
   errors: ValidationErrors,
 ): Omit<ListenerUpdate, "name" | "raw"> | undefined {
@@ -149,7 +150,7 @@ function parseListener(
     errors.add(extension.path, "unsupported filter type");
     return undefined;
   }
-  const hcm = decodeExtension(extension, HttpConnectionManagerSchema);
+  const hcm = decodeExtension(extension, HttpConnectionManagerViewReader);
   if (hcm === undefined) {
     errors.add(extension.path, "could not parse HttpConnectionManager config");
     return undefined;
@@ -157,26 +158,22 @@ function parseListener(
   return parseHttpConnectionManager(hcm, extension.path, context, errors);
 }
 
-const TYPE_URL = "type.googleapis.com/envoy.config.listener.v3.Listener";
+const LISTENER: ResourceMessage<ListenerView> = {
+  typeUrl: "type.googleapis.com/envoy.config.listener.v3.Listener",
+  label: "Listener",
+  reader: ListenerViewReader,
+  nameOf: (view) => view.name,
+};
 
 /** LDS: client `envoy.config.listener.v3.Listener`s (an `api_listener` holding an HttpConnectionManager). */
 export const listenerResourceType: ResourceType<ListenerUpdate> = Object.freeze({
-  typeUrl: TYPE_URL,
+  typeUrl: LISTENER.typeUrl,
   typeName: "ListenerResource",
   allResourcesRequiredInSotW: true,
   decode(resource: Any, context: DecodeContext): DecodeResult<ListenerUpdate> {
-    if (resource.typeUrl !== TYPE_URL) {
-      return { ok: false, error: `unexpected type_url "${resource.typeUrl}" for Listener` };
-    }
-    let proto: Listener;
-    try {
-      proto = fromBinary(ListenerSchema, resource.value);
-    } catch (error) {
-      return { ok: false, error: `can't parse Listener resource: ${(error as Error).message}` };
-    }
-    const errors = new ValidationErrors();
-    const body = parseListener(proto, context, errors);
-    if (body === undefined || !errors.ok) return { ok: false, name: proto.name, error: errors.toString() };
-    return { ok: true, name: proto.name, value: withRaw({ name: proto.name, ...body }, proto) };
+    return decodeResource(resource, LISTENER, (view, errors) => {
+      const body = parseListener(view, context, errors);
+      return body === undefined ? undefined : { name: view.name, ...body };
+    });
   },
 });

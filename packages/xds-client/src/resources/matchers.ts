@@ -1,5 +1,5 @@
-import type { HeaderMatcher as HeaderMatcherProto } from "@xdskit/protos/envoy/config/route/v3/route_components_pb";
-import type { StringMatcher as StringMatcherProto } from "@xdskit/protos/envoy/type/matcher/v3/string_pb";
+import type { HeaderMatcherView as HeaderMatcherProto } from "../gen/envoy/config/route/v3/route_components_view.js";
+import type { StringMatcherView as StringMatcherProto } from "../gen/envoy/type/matcher/v3/string_view.js";
 import { fieldPath, type ValidationErrors } from "./validation.js";
 
 /** A validated envoy `StringMatcher` (`safe_regex` holds RE2 syntax; `ignoreCase` is never set on it). */

@@ -1,15 +1,17 @@
-import { fromBinary } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
+import type { RouteConfiguration } from "@xdskit/protos/envoy/config/route/v3/route_pb";
 import {
-  type ClusterSpecifierPlugin as ClusterSpecifierPluginProto,
-  FilterConfigSchema,
-  type RetryPolicy as RetryPolicyProto,
-  type RouteAction as RouteActionProto,
-  type RouteMatch as RouteMatchProto,
-  type Route as RouteProto,
-} from "@xdskit/protos/envoy/config/route/v3/route_components_pb";
-import { type RouteConfiguration, RouteConfigurationSchema } from "@xdskit/protos/envoy/config/route/v3/route_pb";
+  type ClusterSpecifierPluginView as ClusterSpecifierPluginProto,
+  FilterConfigViewReader,
+  type RetryPolicyView as RetryPolicyProto,
+  type RouteActionView as RouteActionProto,
+  type RouteMatchView as RouteMatchProto,
+  type RouteView as RouteProto,
+} from "../gen/envoy/config/route/v3/route_components_view.js";
+import { type RouteConfigurationView, RouteConfigurationViewReader } from "../gen/envoy/config/route/v3/route_view.js";
+import type { AnyView } from "../gen/google/protobuf/any_view.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "../resource-type.js";
+import { decodeResource, type ResourceMessage } from "./decode-view.js";
 import { parseDurationMs } from "./duration.js";
 import { decodeExtension, extractExtension, type TypedConfig, toTypedConfig } from "./extension.js";
 import { perMillion } from "./fraction.js";
@@ -21,7 +23,7 @@ import {
   type PathMatcher,
   parseHeaderMatcher,
 } from "./matchers.js";
-import { EMPTY, fieldPath, UINT32_MAX, ValidationErrors, withRaw } from "./validation.js";
+import { EMPTY, fieldPath, UINT32_MAX, type ValidationErrors } from "./validation.js";
 
 /** A `typed_per_filter_config` entry: the override config for the HTTP filter instance of that name. */
 export interface FilterConfigOverride {
@@ -135,7 +137,7 @@ const OPTIONAL_UNSUPPORTED = null;
 
 /** `typed_per_filter_config` (virtual host, route or weighted cluster) with gRPC's rules (A39). */
 function parseFilterOverrides(
-  map: { readonly [key: string]: Any },
+  map: { readonly [key: string]: AnyView },
   path: string,
   errors: ValidationErrors,
 ): FilterConfigOverrides {
@@ -148,7 +150,7 @@ function parseFilterOverrides(
     let isOptional = false;
     let disabled = false;
     if (extension.type === FILTER_CONFIG_TYPE) {
-      const wrapper = decodeExtension(extension, FilterConfigSchema);
+      const wrapper = decodeExtension(extension, FilterConfigViewReader);
       if (wrapper === undefined) {
         errors.add(extension.path, "could not parse FilterConfig");
         continue;
@@ -503,7 +505,7 @@ function parseClusterSpecifierPlugins(
  * reported field (empty for an RDS resource; the `route_config` field for an inline one).
  */
 export function parseRouteConfigurationBody(
-  proto: RouteConfiguration,
+  proto: RouteConfigurationView,
   path: string,
   context: DecodeContext,
   errors: ValidationErrors,
@@ -558,26 +560,22 @@ export function parseRouteConfigurationBody(
   });
 }
 
-const TYPE_URL = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration";
+const ROUTE_CONFIGURATION: ResourceMessage<RouteConfigurationView> = {
+  typeUrl: "type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
+  label: "RouteConfiguration",
+  reader: RouteConfigurationViewReader,
+  nameOf: (view) => view.name,
+};
 
 /** RDS: `envoy.config.route.v3.RouteConfiguration`, validated as gRPC clients do. */
 export const routeConfigurationResourceType: ResourceType<RouteConfigurationUpdate> = Object.freeze({
-  typeUrl: TYPE_URL,
+  typeUrl: ROUTE_CONFIGURATION.typeUrl,
   typeName: "RouteConfigurationResource",
   allResourcesRequiredInSotW: false,
   decode(resource: Any, context: DecodeContext): DecodeResult<RouteConfigurationUpdate> {
-    if (resource.typeUrl !== TYPE_URL) {
-      return { ok: false, error: `unexpected type_url "${resource.typeUrl}" for RouteConfiguration` };
-    }
-    let proto: RouteConfiguration;
-    try {
-      proto = fromBinary(RouteConfigurationSchema, resource.value);
-    } catch (error) {
-      return { ok: false, error: `can't parse RouteConfiguration resource: ${(error as Error).message}` };
-    }
-    const errors = new ValidationErrors();
-    const body = parseRouteConfigurationBody(proto, "", context, errors);
-    if (!errors.ok) return { ok: false, name: proto.name, error: errors.toString() };
-    return { ok: true, name: proto.name, value: withRaw({ name: proto.name, ...body }, proto) };
+    return decodeResource(resource, ROUTE_CONFIGURATION, (view, errors) => ({
+      name: view.name,
+      ...parseRouteConfigurationBody(view, "", context, errors),
+    }));
   },
 });

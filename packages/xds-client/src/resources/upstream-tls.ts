@@ -1,10 +1,10 @@
-import type { TransportSocket } from "@xdskit/protos/envoy/config/core/v3/base_pb";
-import type { CertificateValidationContext } from "@xdskit/protos/envoy/extensions/transport_sockets/tls/v3/common_pb";
-import {
-  type CommonTlsContext,
-  UpstreamTlsContextSchema,
-} from "@xdskit/protos/envoy/extensions/transport_sockets/tls/v3/tls_pb";
 import type { Bootstrap } from "../bootstrap-types.js";
+import type { TransportSocketView } from "../gen/envoy/config/core/v3/base_view.js";
+import type { CertificateValidationContextView } from "../gen/envoy/extensions/transport_sockets/tls/v3/common_view.js";
+import {
+  type CommonTlsContextView,
+  UpstreamTlsContextViewReader,
+} from "../gen/envoy/extensions/transport_sockets/tls/v3/tls_view.js";
 import { decodeExtension, extractExtension } from "./extension.js";
 import { parseStringMatcher, type StringMatcher } from "./matchers.js";
 import { EMPTY, type ValidationErrors } from "./validation.js";
@@ -47,7 +47,7 @@ interface ValidationParts {
 }
 
 function parseValidationContext(
-  proto: CertificateValidationContext,
+  proto: CertificateValidationContextView,
   path: string,
   bootstrap: Bootstrap,
   errors: ValidationErrors,
@@ -80,7 +80,7 @@ function parseValidationContext(
 }
 
 function parseCommonTlsContext(
-  proto: CommonTlsContext,
+  proto: CommonTlsContextView,
   path: string,
   bootstrap: Bootstrap,
   errors: ValidationErrors,
@@ -141,7 +141,7 @@ function parseCommonTlsContext(
 
 /** The Cluster's `transport_socket` (A29): an UpstreamTlsContext with a CA from a certificate provider or the system. */
 export function parseUpstreamTls(
-  socket: TransportSocket,
+  socket: TransportSocketView,
   bootstrap: Bootstrap,
   errors: ValidationErrors,
 ): UpstreamTlsConfig | undefined {
@@ -152,7 +152,7 @@ export function parseUpstreamTls(
     errors.add("transport_socket.typed_config.type_url", "unsupported transport socket type");
     return undefined;
   }
-  const context = decodeExtension(extension, UpstreamTlsContextSchema);
+  const context = decodeExtension(extension, UpstreamTlsContextViewReader);
   if (context === undefined) {
     errors.add(extension.path, "can't decode UpstreamTlsContext");
     return undefined;

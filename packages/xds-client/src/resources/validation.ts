@@ -1,4 +1,5 @@
-import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { type DescMessage, fromBinary, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { bytesText, textBytes } from "../resource-bytes.js";
 
 /**
  * Collects validation failures of one resource, each prefixed with the path of the field at fault
@@ -47,30 +48,52 @@ export function deepFreezeJson<T extends JsonValue>(value: T): T {
   return value;
 }
 
+/** Each update's `raw`, once read. */
+const decodedRaw = new WeakMap<object, unknown>();
+
 /**
- * Attaches the decoded message as a non-enumerable `raw` property and freezes the update. `raw` is left out of
- * `JSON.stringify`, spreads and structural comparisons of updates; read it as `update.raw`.
+ * What an update is an instance of: it keeps the bytes its `raw` getter decodes, in a private field, as the client
+ * keeps a resource's bytes (resource-bytes.ts: the same string, so an update costs no second copy).
  */
-export function withRaw<T extends object, R>(update: T, raw: R): T & { readonly raw: R } {
-  Object.defineProperty(update, "raw", { value: raw, enumerable: false, writable: false, configurable: false });
-  return Object.freeze(update) as T & { readonly raw: R };
+type RawHolder = new (bytes: string) => object;
+
+/** One class per message type. */
+const rawHolders = new Map<DescMessage, RawHolder>();
+
+function rawHolder(schema: DescMessage): RawHolder {
+  let holder = rawHolders.get(schema);
+  if (holder === undefined) {
+    holder = class {
+      readonly #bytes: string;
+      constructor(bytes: string) {
+        this.#bytes = bytes;
+      }
+      get raw(): unknown {
+        let raw = decodedRaw.get(this);
+        if (raw === undefined) {
+          raw = fromBinary(schema, textBytes(this.#bytes));
+          decodedRaw.set(this, raw);
+        }
+        return raw;
+      }
+    };
+    rawHolders.set(schema, holder);
+  }
+  return holder;
 }
 
 /**
- * Like `withRaw`, for a message decoded only when `raw` is first read (then kept). `decode` runs once; if the bytes
- * cannot be decoded by the full schema, reading `raw` throws.
+ * The update, frozen, with a `raw` message of `schema` decoded from `bytes` when first read (then kept). `raw` is a
+ * getter of the update's class and the bytes a private field, so neither shows in `JSON.stringify`, spreads,
+ * `Object.keys` or structural comparisons.
  */
-export function withLazyRaw<T extends object, R>(update: T, decode: () => R): T & { readonly raw: R } {
-  let raw: R | undefined;
-  Object.defineProperty(update, "raw", {
-    get: () => {
-      raw ??= decode();
-      return raw;
-    },
-    enumerable: false,
-    configurable: false,
-  });
-  return Object.freeze(update) as T & { readonly raw: R };
+export function withLazyRaw<T extends object, R>(
+  update: T,
+  schema: DescMessage,
+  bytes: Uint8Array,
+): T & { readonly raw: R } {
+  const Holder = rawHolder(schema);
+  return Object.freeze(Object.assign(new Holder(bytesText(bytes)), update)) as T & { readonly raw: R };
 }
 
 /** The shared empty array of updates (frozen; never mutated). */

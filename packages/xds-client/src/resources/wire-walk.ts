@@ -2,9 +2,10 @@ import { type DescField, type DescMessage, ScalarType } from "@bufbuild/protobuf
 import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 
 /*
- * Reading a message the way `fromBinary` of @bufbuild/protobuf reads it, keeping nothing. A hand-written decoder
- * calls `walkField` for every field it does not keep, so that it accepts and rejects exactly the bytes `fromBinary`
- * accepts and rejects (proved by the property tests in test/fuzz). The rules of `fromBinary` followed here:
+ * Reading a message the way `fromBinary` of @bufbuild/protobuf reads it, keeping nothing. A generated wire view
+ * (src/gen, view-runtime.ts) calls `walkField` for every field it does not keep, so that it accepts and rejects
+ * exactly the bytes `fromBinary` accepts and rejects (proved by the property tests in test/fuzz). The rules of
+ * `fromBinary` followed here:
  * - a known field is read as its declared type, whatever the wire type of its tag;
  * - a nested message is read while the position is below its declared end: a field that crosses the end is read
  *   whole, and the enclosing message carries on from there (only reading past the buffer fails);

@@ -18,7 +18,12 @@ import {
 import { SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import fc from "fast-check";
 import { expect, it } from "vitest";
-import { readAny, UnreadableResponseError } from "../../src/decoded-response.js";
+import {
+  expectTypeUrls,
+  RESOURCE_WRAPPER_TYPE_URL,
+  readAny,
+  UnreadableResponseError,
+} from "../../src/decoded-response.js";
 import { errorMessage } from "../../src/xds-error.js";
 import { applyMutations, INTERESTING_BYTES, mutationsArb } from "./mutations.js";
 import { RESOURCE_KINDS } from "./resource-arbitraries.js";
@@ -26,6 +31,7 @@ import { fuzzParameters, fuzzTimeoutMs } from "./settings.js";
 
 const kind = RESOURCE_KINDS.find((k) => k.label === "CDS")!;
 const typeUrl = kind.type.typeUrl;
+const expected = expectTypeUrls(typeUrl, RESOURCE_WRAPPER_TYPE_URL);
 
 /** An Any as a server might send it: the resource, wrapped in a Resource, with unknown fields, or odd type URLs. */
 const anyArb: fc.Arbitrary<Any> = fc.oneof(
@@ -90,7 +96,7 @@ function newRead(bytes: Uint8Array): Read | { readonly ok: false; readonly inRes
   }
   let resources: Any[];
   try {
-    resources = envelope.resources.map(readAny);
+    resources = envelope.resources.map((resource) => readAny(resource, expected));
   } catch (error) {
     expect(error).toBeInstanceOf(UnreadableResponseError);
     return { ok: false, inResource: (error as UnreadableResponseError).rawMessage };
@@ -130,3 +136,35 @@ it(
   },
   fuzzTimeoutMs,
 );
+
+it("readAny reads an entry as protobuf-es reads the Any, directly when it is encoded as servers encode one", () => {
+  const entryArb = fc.oneof(
+    anyArb.map((any) => toBinary(AnySchema, any)),
+    fc
+      .tuple(
+        anyArb.map((any) => toBinary(AnySchema, any)),
+        mutationsArb,
+      )
+      .map(([bytes, mutations]) => applyMutations(bytes, mutations)),
+  );
+  const seen = { read: 0, failed: 0 };
+  fc.assert(
+    fc.property(entryArb, (bytes) => {
+      let decoded: Any;
+      try {
+        decoded = fromBinary(AnySchema, bytes, { recursionLimit: 99 });
+      } catch (error) {
+        expect(() => readAny(bytes, expected)).toThrow(new UnreadableResponseError(error).message);
+        seen.failed += 1;
+        return;
+      }
+      const read = readAny(bytes, expected);
+      expect(read).toStrictEqual(decoded);
+      expect(Object.keys(read)).toEqual(Object.keys(decoded));
+      seen.read += 1;
+    }),
+    fuzzParameters(1000),
+  );
+  expect(seen.read).toBeGreaterThan(0);
+  expect(seen.failed).toBeGreaterThan(0);
+});

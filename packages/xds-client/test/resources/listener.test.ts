@@ -19,6 +19,7 @@ const HCM =
 const FAULT = "type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault";
 const RBAC = "type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC";
 const opaque = (typeUrl: string) => ({ typeUrl, value: new Uint8Array([8, 1]) });
+const fault = (): FilterInit => ({ name: "fault", configType: { case: "typedConfig", value: opaque(FAULT) } });
 
 const router: FilterInit = { name: "router", configType: { case: "typedConfig", value: pack(RouterSchema, {}) } };
 const ads = { configSourceSpecifier: { case: "ads", value: {} } } as const;
@@ -131,6 +132,27 @@ describe("listenerResourceType", () => {
         ["fault", "envoy.extensions.filters.http.fault.v3.HTTPFault"],
         ["router", "envoy.extensions.filters.http.router.v3.Router"],
       ]);
+    });
+
+    it("a filter config's bytes are a copy: the update keeps nothing of the response it came in", () => {
+      const any = anyPack(
+        ListenerSchema,
+        create(ListenerSchema, {
+          name: "listener-a",
+          apiListener: {
+            apiListener: pack(HttpConnectionManagerSchema, hcm({ httpFilters: [fault(), router] })),
+          },
+        }),
+      );
+      const update = expectOk(listenerResourceType.decode(any, context));
+      const config = update.httpFilters[0]!.config;
+      expect(config).toEqual({
+        type: "envoy.extensions.filters.http.fault.v3.HTTPFault",
+        kind: "bytes",
+        value: new Uint8Array([8, 1]),
+      });
+      expect(config.kind === "bytes" && config.value.buffer).not.toBe(any.value.buffer);
+      expect(config.kind === "bytes" && config.value.buffer.byteLength).toBe(2);
     });
 
     it("the HttpConnectionManager given as a TypedStruct is refused like gRPC (it must be serialized)", () => {

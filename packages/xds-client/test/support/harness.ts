@@ -83,6 +83,8 @@ export interface SetupOptions {
   readonly logger?: Logger;
   /** SotW: the byte-identical skip (default on); off to compare against. */
   readonly decodeMemo?: boolean;
+  /** A re-push of what an entry holds ACKed only moves its version (`reapplyIdentical`, default on); off to compare. */
+  readonly reapplyIdentical?: boolean;
   /** SotW: the transport hands decoded DiscoveryResponses, as a custom one may (default: SotwResponseBytes). */
   readonly decodedSotw?: boolean;
   /** The client's random source (default 0.5 always: backoff without jitter). */
@@ -144,6 +146,7 @@ export function setup(options: SetupOptions = {}) {
       clock,
       random: options.random ?? (() => 0.5),
       ...(options.decodeMemo === undefined ? {} : { decodeMemo: options.decodeMemo }),
+      ...(options.reapplyIdentical === undefined ? {} : { reapplyIdentical: options.reapplyIdentical }),
     },
   );
   // Closed when the test ends, pass or fail.

@@ -5,7 +5,8 @@
 //   repush <which> <port> <count> <api>        watch <count> clusters; `all` once each arrived, then `middle` and
 //                                              `last` at each callback of cluster-<count/2> and cluster-<count-1>;
 //   churn <which> <port> <seconds> <perSecond> <pool>  watches come and go; heap after the first second and at the end;
-//   heap <which> <port> <count>                heap before the watches and once every cluster is cached (after a GC).
+//   heap <which> <port> <count> <kind>         heap once <count> resources of <kind> (cds, lds, rds, eds) are cached,
+//                                              each watched, after a GC.
 import { createRequire } from "node:module";
 import type { BootstrapConfig } from "@xdskit/xds-client";
 
@@ -34,7 +35,10 @@ function bootstrap(port: string, api = "GRPC"): BootstrapConfig {
   };
 }
 
-/** What a scenario needs of a client: watch a cluster name; the returned function cancels the watch. */
+/** The resource types a scenario may watch (clusters unless it says otherwise). */
+type Kind = "cds" | "lds" | "rds" | "eds";
+
+/** What a scenario needs of a client: watch a resource name; the returned function cancels the watch. */
 interface Client {
   watch(name: string, onUpdate: () => void): () => void;
 }
@@ -42,13 +46,27 @@ interface Client {
 const require = createRequire(import.meta.url);
 const GRPC_XDS = "@grpc/grpc-js-xds/build/src";
 
-async function createClient(port: string, api?: string): Promise<Client> {
+const GRPC_TYPES: Record<Kind, [file: string, name: string]> = {
+  cds: ["cluster-resource-type", "ClusterResourceType"],
+  lds: ["listener-resource-type", "ListenerResourceType"],
+  rds: ["route-config-resource-type", "RouteConfigurationResourceType"],
+  eds: ["endpoint-resource-type", "EndpointResourceType"],
+};
+
+async function createClient(port: string, api?: string, kind: Kind = "cds"): Promise<Client> {
   if (which === "xdskit") {
-    const { clusterResourceType, createXdsClient } = await import("@xdskit/xds-client");
-    const client = createXdsClient({ bootstrap: bootstrap(port, api), env: {} });
+    const xds = await import("@xdskit/xds-client");
+    const types = {
+      cds: xds.clusterResourceType,
+      lds: xds.listenerResourceType,
+      rds: xds.routeConfigurationResourceType,
+      eds: xds.endpointResourceType,
+    } as const;
+    const type = types[kind] as typeof xds.clusterResourceType;
+    const client = xds.createXdsClient({ bootstrap: bootstrap(port, api), env: {} });
     return {
       watch(name, onUpdate) {
-        const cancel = client.watch(clusterResourceType, name, {
+        const cancel = client.watch(type, name, {
           onResourceChanged: (result) => {
             if (result.ok) onUpdate();
           },
@@ -60,13 +78,16 @@ async function createClient(port: string, api?: string): Promise<Client> {
   }
   const { XdsClient, Watcher } = require(`${GRPC_XDS}/xds-client.js`);
   const { validateBootstrapConfig } = require(`${GRPC_XDS}/xds-bootstrap.js`);
-  const { ClusterResourceType } = require(`${GRPC_XDS}/xds-resource-type/cluster-resource-type.js`);
+  // What register() sets up for listeners: without the router filter registered, every Listener is rejected.
+  if (kind === "lds") require(`${GRPC_XDS}/http-filter/router-filter.js`).setup();
+  const [file, exported] = GRPC_TYPES[kind];
+  const type = require(`${GRPC_XDS}/xds-resource-type/${file}.js`)[exported];
   const client = new XdsClient(validateBootstrapConfig(bootstrap(port)));
   return {
     watch(name, onUpdate) {
       const watcher = new Watcher({ onResourceChanged: onUpdate, onError: () => {}, onResourceDoesNotExist: () => {} });
-      ClusterResourceType.startWatch(client, name, watcher);
-      return () => ClusterResourceType.cancelWatch(client, name, watcher);
+      type.startWatch(client, name, watcher);
+      return () => type.cancelWatch(client, name, watcher);
     },
   };
 }
@@ -143,13 +164,13 @@ async function churn(port: string, seconds: number, perSecond: number, pool: num
   process.exit(0);
 }
 
-async function heap(port: string, count: number): Promise<void> {
-  const client = await createClient(port);
+async function heap(port: string, count: number, kind: Kind): Promise<void> {
+  const client = await createClient(port, "GRPC", kind);
   const before = heapAfterGc();
   let received = 0;
   const seen = new Set<number>();
   for (let i = 0; i < count; i++) {
-    client.watch(`cluster-${i}`, () => {
+    client.watch(`${kind}-${i}`, () => {
       if (seen.has(i)) return;
       seen.add(i);
       received += 1;
@@ -170,5 +191,5 @@ if (mode === "cold") await cold();
 else if (mode === "first") await first(a!);
 else if (mode === "repush") await repush(a!, Number(b), c!);
 else if (mode === "churn") await churn(a!, Number(b), Number(c), Number(d));
-else if (mode === "heap") await heap(a!, Number(b));
+else if (mode === "heap") await heap(a!, Number(b), c as Kind);
 else throw new Error(`unknown mode ${mode}`);
