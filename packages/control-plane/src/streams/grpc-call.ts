@@ -63,6 +63,8 @@ function framed(parts: readonly Uint8Array[], size: number): Buffer {
     out.set(part, at);
     at += part.length;
   }
+  // `size` is the parts' total; were it more, the buffer would send uninitialised memory.
+  if (at !== out.length) throw new Error(`framed ${at - 5} of ${size} bytes`);
   return out;
 }
 
