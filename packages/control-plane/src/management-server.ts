@@ -43,6 +43,7 @@ import { createTlsCredentials, type TlsCredentials } from "./security/tls-creden
 import { createHttp2Listener, onListening } from "./security/tls-server.js";
 import type { StatusInit } from "./status.js";
 import { DeltaStream } from "./streams/delta-stream.js";
+import { createFlushBatch, type FlushBatch } from "./streams/flush-batch.js";
 import { openGrpcCall, refuseCall } from "./streams/grpc-call.js";
 import { SotwStream } from "./streams/sotw-stream.js";
 import type { AdsStream, StreamHost } from "./streams/stream-base.js";
@@ -87,6 +88,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   readonly lrs: LrsSinkImpl;
   readonly limits: ServerLimits;
   readonly plans: Readonly<Record<StreamKind, PlanCache>> = { sotw: createPlanCache(), delta: createPlanCache() };
+  readonly flushes: FlushBatch;
   readonly #options: ManagementServerOptions;
   readonly #streams = new Set<AdsStream>();
   /** The streams by what they subscribe to, for changes to find the streams they may concern. */
@@ -117,6 +119,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     }
     this.limits = resolveLimits(options);
     this.logger = prefixLogger(options.logger ?? noopLogger, "[control-plane]");
+    this.flushes = createFlushBatch((error) => this.logger.error("internal error flushing a stream", error));
     this.#tls = options.tls ? createTlsCredentials(options.tls, this.logger) : undefined;
     if (options.identity && !this.#tls?.mutual) {
       throw new TypeError("identity binds nodes to client certificates: it needs tls with a CA (ca or caFile)");

@@ -318,8 +318,19 @@ export function encodeBody<S extends ResponseSchema>(
   };
 }
 
+/** Below this many bytes, a body with its nonce is one buffer: one allocation rather than a nonce field and a list. */
+const JOINED_BYTES = 4096;
+
 /** The body with this stream's nonce in its place. */
 export function withNonce(body: EncodedBody, nonce: string): WireMessage {
+  const { head, tail } = body;
+  const size = head.length + stringSize(nonce) + tail.length;
+  if (size <= JOINED_BYTES) {
+    const out = Buffer.allocUnsafe(size);
+    out.set(head, 0);
+    out.set(tail, writeString(out, head.length, 5, nonce));
+    return { parts: size > 0 ? [out] : [], size };
+  }
   const nonceField = encodeNonce(nonce);
   const parts = [body.head, nonceField, body.tail].filter((part) => part.length > 0);
   return { parts, size: body.head.length + nonceField.length + body.tail.length };

@@ -24,6 +24,7 @@ import type { PeerIdentity } from "../security/identity.js";
 import { checkSameNode } from "../security/node-binding.js";
 import { DPDS_TYPE_URL, PUSH_ORDER } from "../type-urls.js";
 import { type WireMessage, wholeMessage, withNonce } from "./encoded-response.js";
+import type { FlushBatch } from "./flush-batch.js";
 import type { GrpcServerCall } from "./grpc-call.js";
 import type { PreparedResponse, ResponseParts } from "./prepared-response.js";
 import type { StreamInfo, StreamTypeInfo } from "./stream-info.js";
@@ -41,6 +42,8 @@ export interface StreamHost {
   readonly limits: ServerLimits;
   /** One per protocol: what a client holds means different things in each. */
   readonly plans: Readonly<Record<StreamKind, PlanCache>>;
+  /** Where streams queue their flushes: the streams a change marks dirty flush in one microtask. */
+  readonly flushes: FlushBatch;
   register(stream: AdsStream): void;
   unregister(stream: AdsStream): void;
   /** What a stream subscribes to of a type, after any change to it: the changes that may concern it reach it. */
@@ -505,8 +508,10 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
   #scheduleFlush(): void {
     if (this.#flushScheduled) return;
     this.#flushScheduled = true;
-    queueMicrotask(() => this.#flushPending());
+    this.host.flushes.schedule(this.#flushPendingBound);
   }
+
+  readonly #flushPendingBound = (): void => this.#flushPending();
 
   #flushPending(): void {
     this.#flushScheduled = false;
