@@ -30,8 +30,25 @@ const NO_PARAMETERS: Params = Object.freeze({});
 /**
  * The canonical form of `input` (`TRUE` when undefined). Constraints that have no wire form (the TP2 draft's integer
  * ranges, a variant that can match nothing such as `!true`) or that do not parse are a TypeError naming `what`.
+ * Constraints given as text are parsed once: republishing a variant with the same text (the usual way to publish a
+ * new version of it) reuses the canonical form (frozen, so shared safely); text that does not parse is not kept.
  */
 export function readConstraints(input: ConstraintsInput | undefined, what: string): Expr {
+  if (typeof input !== "string") return parseConstraints(input, what);
+  const known = parsedTexts.get(input);
+  if (known !== undefined) return known;
+  const parsed = parseConstraints(input, what);
+  if (parsedTexts.size >= PARSED_TEXTS_LIMIT) parsedTexts.clear();
+  parsedTexts.set(input, parsed);
+  return parsed;
+}
+
+/** Constraint texts already parsed, by text; cleared when full (a bound on memory, not a policy). */
+const parsedTexts = new Map<string, Expr>();
+const PARSED_TEXTS_LIMIT = 4096;
+
+/** readConstraints without the cache of parsed texts (exported for the property test that compares the two). */
+export function parseConstraints(input: ConstraintsInput | undefined, what: string): Expr {
   if (input === undefined) return TRUE;
   try {
     let expr: Expr;
