@@ -43,9 +43,9 @@ export function readConstraints(input: ConstraintsInput | undefined, what: strin
   return parsed;
 }
 
-/** Constraint texts already parsed, by text; cleared when full (a bound on memory, not a policy). */
+/** Constraint texts already parsed, by text; cleared when full (a bound on memory, ~100 bytes a short text). */
 const parsedTexts = new Map<string, Expr>();
-const PARSED_TEXTS_LIMIT = 4096;
+const PARSED_TEXTS_LIMIT = 16_384;
 
 /** readConstraints without the cache of parsed texts (exported for the property test that compares the two). */
 export function parseConstraints(input: ConstraintsInput | undefined, what: string): Expr {
