@@ -5,7 +5,7 @@ import { createVariantIndex, fromText, type Params, TRUE } from "@xdskit/constra
 import fc from "fast-check";
 import { expect, test } from "vitest";
 import type { Entry } from "./entry.js";
-import { VariantGroup, variantRef } from "./variant-group.js";
+import { parseConstraints, readConstraints, VariantGroup, variantRef } from "./variant-group.js";
 
 const TEXTS = ["", "env=prod", "env=test", "env=prod && zone=a"];
 const refs = new Map(TEXTS.map((text) => [text, text === "" ? undefined : variantRef("n", fromText(text))]));
@@ -50,6 +50,35 @@ test("a group reads as a Map by canonical text and chooses as the index", () => 
         for (const params of PARAMS) {
           expect(group.choose(params)).toBe(index.select(params ?? {})?.variant.value);
         }
+      }
+    }),
+  );
+});
+
+// readConstraints keeps the canonical form of each text it parsed: whatever the texts (parsable or not) and the
+// order they come in, it returns what parsing afresh returns, and fails with the same message where that fails.
+test("constraints read from text equal the text parsed afresh", () => {
+  const token = fc.constantFrom("a", "b", "=", "x", "y", "&&", "||", "!", "(", ")", "exists(", "true", " ", "in[1,2]");
+  const soup = fc.array(token, { maxLength: 8 }).map((tokens) => tokens.join(""));
+  const atom = fc.oneof(
+    fc.tuple(fc.constantFrom("a", "b"), fc.constantFrom("x", "y")).map(([k, v]) => `${k}=${v}`),
+    fc.constantFrom("exists(a)", "exists(b)", "true", "!true"),
+  );
+  const formula = fc
+    .tuple(fc.array(atom, { minLength: 1, maxLength: 3 }), fc.constantFrom(" && ", " || ", "&&"), fc.boolean())
+    .map(([atoms, op, not]) => (not ? `!(${atoms.join(op)})` : atoms.join(op)));
+  const text = fc.oneof(soup, formula);
+  const outcome = (read: () => unknown) => {
+    try {
+      return { ok: read() };
+    } catch (error) {
+      return { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+    }
+  };
+  fc.assert(
+    fc.property(fc.array(text, { maxLength: 12 }), (texts) => {
+      for (const t of [...texts, ...texts]) {
+        expect(outcome(() => readConstraints(t, "r"))).toEqual(outcome(() => parseConstraints(t, "r")));
       }
     }),
   );

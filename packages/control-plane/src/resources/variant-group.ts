@@ -30,8 +30,25 @@ const NO_PARAMETERS: Params = Object.freeze({});
 /**
  * The canonical form of `input` (`TRUE` when undefined). Constraints that have no wire form (the TP2 draft's integer
  * ranges, a variant that can match nothing such as `!true`) or that do not parse are a TypeError naming `what`.
+ * Constraints given as text are parsed once: republishing a variant with the same text (the usual way to publish a
+ * new version of it) reuses the canonical form (frozen, so shared safely); text that does not parse is not kept.
  */
 export function readConstraints(input: ConstraintsInput | undefined, what: string): Expr {
+  if (typeof input !== "string") return parseConstraints(input, what);
+  const known = parsedTexts.get(input);
+  if (known !== undefined) return known;
+  const parsed = parseConstraints(input, what);
+  if (parsedTexts.size >= PARSED_TEXTS_LIMIT) parsedTexts.clear();
+  parsedTexts.set(input, parsed);
+  return parsed;
+}
+
+/** Constraint texts already parsed, by text; cleared when full (a bound on memory, ~100 bytes a short text). */
+const parsedTexts = new Map<string, Expr>();
+const PARSED_TEXTS_LIMIT = 16_384;
+
+/** readConstraints without the cache of parsed texts (exported for the property test that compares the two). */
+export function parseConstraints(input: ConstraintsInput | undefined, what: string): Expr {
   if (input === undefined) return TRUE;
   try {
     let expr: Expr;
@@ -78,8 +95,12 @@ export class VariantGroup {
    * itself while there is only one (most names have one variant: no Map per name), else a Map.
    */
   #entries: Entry | Map<string, Entry> | undefined;
-  /** Built while the name has a constrained variant; without, the unconstrained entry is every subscription's. */
-  #index: VariantIndex<Entry> | undefined;
+  /**
+   * Built while the name has a constrained variant; without, the unconstrained entry is every subscription's. Its
+   * values are the variants' keys, not their entries: a new version of a variant (same key, so same constraints)
+   * leaves the index as it is.
+   */
+  #index: VariantIndex<string> | undefined;
   #overlapping = false;
 
   constructor(name: string) {
@@ -122,12 +143,14 @@ export class VariantGroup {
   /** The variant a subscription with these parameters gets (none: a subscription by name), if any. */
   choose(params: Params | undefined): Entry | undefined {
     if (this.#index === undefined) return this.get("");
-    return this.#index.select(params ?? NO_PARAMETERS)?.variant.value;
+    const text = this.#index.select(params ?? NO_PARAMETERS)?.variant.value;
+    return text === undefined ? undefined : this.get(text);
   }
 
   /** Adds or replaces the entry of its variant (the caller checked overlaps). */
   set(entry: Entry): void {
     const text = textOf(entry);
+    const replacing = this.get(text) !== undefined;
     const entries = this.#entries;
     if (entries === undefined || (!(entries instanceof Map) && textOf(entries) === text)) this.#entries = entry;
     else if (entries instanceof Map) {
@@ -139,10 +162,11 @@ export class VariantGroup {
         [text, entry],
       ]);
     }
-    if (this.#index !== undefined) this.#index.add(entry.variant?.constraints ?? TRUE, entry);
-    else if (entry.variant !== undefined) {
-      const index = createVariantIndex<Entry>();
-      for (const e of this.values()) index.add(e.variant?.constraints ?? TRUE, e);
+    if (this.#index !== undefined) {
+      if (!replacing) this.#index.add(entry.variant?.constraints ?? TRUE, text);
+    } else if (entry.variant !== undefined) {
+      const index = createVariantIndex<string>();
+      for (const e of this.values()) index.add(e.variant?.constraints ?? TRUE, textOf(e));
       this.#index = index;
     }
   }
