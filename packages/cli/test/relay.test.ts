@@ -14,10 +14,19 @@ afterEach(async () => {
   await upstream?.close();
 });
 
-it("relays the upstream's resources to a client and exits 0 on Ctrl-C", async () => {
+/** Starts `xdskit relay` with `extra` arguments before a control plane serving cluster "echo"; a client gets it. */
+async function relayEcho(extra: readonly string[] = []) {
   upstream = await createManagementServer();
   upstream.setResource(buildCluster({ name: "echo" }));
-  const relay = startXdskit(["relay", "--upstream", upstream.address, "--listen", "127.0.0.1:0", "--upstream-delta"]);
+  const relay = startXdskit([
+    "relay",
+    "--upstream",
+    upstream.address,
+    "--listen",
+    "127.0.0.1:0",
+    "--upstream-delta",
+    ...extra,
+  ]);
   const banner = await relay.waitFor(/^relaying .* on 127\.0\.0\.1:\d+\n/);
   expect(banner).toBe(`relaying ${upstream.address} on ${/on (\S+)\n/.exec(banner)?.[1]}\n`);
   const address = /on (\S+)\n/.exec(banner)?.[1] ?? "";
@@ -32,8 +41,22 @@ it("relays the upstream's resources to a client and exits 0 on Ctrl-C", async ()
     });
   });
   expect(name).toBe("echo");
-  const streams = upstream.streams();
+  return relay;
+}
+
+it("relays the upstream's resources to a client and exits 0 on Ctrl-C", async () => {
+  const relay = await relayEcho();
+  const streams = upstream?.streams() ?? [];
   expect(streams.map((s) => [s.kind, s.node?.id])).toEqual([["delta", "xdskit-relay"]]);
+  expect((await relay.interrupt()).code).toBe(0);
+});
+
+it("--verbose prints the trace lines of its upstream client and of its server", async () => {
+  const relay = await relayEcho(["--verbose"]);
+  const cds = "type\\.googleapis\\.com/envoy\\.config\\.cluster\\.v3\\.Cluster";
+  // Upstream: the relay's delta client subscribing to the name; downstream: the response the client got.
+  await relay.waitFor(new RegExp(`delta ADS call #\\d+ sending ${cds} \\+1 -0\\n`), { from: "stderr" });
+  await relay.waitFor(new RegExp(`response ${cds} version \\S+ nonce \\S+: 1 resources\\n`), { from: "stderr" });
   expect((await relay.interrupt()).code).toBe(0);
 });
 
