@@ -161,7 +161,7 @@ describe("lean unary calls", () => {
       ),
       { numRuns: 400 },
     );
-  }, 60_000);
+  }, 120_000);
 });
 
 describe("lean unary calls, frame by frame", () => {
