@@ -1,11 +1,11 @@
-// Aggregate and LOGICAL_DNS clusters (A37, A75) over real HTTP/2 with the control plane: a LOGICAL_DNS cluster of
-// `localhost:<port>` resolved by Node's resolver, an aggregate whose EDS priority fails over to that DNS cluster and
-// back, and graphs the transport refuses.
-import { create } from "@bufbuild/protobuf";
-import { anyPack } from "@bufbuild/protobuf/wkt";
-import { buildCluster, buildClusterLoadAssignment, type ManagementServer } from "@xdskit/control-plane";
-import { type Cluster, Cluster_DiscoveryType, ClusterSchema } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
-import { ClusterConfigSchema } from "@xdskit/protos/envoy/extensions/clusters/aggregate/v3/cluster_pb";
+import {
+  buildAggregateCluster,
+  buildCluster,
+  buildClusterLoadAssignment,
+  buildLogicalDnsCluster,
+  type ManagementServer,
+} from "@xdskit/control-plane";
+import type { Cluster } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
 import type { XdsClient } from "@xdskit/xds-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createXdsTransport, type XdsTransport } from "../src/index.js";
@@ -13,50 +13,6 @@ import { createXdsTransportWithInternals } from "../src/internal.js";
 import { type Backend, startBackend } from "./support/backends.js";
 import { echoClient, served, untilServedBy } from "./support/echo-client.js";
 import { clientFor, simpleSnapshot, startControlPlane } from "./support/harness.js";
-
-/** A LOGICAL_DNS cluster resolving `host:port`. */
-function dnsCluster(name: string, host: string, port: number): Cluster {
-  return create(ClusterSchema, {
-    name,
-    clusterDiscoveryType: { case: "type", value: Cluster_DiscoveryType.LOGICAL_DNS },
-    loadAssignment: {
-      clusterName: name,
-      endpoints: [
-        {
-          lbEndpoints: [
-            {
-              hostIdentifier: {
-                case: "endpoint",
-                value: {
-                  address: {
-                    address: {
-                      case: "socketAddress",
-                      value: { address: host, portSpecifier: { case: "portValue", value: port } },
-                    },
-                  },
-                },
-              },
-            },
-          ],
-        },
-      ],
-    },
-  });
-}
-
-/** An aggregate cluster over `clusters`, in priority order. */
-function aggregateCluster(name: string, clusters: string[]): Cluster {
-  return create(ClusterSchema, {
-    name,
-    clusterDiscoveryType: {
-      case: "clusterType",
-      value: {
-        name: "envoy.clusters.aggregate",
-        typedConfig: anyPack(ClusterConfigSchema, create(ClusterConfigSchema, { clusters })),
-      },
-    },
-  });
-}
 
 describe("aggregate and LOGICAL_DNS clusters", () => {
   let server: ManagementServer;
@@ -93,7 +49,9 @@ describe("aggregate and LOGICAL_DNS clusters", () => {
 
   it("sends calls to the address Node's resolver gives for a LOGICAL_DNS cluster of localhost:<port>", async () => {
     // localhost may resolve to ::1 first, where nothing listens: the endpoint's next address is tried (A61).
-    const echo = route("dns", "dns-cluster", [dnsCluster("dns-cluster", "localhost", a.port)]);
+    const echo = route("dns", "dns-cluster", [
+      buildLogicalDnsCluster({ name: "dns-cluster", host: "localhost", port: a.port }),
+    ]);
     for (let i = 0; i < 3; i++) expect(await served(echo)).toBe("a");
   });
 
@@ -101,7 +59,7 @@ describe("aggregate and LOGICAL_DNS clusters", () => {
     // The first answer is an address where nothing listens; the next ones are the backend's.
     const answers = ["127.0.0.2", "127.0.0.1"];
     const lookups: string[] = [];
-    const resources = [dnsCluster("redns-cluster", "backend.test", a.port)];
+    const resources = [buildLogicalDnsCluster({ name: "redns-cluster", host: "backend.test", port: a.port })];
     const [listener, routeConfig] = simpleSnapshot("redns", "redns-cluster", []);
     for (const resource of [listener!, routeConfig!, ...resources]) server.setResource(resource);
     const transport = createXdsTransportWithInternals(
@@ -127,10 +85,10 @@ describe("aggregate and LOGICAL_DNS clusters", () => {
     const eds = (endpoints: string[]) =>
       buildClusterLoadAssignment({ clusterName: "primary", localities: [{ zone: "z", endpoints }] });
     const echo = route("agg", "agg-cluster", [
-      aggregateCluster("agg-cluster", ["primary", "fallback"]),
+      buildAggregateCluster({ name: "agg-cluster", clusters: ["primary", "fallback"] }),
       buildCluster({ name: "primary" }),
       eds([]),
-      dnsCluster("fallback", "localhost", b.port),
+      buildLogicalDnsCluster({ name: "fallback", host: "localhost", port: b.port }),
     ]);
     for (let i = 0; i < 3; i++) expect(await served(echo)).toBe("b");
     server.setResource(eds([a.address]));
@@ -140,8 +98,8 @@ describe("aggregate and LOGICAL_DNS clusters", () => {
 
   it("fails calls UNAVAILABLE naming the loop when an aggregate graph loops", async () => {
     const echo = route("loop", "loop-a", [
-      aggregateCluster("loop-a", ["loop-b"]),
-      aggregateCluster("loop-b", ["loop-a"]),
+      buildAggregateCluster({ name: "loop-a", clusters: ["loop-b"] }),
+      buildAggregateCluster({ name: "loop-b", clusters: ["loop-a"] }),
     ]);
     await expect(served(echo)).rejects.toMatchObject({ code: 14, message: expect.stringContaining("has a loop") });
   });

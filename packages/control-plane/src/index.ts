@@ -51,9 +51,11 @@ export type {
 } from "./resources/builders.js";
 export {
   adsConfigSource,
+  buildAggregateCluster,
   buildCluster,
   buildClusterLoadAssignment,
   buildListener,
+  buildLogicalDnsCluster,
   buildRouteConfiguration,
   parseHostPort,
   routerFilter,

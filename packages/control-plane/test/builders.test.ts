@@ -1,19 +1,46 @@
 import { type Any, anyUnpack } from "@bufbuild/protobuf/wkt";
 import { Cluster_DiscoveryType, Cluster_LbPolicy } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
 import { HealthStatus } from "@xdskit/protos/envoy/config/core/v3/health_check_pb";
+import { ClusterConfigSchema } from "@xdskit/protos/envoy/extensions/clusters/aggregate/v3/cluster_pb";
 import { RouterSchema } from "@xdskit/protos/envoy/extensions/filters/http/router/v3/router_pb";
 import { HttpConnectionManagerSchema } from "@xdskit/protos/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb";
 import { describe, expect, test } from "vitest";
 import {
+  buildAggregateCluster,
   buildCluster,
   buildClusterLoadAssignment,
   buildListener,
+  buildLogicalDnsCluster,
   buildRouteConfiguration,
   parseHostPort,
   routerFilter,
 } from "../src/index.js";
 
 describe("builders", () => {
+  test("buildLogicalDnsCluster: LOGICAL_DNS with its one host:port endpoint in load_assignment", () => {
+    const cluster = buildLogicalDnsCluster({ name: "dns", host: "backend.test", port: 8443 });
+    expect(cluster.clusterDiscoveryType).toEqual({ case: "type", value: Cluster_DiscoveryType.LOGICAL_DNS });
+    expect(cluster.loadAssignment?.clusterName).toBe("dns");
+    const endpoints = cluster.loadAssignment?.endpoints.flatMap((l) => l.lbEndpoints) ?? [];
+    expect(endpoints).toHaveLength(1);
+    const host = endpoints[0]?.hostIdentifier;
+    const address = host?.case === "endpoint" ? host.value.address?.address : undefined;
+    expect(address?.case === "socketAddress" && address.value.address).toBe("backend.test");
+    expect(address?.case === "socketAddress" && address.value.portSpecifier).toEqual({
+      case: "portValue",
+      value: 8443,
+    });
+  });
+
+  test("buildAggregateCluster: envoy.clusters.aggregate with the clusters in the order given", () => {
+    const cluster = buildAggregateCluster({ name: "agg", clusters: ["primary", "fallback"] });
+    const type = cluster.clusterDiscoveryType;
+    expect(type.case === "clusterType" && type.value.name).toBe("envoy.clusters.aggregate");
+    const config =
+      type.case === "clusterType" ? anyUnpack(type.value.typedConfig as Any, ClusterConfigSchema) : undefined;
+    expect(config?.clusters).toEqual(["primary", "fallback"]);
+  });
+
   test("buildListener: an api_listener HCM pointing at RDS over ADS, router filter last", () => {
     const listener = buildListener({ name: "svc", routeConfigName: "svc-route", httpFilters: [routerFilter()] });
     expect(listener.name).toBe("svc");

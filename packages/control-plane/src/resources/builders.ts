@@ -18,6 +18,7 @@ import {
 } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
 import { type Listener, ListenerSchema } from "@xdskit/protos/envoy/config/listener/v3/listener_pb";
 import { type RouteConfiguration, RouteConfigurationSchema } from "@xdskit/protos/envoy/config/route/v3/route_pb";
+import { ClusterConfigSchema } from "@xdskit/protos/envoy/extensions/clusters/aggregate/v3/cluster_pb";
 import { RouterSchema } from "@xdskit/protos/envoy/extensions/filters/http/router/v3/router_pb";
 import {
   type HttpConnectionManager,
@@ -181,6 +182,48 @@ export function buildCluster(init: ClusterInit): Cluster {
   });
 }
 
+/** An endpoint at `address:port` (an IP address, or a host name for clients that resolve it). */
+function socketEndpoint(address: string, port: number) {
+  return {
+    address: {
+      address: {
+        case: "socketAddress" as const,
+        value: { address, portSpecifier: { case: "portValue" as const, value: port } },
+      },
+    },
+  };
+}
+
+/**
+ * A LOGICAL_DNS cluster (gRFC A75): clients resolve `host` themselves and connect to `port`; its one endpoint is
+ * carried in the cluster's own `load_assignment`.
+ */
+export function buildLogicalDnsCluster(init: { readonly name: string; readonly host: string; readonly port: number }) {
+  return create(ClusterSchema, {
+    name: init.name,
+    clusterDiscoveryType: { case: "type", value: Cluster_DiscoveryType.LOGICAL_DNS },
+    lbPolicy: Cluster_LbPolicy.ROUND_ROBIN,
+    loadAssignment: {
+      clusterName: init.name,
+      endpoints: [
+        { lbEndpoints: [{ hostIdentifier: { case: "endpoint", value: socketEndpoint(init.host, init.port) } }] },
+      ],
+    },
+  });
+}
+
+/** An aggregate cluster (gRFC A37) over `clusters`, highest priority first. */
+export function buildAggregateCluster(init: { readonly name: string; readonly clusters: readonly string[] }) {
+  const config = create(ClusterConfigSchema, { clusters: [...init.clusters] });
+  return create(ClusterSchema, {
+    name: init.name,
+    clusterDiscoveryType: {
+      case: "clusterType",
+      value: { name: "envoy.clusters.aggregate", typedConfig: anyPack(ClusterConfigSchema, config) },
+    },
+  });
+}
+
 export type EndpointHealth = "unknown" | "healthy" | "unhealthy" | "draining" | "timeout" | "degraded";
 
 const HEALTH: Record<EndpointHealth, HealthStatus> = {
@@ -277,17 +320,7 @@ export function buildClusterLoadAssignment(init: ClusterLoadAssignmentInit): Clu
       lbEndpoints: (endpoints[i] ?? []).map((endpoint) => ({
         hostIdentifier: {
           case: "endpoint" as const,
-          value: {
-            address: {
-              address: {
-                case: "socketAddress" as const,
-                value: {
-                  address: endpoint.address,
-                  portSpecifier: { case: "portValue" as const, value: endpoint.port },
-                },
-              },
-            },
-          },
+          value: socketEndpoint(endpoint.address, endpoint.port),
         },
         healthStatus: HEALTH[endpoint.health ?? "unknown"],
         ...(endpoint.weight !== undefined ? { loadBalancingWeight: endpoint.weight } : {}),
