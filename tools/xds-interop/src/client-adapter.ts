@@ -61,4 +61,10 @@ export interface InteropClientKind {
   create(options: InteropClientOptions): InteropClient;
   /** Case (or `case/sub-case`) name -> why this client fails it. Those run for every other client only. */
   readonly knownBugs?: Readonly<Record<string, string>>;
+  /**
+   * Why this client may report CANCELLED for some calls whose deadline passed: deadline checks then accept CANCELLED
+   * beside DEADLINE_EXCEEDED (at least one DEADLINE_EXCEEDED still required). Our own client is held to
+   * DEADLINE_EXCEEDED alone.
+   */
+  readonly deadlineMayReadCancelled?: string;
 }

@@ -31,6 +31,8 @@ export interface CaseContext {
   steady(what: string, check: BlockCheck, rpcs: number): Promise<BlockStats>;
   /** Why the client under test is known to fail this sub-case, if it is: the case then skips it. */
   knownBug(subCase: string): string | undefined;
+  /** The failure codes a call past its deadline may end with for this client: DEADLINE_EXCEEDED (4), maybe CANCELLED. */
+  readonly deadlineCodes: readonly number[];
   /** Fails the case with `message` unless `condition`. */
   check(condition: boolean, message: () => string): void;
   trace(line: string): void;
@@ -123,6 +125,7 @@ export async function runCase(
       await until(what, check, rpcs);
       return expectBlock(`${what} (the block after)`, check, rpcs);
     },
+    deadlineCodes: kind.deadlineMayReadCancelled === undefined ? [4] : [4, 1],
     knownBug(subCase) {
       const reason = kind.knownBugs?.[`${testCase.name}/${subCase}`];
       if (reason !== undefined) skipped.push({ subCase, reason });

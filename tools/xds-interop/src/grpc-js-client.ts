@@ -91,6 +91,9 @@ function createGrpcJsClient(target: string, bootstrapJson: string): InteropClien
 export const grpcJsXdsClientKind: InteropClientKind = {
   name: "grpc-js-xds",
   create: ({ target, bootstrap }) => createGrpcJsClient(target, JSON.stringify(bootstrap)),
+  deadlineMayReadCancelled:
+    "grpc-js-xds 1.14.1 ended 1 of 20 calls past their deadline CANCELLED (the other 19 DEADLINE_EXCEEDED) in " +
+    "app_timeout_exceeded during a busy npm test; which race in grpc-js does it is not established here",
   knownBugs: {
     circuit_breaking:
       "grpc-js-xds 1.14.1 counts a call against max_requests when the call starts, not when it is picked, so the " +
