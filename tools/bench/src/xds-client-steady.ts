@@ -10,7 +10,7 @@
 //     counted from its first cached resource on (what is loaded or set up once, xdskit lazily, grpc-js-xds at import,
 //     is not a per-resource cost).
 // `--quick` shrinks the churn to 10 s, the rounds to 3 and the cache to 20,000 clusters (the table says so);
-// `--only <scenario>` runs one of repush, churn, cold, heap.
+// `--only <scenario>` runs one of repush, churn, cold, heap; `--kind <cds|lds|rds|eds>` the heap rows of one type.
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
