@@ -265,18 +265,32 @@ export interface EntryOutcome {
 class NamedOutcome implements DecodedResource, EntryOutcome {
   constructor(
     readonly name: string,
-    readonly constraints: Expr,
-    readonly variant: HeldVariant,
-    readonly ok: boolean,
     readonly value: unknown,
-    /** Why it is invalid (the decoder's text), and its NACK line (the name as sent, then the text). */
+    /** Why it is invalid (the decoder's text), and its NACK line (the name as sent, then the text); none if valid. */
     private readonly failure: { readonly detail: string; readonly error: string } | undefined,
     readonly bytes: string,
-    readonly version: string | undefined,
+    /** Its constraints, variant and version: `PLAIN` (shared) for most. The skip keeps one of these per entry. */
+    private readonly placed: Placement,
   ) {}
 
   get resource(): DecodedResource {
     return this;
+  }
+
+  get ok(): boolean {
+    return this.failure === undefined;
+  }
+
+  get constraints(): Expr {
+    return this.placed.constraints;
+  }
+
+  get variant(): HeldVariant {
+    return this.placed.variant;
+  }
+
+  get version(): string | undefined {
+    return this.placed.version;
   }
 
   get detail(): string | undefined {
@@ -287,6 +301,15 @@ class NamedOutcome implements DecodedResource, EntryOutcome {
     return this.failure?.error;
   }
 }
+
+interface Placement {
+  readonly constraints: Expr;
+  readonly variant: HeldVariant;
+  readonly version: string | undefined;
+}
+
+/** An unconstrained resource without a version of its own (every SotW resource without TP2 constraints). */
+const PLAIN: Placement = Object.freeze({ constraints: TRUE, variant: UNCONSTRAINED, version: undefined });
 
 /**
  * Decodes an entry: named by its wrapper, else by what the decoder read. A failure is a NACK line; a resource nobody
@@ -308,7 +331,11 @@ export function outcomeOf(
   const bytes = keptText(any.value);
   const failure = result.ok ? undefined : { detail: result.error, error: `${name}: ${result.error}` };
   const value = result.ok ? result.value : undefined;
-  return new NamedOutcome(canonicalName(name), constraints, variant, result.ok, value, failure, bytes, version);
+  const placed =
+    constraints === TRUE && variant === UNCONSTRAINED && version === undefined
+      ? PLAIN
+      : { constraints, variant, version };
+  return new NamedOutcome(canonicalName(name), value, failure, bytes, placed);
 }
 
 /** Adds the `index`th entry of a response to `out`: counted valid or invalid, its NACK line, its resource. */

@@ -10,7 +10,7 @@
 //     counted from its first cached resource on (what is loaded or set up once, xdskit lazily, grpc-js-xds at import,
 //     is not a per-resource cost).
 // `--quick` shrinks the churn to 10 s, the rounds to 3 and the cache to 20,000 clusters (the table says so);
-// `--only <scenario>` runs one of repush, churn, cold, heap.
+// `--only <scenario>` runs one of repush, churn, cold, heap; `--kind <cds|lds|rds|eds>` the heap rows of one type.
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -41,6 +41,9 @@ const quick = process.argv.includes("--quick");
 const onlyAt = process.argv.indexOf("--only");
 /** `--only repush|churn|cold|heap` runs one scenario. */
 const runs = (scenario: string) => onlyAt < 0 || process.argv[onlyAt + 1] === scenario;
+const kindAt = process.argv.indexOf("--kind");
+/** `--kind cds|lds|rds|eds` measures the heap of one resource type. */
+const measured = (kind: string) => kindAt < 0 || process.argv[kindAt + 1] === kind;
 const CDS = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
 const worker = join(dirname(fileURLToPath(import.meta.url)), "workers", "xds-client-steady-worker.js");
 const now = () => performance.timeOrigin + performance.now();
@@ -390,7 +393,7 @@ if (runs("cold")) {
 if (runs("heap")) {
   const big = quick ? 20_000 : 100_000;
   const small = 10_000;
-  for (const kind of Object.keys(HEAP_KINDS) as HeapKind[]) {
+  for (const kind of (Object.keys(HEAP_KINDS) as HeapKind[]).filter(measured)) {
     const { label } = HEAP_KINDS[kind];
     pair(
       `heap per cached ${label}, from 1,000 to ${int(small)} watched (bytes)`,
