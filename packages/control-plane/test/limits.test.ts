@@ -88,6 +88,18 @@ describe("resource names", () => {
     await othersStillServed();
   });
 
+  test("a delta request naming resources only in initial_resource_versions has those names checked too", async () => {
+    const d = h.delta();
+    const initialResourceVersions = { ["x".repeat(9000)]: "1" };
+    await d.send({ node: { id: "n" }, typeUrl: CDS_TYPE_URL, initialResourceVersions }).catch(() => {});
+    const error = await d.ended();
+    expect([error?.code, error?.rawMessage]).toEqual([
+      Code.ResourceExhausted,
+      `DeltaDiscoveryRequest for ${CDS_TYPE_URL} names a resource longer than maxResourceNameBytes (8192 bytes)`,
+    ]);
+    await othersStillServed();
+  });
+
   test("the limit counts UTF-8 bytes: a name of 3,000 three-byte characters is too long for 8 KiB", async () => {
     const name = "€".repeat(3000);
     const { code } = await refusedWith((s) =>

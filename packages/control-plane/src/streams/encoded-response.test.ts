@@ -12,7 +12,14 @@ import {
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import fc from "fast-check";
 import { expect, test } from "vitest";
-import { encodeBody, type PlainResourceParts, type ResponseResource, withNonce } from "./encoded-response.js";
+import {
+  encodeBody,
+  type PlainResourceParts,
+  type ResponseResource,
+  type WireMessage,
+  withNonce,
+} from "./encoded-response.js";
+import { frameHeader } from "./grpc-frames.js";
 
 const text = fc.string({ unit: "grapheme", maxLength: 12 });
 // Values past 127 bytes too, so a resource's length takes more than one varint byte.
@@ -72,6 +79,13 @@ function joined(parts: readonly Uint8Array[]): Uint8Array {
   return new Uint8Array(Buffer.concat(parts));
 }
 
+/** The message's bytes; a message also built framed must be the gRPC frame header then those bytes. */
+function bytesOf(wire: WireMessage): Uint8Array {
+  const bytes = joined(wire.parts);
+  if (wire.framed) expect(new Uint8Array(wire.framed)).toEqual(joined([frameHeader(bytes.length), bytes]));
+  return bytes;
+}
+
 // The properties that build responses of up to five 20 KB resources are CPU-bound: about 1 s each alone, up to 7 s
 // with the machine busy; they get 60 s.
 
@@ -80,7 +94,7 @@ test("a SotW body around a nonce is byte for byte toBinary of the whole response
     fc.property(sotwResponse, nonce, (message, nonce) => {
       const whole = { ...message, nonce };
       const wire = withNonce(encodeBody(DiscoveryResponseSchema, message), nonce);
-      const bytes = joined(wire.parts);
+      const bytes = bytesOf(wire);
       expect(wire.size).toBe(bytes.length);
       expect(bytes).toEqual(toBinary(DiscoveryResponseSchema, whole));
       expect(equals(DiscoveryResponseSchema, fromBinary(DiscoveryResponseSchema, bytes), whole)).toBe(true);
@@ -93,7 +107,7 @@ test("a delta body around a nonce is byte for byte toBinary of the whole respons
     fc.property(deltaResponse, nonce, (message, nonce) => {
       const whole = { ...message, nonce };
       const wire = withNonce(encodeBody(DeltaDiscoveryResponseSchema, message), nonce);
-      const bytes = joined(wire.parts);
+      const bytes = bytesOf(wire);
       expect(wire.size).toBe(bytes.length);
       expect(bytes).toEqual(toBinary(DeltaDiscoveryResponseSchema, whole));
       expect(equals(DeltaDiscoveryResponseSchema, fromBinary(DeltaDiscoveryResponseSchema, bytes), whole)).toBe(true);
@@ -101,12 +115,19 @@ test("a delta body around a nonce is byte for byte toBinary of the whole respons
   );
 }, 60_000);
 
+test("a small response is built in one buffer behind its gRPC frame header, written as is", () => {
+  const message = create(DiscoveryResponseSchema, { versionInfo: "1", typeUrl: "t", resources: [] });
+  const wire = withNonce(encodeBody(DiscoveryResponseSchema, message), "7");
+  expect(wire.framed?.length).toBe(5 + wire.size);
+  expect(bytesOf(wire)).toEqual(toBinary(DiscoveryResponseSchema, { ...message, nonce: "7" }));
+});
+
 test("one body serves every nonce: only the nonce field differs", () => {
   fc.assert(
     fc.property(sotwResponse, fc.uniqueArray(nonce, { minLength: 2, maxLength: 4 }), (message, nonces) => {
       const body = encodeBody(DiscoveryResponseSchema, message);
       for (const nonce of nonces) {
-        expect(joined(withNonce(body, nonce).parts)).toEqual(toBinary(DiscoveryResponseSchema, { ...message, nonce }));
+        expect(bytesOf(withNonce(body, nonce))).toEqual(toBinary(DiscoveryResponseSchema, { ...message, nonce }));
       }
     }),
   );
@@ -128,11 +149,11 @@ test("strings of any UTF-16 code units, lone surrogates included, are written as
       units,
       (anys, resources, nonce) => {
         const sotw = create(DiscoveryResponseSchema, { versionInfo: nonce, typeUrl: nonce, resources: anys });
-        expect(joined(withNonce(encodeBody(DiscoveryResponseSchema, sotw), nonce).parts)).toEqual(
+        expect(bytesOf(withNonce(encodeBody(DiscoveryResponseSchema, sotw), nonce))).toEqual(
           toBinary(DiscoveryResponseSchema, { ...sotw, nonce }),
         );
         const delta = create(DeltaDiscoveryResponseSchema, { typeUrl: nonce, resources });
-        expect(joined(withNonce(encodeBody(DeltaDiscoveryResponseSchema, delta), nonce).parts)).toEqual(
+        expect(bytesOf(withNonce(encodeBody(DeltaDiscoveryResponseSchema, delta), nonce))).toEqual(
           toBinary(DeltaDiscoveryResponseSchema, { ...delta, nonce }),
         );
       },
@@ -168,7 +189,7 @@ test("delta resources given by their parts are written as the Resource messages 
       (envelope, resources, nonce) => {
         const whole = { ...envelope, resources: resources.map(message) as Resource[], nonce };
         const wire = withNonce(encodeBody(DeltaDiscoveryResponseSchema, envelope, resources), nonce);
-        expect(joined(wire.parts)).toEqual(toBinary(DeltaDiscoveryResponseSchema, whole));
+        expect(bytesOf(wire)).toEqual(toBinary(DeltaDiscoveryResponseSchema, whole));
         expect(wire.size).toBe(toBinary(DeltaDiscoveryResponseSchema, whole).length);
       },
     ),

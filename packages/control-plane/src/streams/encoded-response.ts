@@ -6,6 +6,7 @@ import type {
   DiscoveryResponseSchema,
   Resource,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { FRAME_HEADER_BYTES, writeFrameHeader } from "./grpc-frames.js";
 
 // A discovery response encoded once for every stream that sends it. The only field that differs per stream is the
 // nonce, so the body is kept as the bytes before the nonce field and the bytes after it; a stream writes
@@ -24,6 +25,11 @@ export interface EncodedBody {
 export interface WireMessage {
   readonly parts: readonly Uint8Array[];
   readonly size: number;
+  /**
+   * When the message was built in one buffer: that buffer with the gRPC frame header before the parts' bytes (the
+   * parts are views of it), to write as is rather than copy again behind a header.
+   */
+  readonly framed?: Uint8Array;
 }
 
 type ResponseSchema = typeof DiscoveryResponseSchema | typeof DeltaDiscoveryResponseSchema;
@@ -318,7 +324,10 @@ export function encodeBody<S extends ResponseSchema>(
   };
 }
 
-/** Below this many bytes, a body with its nonce is one buffer: one allocation rather than a nonce field and a list. */
+/**
+ * Below this many bytes, a body with its nonce is one buffer, its gRPC frame header in front: one allocation rather
+ * than a nonce field and a list, and none more to frame it.
+ */
 const JOINED_BYTES = 4096;
 
 /** The body with this stream's nonce in its place. */
@@ -326,10 +335,11 @@ export function withNonce(body: EncodedBody, nonce: string): WireMessage {
   const { head, tail } = body;
   const size = head.length + stringSize(nonce) + tail.length;
   if (size <= JOINED_BYTES) {
-    const out = Buffer.allocUnsafe(size);
-    out.set(head, 0);
-    out.set(tail, writeString(out, head.length, 5, nonce));
-    return { parts: size > 0 ? [out] : [], size };
+    const framed = Buffer.allocUnsafe(FRAME_HEADER_BYTES + size);
+    writeFrameHeader(framed, size);
+    framed.set(head, FRAME_HEADER_BYTES);
+    framed.set(tail, writeString(framed, FRAME_HEADER_BYTES + head.length, 5, nonce));
+    return { parts: size > 0 ? [framed.subarray(FRAME_HEADER_BYTES)] : [], size, framed };
   }
   const nonceField = encodeNonce(nonce);
   const parts = [body.head, nonceField, body.tail].filter((part) => part.length > 0);

@@ -2,7 +2,7 @@ import * as http2 from "node:http2";
 import * as zlib from "node:zlib";
 import { Code } from "@connectrpc/connect";
 import type { ScopedLogger } from "../logger.js";
-import { createFrameReader, frameHeader } from "./grpc-frames.js";
+import { createFrameReader, FRAME_HEADER_BYTES, frameHeader, writeFrameHeader } from "./grpc-frames.js";
 
 // The server side of one gRPC call on an HTTP/2 stream, written for the ADS methods so that a response can be sent
 // as bytes shared by many streams (see encoded-response.ts) and so that the server sees its own write queue: what a
@@ -27,8 +27,11 @@ export interface GrpcServerCall {
   /** Bytes written that the connection has not taken yet. */
   readonly queuedBytes: number;
   start(handlers: GrpcCallHandlers): void;
-  /** Writes one message made of `parts` (`size` bytes in all); `onFlushed` runs once the connection has taken it. */
-  write(parts: readonly Uint8Array[], size: number, onFlushed: () => void): void;
+  /**
+   * Writes one message made of `parts` (`size` bytes in all); `onFlushed` runs once the connection has taken it.
+   * `framed`, when given: the same message already framed in one buffer (encoded-response.ts), written as is.
+   */
+  write(parts: readonly Uint8Array[], size: number, onFlushed: () => void, framed?: Uint8Array): void;
   /**
    * Ends the call: with a status (0 = OK, after what was written), or, with `code` undefined, by resetting the
    * stream (the client is gone or its connection is being cut). The HTTP/2 stream is closed either way, also when
@@ -55,16 +58,15 @@ const COPIED_MESSAGE_BYTES = 16 * 1024;
 
 /** The frame header and `parts` (`size` bytes) in one buffer. */
 function framed(parts: readonly Uint8Array[], size: number): Buffer {
-  const out = Buffer.allocUnsafe(5 + size);
-  out[0] = 0;
-  out.writeUInt32BE(size, 1);
-  let at = 5;
+  const out = Buffer.allocUnsafe(FRAME_HEADER_BYTES + size);
+  writeFrameHeader(out, size);
+  let at = FRAME_HEADER_BYTES;
   for (const part of parts) {
     out.set(part, at);
     at += part.length;
   }
   // `size` is the parts' total; were it more, the buffer would send uninitialised memory.
-  if (at !== out.length) throw new Error(`framed ${at - 5} of ${size} bytes`);
+  if (at !== out.length) throw new Error(`framed ${at - FRAME_HEADER_BYTES} of ${size} bytes`);
   return out;
 }
 
@@ -177,7 +179,7 @@ function createCall(
       });
       stream.on("error", (error) => options.logger.trace("HTTP/2 stream error", error));
     },
-    write(parts, size, onFlushed) {
+    write(parts, size, onFlushed, framedMessage) {
       if (ended || stream.destroyed || stream.closed) return;
       if (!res.headersSent) {
         res.writeHead(200, { "content-type": "application/grpc", "grpc-accept-encoding": ACCEPTED_ENCODINGS });
@@ -187,6 +189,11 @@ function createCall(
         queuedBytes -= 5 + size;
         onFlushed();
       };
+      if (framedMessage) {
+        // Its length is what the header says: FRAME_HEADER_BYTES + size (encoded-response.test.ts).
+        stream.write(framedMessage, flushed);
+        return;
+      }
       if (size <= COPIED_MESSAGE_BYTES) {
         stream.write(framed(parts, size), flushed);
         return;

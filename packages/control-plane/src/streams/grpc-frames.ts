@@ -7,12 +7,20 @@ export type FrameResult =
   | { readonly kind: "too-large"; readonly length: number }
   | { readonly kind: "bad-flag"; readonly flag: number };
 
+/** The size of a message's prefix. */
+export const FRAME_HEADER_BYTES = 5;
+
 /** The 5-byte prefix of an uncompressed message of `length` bytes. */
 export function frameHeader(length: number): Buffer {
-  const header = Buffer.allocUnsafe(5);
-  header[0] = 0;
-  header.writeUInt32BE(length, 1);
+  const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
+  writeFrameHeader(header, length);
   return header;
+}
+
+/** Writes that prefix at the start of `out`. */
+export function writeFrameHeader(out: Buffer, length: number): void {
+  out[0] = 0;
+  out.writeUInt32BE(length, 1);
 }
 
 /**
