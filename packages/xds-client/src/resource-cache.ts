@@ -20,6 +20,7 @@ import {
 import { protocolNow } from "./protocol-loader.js";
 import { authorityOfName, OLD_STYLE_AUTHORITY } from "./resource-name.js";
 import { parametersKey, parametersText, ResourceState, type WatcherEntry } from "./resource-state.js";
+import { type NameSubscriptions, OneSubscription } from "./subscriptions.js";
 import { createVariantRouting } from "./variant-routing.js";
 import type { XdsError } from "./xds-error.js";
 
@@ -77,7 +78,7 @@ export interface ResourceCache {
 }
 
 /** The subscriptions of one name by their parameters key (subscriptions.ts). */
-type ByParameters = ResourceState | Map<string, ResourceState>;
+type ByParameters = NameSubscriptions;
 type ByName = Map<string, ByParameters>;
 
 const NO_PARAMETERS: Readonly<Record<string, string>> = Object.freeze({});
@@ -181,13 +182,13 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
       const frozen = key === "" ? NO_PARAMETERS : Object.freeze({ ...parameters });
       const state = new ResourceState(authority, typeUrl, name, frozen, key, queue);
       generation += 1;
-      if (byParameters === undefined) byName.set(name, state);
+      if (byParameters === undefined) byName.set(name, new OneSubscription(state));
       else if (byParameters instanceof Map) byParameters.set(key, state);
       else
         byName.set(
           name,
           new Map([
-            [byParameters.parametersKey, byParameters],
+            [byParameters.state.parametersKey, byParameters.state],
             [key, state],
           ]),
         );
@@ -209,7 +210,7 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
       else {
         byParameters.delete(state.parametersKey);
         const [last] = byParameters.values();
-        if (byParameters.size === 1 && last !== undefined) byName.set(state.name, last);
+        if (byParameters.size === 1 && last !== undefined) byName.set(state.name, new OneSubscription(last));
       }
       if (byName.size === 0) byType.delete(state.typeUrl);
       return true;

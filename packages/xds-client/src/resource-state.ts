@@ -4,7 +4,6 @@
 import type { Any } from "@bufbuild/protobuf/wkt";
 import type { ResourceName } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { CallbackQueue } from "./callback-queue.js";
-import { SoleSubscription } from "./subscriptions.js";
 import type { XdsError } from "./xds-error.js";
 
 /** A88 cache states; they map one to one onto CSDS `ClientResourceStatus`. */
@@ -83,21 +82,7 @@ function scopeOf(authority: string, typeUrl: string, queue: CallbackQueue): Scop
   return scope;
 }
 
-const DELETION_IGNORED = 1;
-const AMBIENT_PENDING = 2;
-
-interface KeyedParameters {
-  readonly parameters: Readonly<Record<string, string>>;
-  readonly key: string;
-}
-
-const UNPARAMETERIZED: KeyedParameters = Object.freeze({ parameters: Object.freeze({}), key: "" });
-
-/**
- * One cache entry. It is also the map of its name's subscriptions while it is the name's only one (SoleSubscription:
- * no wrapper object per name).
- */
-export class ResourceState extends SoleSubscription<ResourceState> {
+export class ResourceState {
   /** The watchers: one without a Set (the common case), or a Set of two or more. */
   private watching: WatcherEntry | Set<WatcherEntry> | undefined;
   state: CacheState = "requested";
@@ -108,56 +93,25 @@ export class ResourceState extends SoleSubscription<ResourceState> {
   errorState: ErrorState | undefined;
   /** Bytes of the last invalid update (as `CachedResource.bytes`), to suppress repeating the same error to watchers. */
   lastInvalid: string | undefined;
+  /** Legacy A53 mode: a deletion is being ignored. */
+  deletionIgnored = false;
   /** The variant the server last sent for this subscription (a resource, valid or not, or an error). */
   variant: HeldVariant | undefined;
-  /** `DELETION_IGNORED` and `AMBIENT_PENDING`, in one field (a cache holds one entry per watched resource). */
-  private flags = 0;
+  /** The watchers were told an ambient error that nothing has cleared since. */
+  private ambientPending = false;
 
   /** What the entries of one authority and type share (one object for all of them, not three fields each). */
   private readonly scope: Scope;
-  /** The parameters and their key: one shared object for the entries without parameters (most of them). */
-  private readonly keyed: KeyedParameters;
 
   constructor(
     authority: string,
     typeUrl: string,
     readonly name: string,
-    parameters: Readonly<Record<string, string>>,
-    parametersKey: string,
+    readonly parameters: Readonly<Record<string, string>>,
+    readonly parametersKey: string,
     queue: CallbackQueue,
   ) {
-    super();
     this.scope = scopeOf(authority, typeUrl, queue);
-    this.keyed =
-      parametersKey === "" && Object.keys(parameters).length === 0
-        ? UNPARAMETERIZED
-        : { parameters, key: parametersKey };
-  }
-
-  get parameters(): Readonly<Record<string, string>> {
-    return this.keyed.parameters;
-  }
-
-  get parametersKey(): string {
-    return this.keyed.key;
-  }
-
-  /** Legacy A53 mode: a deletion is being ignored. */
-  get deletionIgnored(): boolean {
-    return (this.flags & DELETION_IGNORED) !== 0;
-  }
-
-  set deletionIgnored(ignored: boolean) {
-    this.flags = ignored ? this.flags | DELETION_IGNORED : this.flags & ~DELETION_IGNORED;
-  }
-
-  /** The watchers were told an ambient error that nothing has cleared since. */
-  private get ambientPending(): boolean {
-    return (this.flags & AMBIENT_PENDING) !== 0;
-  }
-
-  private set ambientPending(pending: boolean) {
-    this.flags = pending ? this.flags | AMBIENT_PENDING : this.flags & ~AMBIENT_PENDING;
   }
 
   get authority(): string {
@@ -215,7 +169,7 @@ export class ResourceState extends SoleSubscription<ResourceState> {
     if (!resource) return;
     if (!only) this.ambientPending = false;
     const result = Object.freeze({ ok: true as const, resource: resource.value, version: resource.version });
-    this.each(only, (w) => w.onResourceChanged(result));
+    this.forEach(only, (w) => w.onResourceChanged(result));
   }
 
   /** Sets the entry's error and delivers it: ambient while a resource is cached, as the result otherwise. */
@@ -238,7 +192,7 @@ export class ResourceState extends SoleSubscription<ResourceState> {
     if (!this.ambientPending || !resource) return;
     this.ambientPending = false;
     const result = Object.freeze({ ok: true as const, resource: resource.value, version: resource.version });
-    this.each(undefined, (w) => (w.onAmbientErrorCleared ? w.onAmbientErrorCleared() : w.onResourceChanged(result)));
+    this.forEach(undefined, (w) => (w.onAmbientErrorCleared ? w.onAmbientErrorCleared() : w.onResourceChanged(result)));
   }
 
   /** What a new watcher is owed: the resource, then the entry's error, then the outage, in that order. */
@@ -246,10 +200,10 @@ export class ResourceState extends SoleSubscription<ResourceState> {
     this.notifyResource(entry);
     for (const error of [this.error, outage]) {
       if (error === undefined) continue;
-      if (this.resource) this.each(entry, (w) => w.onAmbientError(error));
+      if (this.resource) this.forEach(entry, (w) => w.onAmbientError(error));
       else {
         const result = Object.freeze({ ok: false as const, error });
-        this.each(entry, (w) => w.onResourceChanged(result));
+        this.forEach(entry, (w) => w.onResourceChanged(result));
       }
     }
   }
@@ -272,15 +226,15 @@ export class ResourceState extends SoleSubscription<ResourceState> {
   private deliverError(error: XdsError): void {
     if (this.resource) {
       this.ambientPending = true;
-      this.each(undefined, (w) => w.onAmbientError(error));
+      this.forEach(undefined, (w) => w.onAmbientError(error));
     } else {
       this.ambientPending = false;
       const result = Object.freeze({ ok: false as const, error });
-      this.each(undefined, (w) => w.onResourceChanged(result));
+      this.forEach(undefined, (w) => w.onResourceChanged(result));
     }
   }
 
-  private each(only: WatcherEntry | undefined, call: (watcher: ResourceWatcher<unknown>) => unknown): void {
+  private forEach(only: WatcherEntry | undefined, call: (watcher: ResourceWatcher<unknown>) => unknown): void {
     const watching = only ?? this.watching;
     if (watching === undefined) return;
     if (!(watching instanceof Set)) {

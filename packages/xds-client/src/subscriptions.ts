@@ -1,43 +1,40 @@
 // The subscriptions of one name (of one type, in one authority), by their parameters key, as the cache keeps them:
-// most names have one, which is its own map (a Map of one entry takes about 180 bytes, and even a wrapper object 32
-// per name); a name subscribed with several parameter maps (TP2) gets a Map.
+// most names have one, which is held without a Map (a Map of one entry takes about 180 bytes, its subscription
+// about 250 in all); a name subscribed with several parameter maps (TP2) gets a Map.
+import type { ResourceState } from "./resource-state.js";
 
-/**
- * A subscription as the map of its name's subscriptions when it is the only one: the entry class (ResourceState)
- * extends this, so a name with one subscription costs no object besides the entry.
- */
-export abstract class SoleSubscription<S> implements ReadonlyMap<string, S> {
-  abstract readonly parametersKey: string;
-  private get self(): S {
-    return this as unknown as S;
-  }
+/** A name's only subscription, as the map of its subscriptions. */
+export class OneSubscription implements ReadonlyMap<string, ResourceState> {
+  constructor(readonly state: ResourceState) {}
   get size(): number {
     return 1;
   }
-  get(key: string): S | undefined {
-    return key === this.parametersKey ? this.self : undefined;
+  get(key: string): ResourceState | undefined {
+    return key === this.state.parametersKey ? this.state : undefined;
   }
   has(key: string): boolean {
-    return key === this.parametersKey;
+    return key === this.state.parametersKey;
   }
-  *entries(): MapIterator<[string, S]> {
-    yield [this.parametersKey, this.self];
+  *entries(): MapIterator<[string, ResourceState]> {
+    yield [this.state.parametersKey, this.state];
   }
   *keys(): MapIterator<string> {
-    yield this.parametersKey;
+    yield this.state.parametersKey;
   }
-  *values(): MapIterator<S> {
-    yield this.self;
+  *values(): MapIterator<ResourceState> {
+    yield this.state;
   }
-  [Symbol.iterator](): MapIterator<[string, S]> {
+  [Symbol.iterator](): MapIterator<[string, ResourceState]> {
     return this.entries();
   }
-  forEach(callback: (value: S, key: string, map: ReadonlyMap<string, S>) => void): void {
-    callback(this.self, this.parametersKey, this);
+  forEach(callback: (value: ResourceState, key: string, map: ReadonlyMap<string, ResourceState>) => void): void {
+    callback(this.state, this.state.parametersKey, this);
   }
 }
 
+export type NameSubscriptions = OneSubscription | Map<string, ResourceState>;
+
 /** The subscription when a name has exactly one (no iterator needed), else undefined. */
-export function onlyState<S>(subscriptions: ReadonlyMap<string, S>): S | undefined {
-  return subscriptions instanceof SoleSubscription ? (subscriptions as unknown as S) : undefined;
+export function onlyState(subscriptions: ReadonlyMap<string, ResourceState>): ResourceState | undefined {
+  return subscriptions instanceof OneSubscription ? subscriptions.state : undefined;
 }

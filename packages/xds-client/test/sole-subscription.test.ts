@@ -1,4 +1,4 @@
-// A name's subscriptions as the cache keeps them (subscriptions.ts): its only one is its own map, two or more (TP2
+// A name's subscriptions as the cache keeps them (subscriptions.ts): its only one held without a Map, two or more (TP2
 // parameter maps) a Map, and back again when watches end. Each step must route responses and report CSDS as before.
 import { create } from "@bufbuild/protobuf";
 import { anyPack } from "@bufbuild/protobuf/wkt";
