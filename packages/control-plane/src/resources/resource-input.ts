@@ -87,36 +87,11 @@ function defaultName(message: ResourceMessage): string | undefined {
   return typeof name === "string" ? name : undefined;
 }
 
-/** Every option field present (`undefined` when not given), in one order: one object shape. */
-export type ShapedOptions = { readonly [K in keyof ResourceOptions]-?: ResourceOptions[K] | undefined };
-
-/**
- * `options` copied into one object shape whatever shape the caller's object has (a `setResource` options object, a
- * `setResources` input with its `resource`, `{}`), before `prepareResource`: it then reads one shape only, and the
- * code V8 optimised for it while `setResources` published many resources still holds for a later `setResource`.
- * Reading a shape not seen before now throws away the optimised code of this small copy, not of `prepareResource`
- * (`node --trace-deopt`: "wrong map" at the first change after setup).
- */
-export function shapedOptions(options: ResourceOptions): ShapedOptions {
-  return {
-    name: options.name,
-    typeUrl: options.typeUrl,
-    wrap: options.wrap,
-    force: options.force,
-    schema: options.schema,
-    constraints: options.constraints,
-    allowOverlap: options.allowOverlap,
-    doNotCache: options.doNotCache,
-  };
-}
-
-const NO_OPTIONS = shapedOptions({});
-
 /** Packs and names one resource; a TypeError for what cannot be served. */
 export function prepareResource(
   registry: Registry,
   message: ResourceMessage,
-  options: ShapedOptions,
+  options: ResourceOptions,
 ): PreparedResource {
   let any: Any;
   let schema: DescMessage | undefined;
@@ -159,9 +134,7 @@ export function prepareResources(
   const seen = new Set<string>();
   for (const item of resources) {
     const prepared =
-      "$typeName" in item
-        ? prepareResource(registry, item, NO_OPTIONS)
-        : prepareResource(registry, item.resource, shapedOptions(item));
+      "$typeName" in item ? prepareResource(registry, item, {}) : prepareResource(registry, item.resource, item);
     const key = JSON.stringify([prepared.typeUrl, prepared.name, prepared.variant?.text ?? ""]);
     if (seen.has(key)) {
       const what = prepared.variant ? ` with constraints ${prepared.variant.text}` : "";

@@ -13,7 +13,6 @@ import {
   type ResourceInput,
   type ResourceMessage,
   type ResourceOptions,
-  shapedOptions,
 } from "./resource-input.js";
 import {
   type ConstraintsInput,
@@ -141,7 +140,7 @@ export class ResourceSetImpl implements ResourceSet {
   }
 
   setResource(resource: ResourceMessage, options: ResourceOptions = {}): string {
-    const prepared = prepareResource(this.#deps.registry, resource, shapedOptions(options));
+    const prepared = prepareResource(this.#deps.registry, resource, options);
     const settle = this.#checkOverlaps([prepared], false);
     const changed = new Change();
     const entry = this.#put(prepared, changed);

@@ -59,29 +59,17 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscover
     checkTypeUrl(this.host.limits, typeUrl, "DeltaDiscoveryRequest");
     this.adoptNode(request.node);
     const what = `DeltaDiscoveryRequest for ${typeUrl}`;
+    const subscribe = [...request.resourceNamesSubscribe, ...request.resourceLocatorsSubscribe.map((l) => l.name)];
+    const unsubscribe = [
+      ...request.resourceNamesUnsubscribe,
+      ...request.resourceLocatorsUnsubscribe.map((l) => l.name),
+    ];
     const initialNames = Object.keys(request.initialResourceVersions);
-    // A request naming no resource (most are ACKs: one per response per stream) changes no subscription: the lists
-    // below would all be empty, and checking, subscribing and unsubscribing empty lists does nothing (limits.ts,
-    // subscription.ts), so none of it runs for such a request.
-    const namesAny =
-      request.resourceNamesSubscribe.length > 0 ||
-      request.resourceNamesUnsubscribe.length > 0 ||
-      request.resourceLocatorsSubscribe.length > 0 ||
-      request.resourceLocatorsUnsubscribe.length > 0 ||
-      initialNames.length > 0;
-    const subscribe = namesAny
-      ? [...request.resourceNamesSubscribe, ...request.resourceLocatorsSubscribe.map((l) => l.name)]
-      : [];
-    const unsubscribe = namesAny
-      ? [...request.resourceNamesUnsubscribe, ...request.resourceLocatorsUnsubscribe.map((l) => l.name)]
-      : [];
-    if (namesAny) {
-      checkNames(this.host.limits, what, [...subscribe, ...unsubscribe, ...initialNames]);
-      checkLocators(this.host.limits, what, [
-        ...request.resourceLocatorsSubscribe,
-        ...request.resourceLocatorsUnsubscribe,
-      ]);
-    }
+    checkNames(this.host.limits, what, [...subscribe, ...unsubscribe, ...initialNames]);
+    checkLocators(this.host.limits, what, [
+      ...request.resourceLocatorsSubscribe,
+      ...request.resourceLocatorsUnsubscribe,
+    ]);
     const toSlots = (names: readonly string[], locators: typeof request.resourceLocatorsSubscribe): SlotInit[] => [
       ...names.map((name) => ({ name })),
       ...locators.map((l) => ({ name: l.name, params: l.dynamicParameters })),
@@ -105,11 +93,10 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscover
       state.holds = heldFromInitialVersions(request.initialResourceVersions);
       if (subscribe.length === 0 && this.host.fullStateTypeUrls.has(typeUrl)) sub.subscribe([{ name: "*" }]);
     }
-    let unsubscribed = false;
-    if (namesAny) {
-      sub.subscribe(toSlots(request.resourceNamesSubscribe, request.resourceLocatorsSubscribe));
-      unsubscribed = sub.unsubscribe(toSlots(request.resourceNamesUnsubscribe, request.resourceLocatorsUnsubscribe));
-    }
+    sub.subscribe(toSlots(request.resourceNamesSubscribe, request.resourceLocatorsSubscribe));
+    const unsubscribed = sub.unsubscribe(
+      toSlots(request.resourceNamesUnsubscribe, request.resourceLocatorsUnsubscribe),
+    );
     checkNames(this.host.limits, what, [], sub.slots.size);
     if (unsubscribed || firstRequest) state.holds = heldPruned(state.holds, sub);
 
