@@ -66,7 +66,7 @@ export function serveLrsCall(call: GrpcServerCall, peer: PeerIdentity, deps: Lrs
     try {
       for await (const response of deps.sink.serve(requests, abort.signal, call.peer)) {
         const bytes = toBinary(LoadStatsResponseSchema, response);
-        call.write([bytes], bytes.length, () => {});
+        call.write({ parts: [bytes], size: bytes.length }, () => {});
       }
     } catch (error) {
       status = statusOf(error, deps.logger);

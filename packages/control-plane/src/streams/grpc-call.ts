@@ -2,6 +2,7 @@ import * as http2 from "node:http2";
 import * as zlib from "node:zlib";
 import { Code } from "@connectrpc/connect";
 import type { ScopedLogger } from "../logger.js";
+import type { WireMessage } from "./encoded-response.js";
 import { createFrameReader, FRAME_HEADER_BYTES, frameHeader, writeFrameHeader } from "./grpc-frames.js";
 
 // The server side of one gRPC call on an HTTP/2 stream, written for the ADS methods so that a response can be sent
@@ -28,10 +29,10 @@ export interface GrpcServerCall {
   readonly queuedBytes: number;
   start(handlers: GrpcCallHandlers): void;
   /**
-   * Writes one message made of `parts` (`size` bytes in all); `onFlushed` runs once the connection has taken it.
-   * `framed`, when given: the same message already framed in one buffer (encoded-response.ts), written as is.
+   * Writes one message (its `framed` buffer as is when it has one); `onFlushed` runs once the connection has
+   * taken it.
    */
-  write(parts: readonly Uint8Array[], size: number, onFlushed: () => void, framed?: Uint8Array): void;
+  write(message: WireMessage, onFlushed: () => void): void;
   /**
    * Ends the call: with a status (0 = OK, after what was written), or, with `code` undefined, by resetting the
    * stream (the client is gone or its connection is being cut). The HTTP/2 stream is closed either way, also when
@@ -179,7 +180,7 @@ function createCall(
       });
       stream.on("error", (error) => options.logger.trace("HTTP/2 stream error", error));
     },
-    write(parts, size, onFlushed, framedMessage) {
+    write({ parts, size, framed: framedMessage }, onFlushed) {
       if (ended || stream.destroyed || stream.closed) return;
       if (!res.headersSent) {
         res.writeHead(200, { "content-type": "application/grpc", "grpc-accept-encoding": ACCEPTED_ENCODINGS });

@@ -499,15 +499,10 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     }
     state.unacked = true;
     state.unflushed++;
-    this.#call.write(
-      out.wire.parts,
-      out.wire.size,
-      () => {
-        state.unflushed--;
-        if (state.pending && !this.#closed) this.#scheduleFlush();
-      },
-      out.wire.framed,
-    );
+    this.#call.write(out.wire, () => {
+      state.unflushed--;
+      if (state.pending && !this.#closed) this.#scheduleFlush();
+    });
   }
 
   #scheduleFlush(): void {
