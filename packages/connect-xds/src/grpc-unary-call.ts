@@ -15,14 +15,8 @@ import { Code, ConnectError, type UnaryResponse } from "@connectrpc/connect";
 import { type Compression, getAbortSignalReason } from "@connectrpc/connect/protocol";
 import { validateResponseWithCompression, validateTrailer } from "@connectrpc/connect/protocol-grpc";
 import type { Http2Connection } from "./connection.js";
-import {
-  addTrailers,
-  type Envelope,
-  EnvelopeSplitter,
-  errorFromNode,
-  errorFromResetCode,
-  headersFromNode,
-} from "./grpc-wire.js";
+import { type Envelope, EnvelopeSplitter } from "./envelopes.js";
+import { addTrailers, errorFromNode, errorFromResetCode, headersFromNode } from "./grpc-wire.js";
 import type { MessageByteCounter } from "./message-bytes.js";
 
 /** How one transport's calls are encoded (resolved once from the transport's options). */
