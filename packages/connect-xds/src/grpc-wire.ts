@@ -48,10 +48,32 @@ export function appendNodeHeader(target: Record<string, string | string[]>, name
   else target[name] = [existing, value];
 }
 
-/** Node error codes of a stream that went away under the call (connect-node: ABORTED). */
-const GONE = new Set(["ERR_STREAM_DESTROYED", "ERR_HTTP2_INVALID_STREAM", "ECONNRESET"]);
-/** Node error codes of a host that cannot be reached (connect-node: UNAVAILABLE). */
-const UNREACHABLE = new Set(["ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED"]);
+/**
+ * Node error codes of a connection that broke or could not be made under the call: a reset or aborted TCP
+ * connection, a closed pipe, an unreachable host, a stream or session destroyed under the call, an HTTP/2 session
+ * that failed (ERR_HTTP2_ERROR: nghttp2 ended it, e.g. on a protocol error of the peer). gRPC fails all of
+ * these UNAVAILABLE (grpc-go and grpc-java map every transport failure so), and retry policies and callers depend on
+ * it; connect-node says ABORTED for a reset or a destroyed stream (docs/decisions.md#connect-xds-broken-connections).
+ */
+const BROKEN = new Set([
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "EHOSTDOWN",
+  "ERR_STREAM_DESTROYED",
+  "ERR_HTTP2_INVALID_STREAM",
+  "ERR_HTTP2_SESSION_ERROR",
+  "ERR_HTTP2_GOAWAY_SESSION",
+  "ERR_HTTP2_INVALID_SESSION",
+  "ERR_HTTP2_ERROR",
+]);
 
 /** The `code` strings of an error and its chain of causes (a cause that loops back ends the walk). */
 function nodeCodes(reason: unknown): string[] {
@@ -69,19 +91,32 @@ function nodeCodes(reason: unknown): string[] {
 }
 
 /**
- * A stream or session error as a ConnectError, as connect-node converts it: a ConnectError as it is; otherwise
- * ABORTED when any error of the chain is a write-after-end or a stream-gone code, else UNAVAILABLE when one is an
- * unreachable-host code, else INTERNAL; the error is the cause.
+ * A stream or session error as a ConnectError, as connect-node converts it but for broken connections: a
+ * ConnectError as it is; otherwise ABORTED when any error of the chain is a write-after-end (connect's sign that the
+ * server answered before the request was written), else UNAVAILABLE when one is a broken-connection code (BROKEN),
+ * else INTERNAL; the error is the cause.
  */
 export function errorFromNode(reason: unknown): ConnectError {
   if (reason instanceof ConnectError) return reason;
   const codes = nodeCodes(reason);
   let code = Code.Internal;
-  if (codes.includes("ERR_STREAM_WRITE_AFTER_END") || codes.some((c) => GONE.has(c))) code = Code.Aborted;
-  else if (codes.some((c) => UNREACHABLE.has(c))) code = Code.Unavailable;
+  if (codes.includes("ERR_STREAM_WRITE_AFTER_END")) code = Code.Aborted;
+  else if (codes.some((c) => BROKEN.has(c))) code = Code.Unavailable;
   const error = ConnectError.from(reason, code);
   if (error !== reason) error.cause = reason;
   return error;
+}
+
+/**
+ * connect-node's error for a broken connection (ABORTED or INTERNAL, the Node error as its cause) as errorFromNode
+ * gives it: UNAVAILABLE, with the same message. Any other error is returned as it is.
+ */
+export function fixBrokenConnectionError(error: unknown): unknown {
+  if (!(error instanceof ConnectError) || (error.code !== Code.Aborted && error.code !== Code.Internal)) return error;
+  const cause = error.cause;
+  if (!(cause instanceof Error) || cause instanceof ConnectError) return error;
+  const fixed = errorFromNode(cause);
+  return fixed.code === Code.Unavailable ? fixed : error;
 }
 
 /** HTTP/2 error code names (RFC 9113 section 7). */
