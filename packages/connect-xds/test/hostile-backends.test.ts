@@ -274,11 +274,12 @@ describe("hostile backends", () => {
         },
       ]);
       const echo = echoTo({ ...frames, accepted: 0, sockets: new Set(), close: () => frames.close() });
-      // The client advertises SETTINGS_ENABLE_PUSH 0: the PUSH_PROMISE fails the connection (a protocol error).
       const call = await failure(echo.unary({ value: "x" }, { timeoutMs: 5_000 }));
-      expect([call?.code, call?.rawMessage]).toEqual([Code.Unavailable, "Protocol error"]);
       await closeTransports();
+      // A pushed stream nobody reads would hold the connection open.
       await frames.allClosed();
+      // The client advertises SETTINGS_ENABLE_PUSH 0: the PUSH_PROMISE fails the connection (a protocol error).
+      expect([call?.code, call?.rawMessage]).toEqual([Code.Unavailable, "Protocol error"]);
     });
   });
 });
