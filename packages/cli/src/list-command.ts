@@ -3,6 +3,7 @@
 import { ConnectError } from "@connectrpc/connect";
 import { statusCodeName } from "@xdskit/xds-client";
 import { CliError, type CommandRun, durationOption, ExitCode, UsageError } from "./command.js";
+import { clearLongTimer, setLongTimeout } from "./long-timer.js";
 import { messageToJson } from "./proto-json.js";
 import { messageOf, resolveResourceType } from "./resource-types.js";
 import { runWildcard, type WildcardUpdate } from "./wildcard-stream.js";
@@ -25,7 +26,8 @@ export const run: CommandRun = async (positionals, values, io) => {
   const timeoutMs = durationOption(values, "timeout") ?? DEFAULT_TIMEOUT_MS;
   const target = await resolveXdsTarget(values, io.env);
   const done = new AbortController();
-  const timer = setTimeout(() => done.abort("timeout"), timeoutMs);
+  // --timeout: any length (docs/decisions.md#long-timers).
+  const timer = setLongTimeout(() => done.abort("timeout"), timeoutMs);
   let answer: WildcardUpdate | undefined;
   let lastError: Error | undefined;
   try {
@@ -42,7 +44,7 @@ export const run: CommandRun = async (positionals, values, io) => {
       },
     });
   } finally {
-    clearTimeout(timer);
+    clearLongTimer(timer);
   }
   if (!answer) {
     if (io.signal.aborted) return ExitCode.ok;

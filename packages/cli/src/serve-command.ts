@@ -3,6 +3,7 @@
 import { access, stat } from "node:fs/promises";
 import { createManagementServer, type ManagementServer, type ServerTlsOptions } from "@xdskit/control-plane";
 import { aborted, CliError, type CommandRun, ExitCode, integerOption, UsageError } from "./command.js";
+import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
 import { countByType, describeChanges, diffResources } from "./resource-diff.js";
 import { type LoadedResource, loadResourceFiles, RESOURCE_FILE } from "./resource-files.js";
 import { logClients, serveLogger } from "./serve-log.js";
@@ -68,7 +69,7 @@ export const run: CommandRun = async (positionals, values, io) => {
   const scheme = tls ? (tls.caFile ? "mTLS" : "TLS") : "cleartext";
   io.stdout(`serving ${dir} on ${server.address} (${scheme}; ADS, CSDS, health): ${countByType(served)}\n`);
 
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: LongTimer | undefined;
   let reloading = Promise.resolve();
   const reload = async () => {
     const loaded = await loadResourceFiles(dir).catch((error: Error) => ({
@@ -90,8 +91,9 @@ export const run: CommandRun = async (positionals, values, io) => {
   const watcher = await watchTree(dir, {
     relevant: (name) => RESOURCE_FILE.test(name),
     onChange: () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => {
+      clearLongTimer(timer);
+      // --debounce-ms: any length (docs/decisions.md#long-timers).
+      timer = setLongTimeout(() => {
         reloading = reloading.then(reload, reload);
       }, debounceMs);
     },
@@ -99,7 +101,7 @@ export const run: CommandRun = async (positionals, values, io) => {
   });
 
   await aborted(io.signal);
-  clearTimeout(timer);
+  clearLongTimer(timer);
   watcher.close();
   await reloading;
   await server.close();

@@ -13,6 +13,7 @@ import {
   integerOption,
   UsageError,
 } from "./command.js";
+import { clearLongTimer, setLongTimeout } from "./long-timer.js";
 import { messageOf, resolveResourceType } from "./resource-types.js";
 import { createEventPrinter, type EventPrinter } from "./watch-events.js";
 import { runWildcard } from "./wildcard-stream.js";
@@ -105,13 +106,14 @@ export const run: CommandRun = async (positionals, values, io: CliIo) => {
     count,
     onLimit: () => done.abort("count"),
   });
-  const timer = timeoutMs === undefined ? undefined : setTimeout(() => done.abort("timeout"), timeoutMs);
+  // --timeout: any length (docs/decisions.md#long-timers).
+  const timer = timeoutMs === undefined ? undefined : setLongTimeout(() => done.abort("timeout"), timeoutMs);
   const stop = AbortSignal.any([done.signal, io.signal]);
   try {
     if (wildcard) await watchAll(target, type, printer, stop);
     else await watchNames(target, type, names, printer, stop);
   } finally {
-    clearTimeout(timer);
+    clearLongTimer(timer);
   }
   // Ctrl-C ends a watch as asked; --count and --timeout end it with what the events add up to.
   if (!done.signal.aborted) return ExitCode.ok;

@@ -16,6 +16,7 @@ import type { StreamKind } from "./hooks/hook-events.js";
 import { type BreakOptions, HooksImpl } from "./hooks/hooks.js";
 import { resolveLimits, type ServerLimits } from "./limits.js";
 import { noopLogger, prefixLogger, type ScopedLogger } from "./logger.js";
+import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
 import { serveLrsCall } from "./lrs/lrs-call.js";
 import { LrsSinkImpl } from "./lrs/lrs-sink.js";
 import type { DynamicParametersOptions, ManagementServer, ManagementServerOptions } from "./management-server-api.js";
@@ -371,12 +372,13 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
             }),
       ),
     );
-    let timer: NodeJS.Timeout | undefined;
+    let timer: LongTimer | undefined;
     const grace = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.#options.shutdownGraceMs ?? 250);
+      // From the options: any length (docs/decisions.md#long-timers).
+      timer = setLongTimeout(resolve, this.#options.shutdownGraceMs ?? 250);
     });
     await Promise.race([sessionsClosed, grace]);
-    clearTimeout(timer);
+    clearLongTimer(timer);
     for (const session of sessions) if (!session.destroyed) session.destroy();
     await serverClosed;
     this.logger.info(`stopped listening on ${this.address}`);

@@ -3,6 +3,7 @@ import type { Choice } from "@xdskit/control-plane/internal";
 import { xdsRegistry } from "@xdskit/protos";
 import { type ResourceType, StatusCode, type XdsClient, type XdsError } from "@xdskit/xds-client";
 import type { Logger } from "./logger.js";
+import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
 import { type Params, subscriptionText } from "./params.js";
 import { type PassedResource, passThroughType } from "./pass-through-type.js";
 import type { Answerable, RelayGroup } from "./relay-group.js";
@@ -31,7 +32,7 @@ interface Subscription {
    * it could not ask (a fallback, UNAVAILABLE): an outage leaves it as it is.
    */
   upstreamAnswered: boolean;
-  idle: NodeJS.Timeout | undefined;
+  idle: LongTimer | undefined;
 }
 
 /** The status a relay refuses a `do_not_cache` resource with (docs/decisions.md#relay-per-node-resources). */
@@ -84,7 +85,7 @@ export class Upstream {
       this.#toWatch.push(sub);
     }
     sub.refs++;
-    clearTimeout(sub.idle);
+    clearLongTimer(sub.idle);
     sub.idle = undefined;
   }
 
@@ -102,7 +103,8 @@ export class Upstream {
     };
     if (this.#options.retainUnusedMs <= 0) drop();
     else {
-      sub.idle = setTimeout(drop, this.#options.retainUnusedMs);
+      // From the options: any length (docs/decisions.md#long-timers).
+      sub.idle = setLongTimeout(drop, this.#options.retainUnusedMs);
       sub.idle.unref();
     }
   }
@@ -111,7 +113,7 @@ export class Upstream {
   close(): void {
     this.#closed = true;
     for (const sub of this.#subscriptions.values()) {
-      clearTimeout(sub.idle);
+      clearLongTimer(sub.idle);
       sub.cancel();
     }
     this.#subscriptions.clear();
