@@ -47,6 +47,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 );
 const subscription = fc.record({
   wildcard: fc.boolean(),
+  wildcardParams: fc.constantFrom(...PARAMETER_MAPS),
   slots: fc.array(fc.record({ name, params: fc.constantFrom(...PARAMETER_MAPS) }), { maxLength: 4 }),
 });
 
@@ -132,7 +133,7 @@ test("a stream a change does not concern has nothing due in any protocol, and is
         for (const o of setup) apply(set, o);
         const streams: Stream[] = subs.map((init) => {
           const sub = new TypeSubscription(T);
-          sub.replace(init.slots as SlotInit[], init.wildcard);
+          sub.replace(init.slots as SlotInit[], init.wildcard, init.wildcardParams);
           const stream = { sub, delta: EMPTY_HELD, incremental: EMPTY_HELD, full: EMPTY_HELD, settledAt: undefined };
           flush(stream, set);
           return stream;

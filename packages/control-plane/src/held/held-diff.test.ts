@@ -93,11 +93,20 @@ const slotInit = fc.record({
   name: fc.constantFrom(...NAMES),
   params: fc.constantFrom(...PARAMS),
 });
-const subscription = fc.record({ wildcard: fc.boolean(), slots: fc.array(slotInit, { maxLength: 6 }) });
+const subscription = fc.record({
+  wildcard: fc.boolean(),
+  // A wildcard's own parameters (docs/decisions.md#wildcards-with-parameters), mostly none.
+  wildcardParams: fc.oneof({ weight: 3, arbitrary: fc.constant(PARAMS[0]) }, fc.constantFrom(...PARAMS)),
+  slots: fc.array(slotInit, { maxLength: 6 }),
+});
 
-function subscriptionOf(init: { wildcard: boolean; slots: SlotInit[] }): TypeSubscription {
+function subscriptionOf(init: {
+  wildcard: boolean;
+  wildcardParams: Readonly<Record<string, string>> | undefined;
+  slots: SlotInit[];
+}): TypeSubscription {
   const sub = new TypeSubscription("t");
-  sub.replace(init.slots, init.wildcard);
+  sub.replace(init.slots, init.wildcard, init.wildcardParams);
   return sub;
 }
 
@@ -333,7 +342,9 @@ test("a subscription not answered yet gets nothing and loses nothing; the rest i
         // A full-state response waits while a subscription it would list is not answered.
         const full = fullState(held, sub, view);
         const listed = sub.wildcard
-          ? [...view.keys()].some((name) => unanswered.has(`${name} {}`) && !sub.hasName(name)) || waitingKeys.size > 0
+          ? [...view.keys()].some(
+              (name) => unanswered.has(`${name} ${JSON.stringify(sub.wildcardParams)}`) && !sub.hasName(name),
+            ) || waitingKeys.size > 0
           : waitingKeys.size > 0;
         expect(full.waiting).toBe(listed);
       },
@@ -350,6 +361,7 @@ test("a variant a waiting subscription holds is not removed when another subscri
   ]);
   const sub = subscriptionOf({
     wildcard: false,
+    wildcardParams: undefined,
     slots: [
       { name: "a", params: { env: "prod" } },
       { name: "a", params: { env: "prod", v: "1" } },

@@ -1,6 +1,6 @@
 import type { Entry, ErrorEntry, ResourceEntry, VariantRef } from "../resources/entry.js";
 import { type Choice, type ServedGroup, UNANSWERED } from "../resources/served.js";
-import { isPlainKey, nameOfPlainKey, plainKey, type TypeSubscription } from "../streams/subscription.js";
+import type { TypeSubscription } from "../streams/subscription.js";
 import { type BySlot, type HeldState, type HeldValue, heldValueOf, NOT_FOUND_SENT } from "./held-state.js";
 
 /** A variant a delta client is told is gone: by name when unconstrained (`removed_resources`), else with its constraints. */
@@ -73,7 +73,7 @@ export function diffHeld(
   };
   for (const name of changedNames ?? candidateNames(holds, sub, entries)) {
     // Most names of a wildcard subscription are ones the client did not name: one subscription, no parameters.
-    if (coveredFastPath && sub.wildcard && !sub.hasName(name)) diffCovered(diff, holds, name, entries?.get(name));
+    if (coveredFastPath && sub.wildcard && !sub.hasName(name)) diffCovered(diff, holds, sub, name, entries?.get(name));
     else diffName(diff, holds, sub, name, entries);
   }
   return diff;
@@ -88,13 +88,19 @@ interface MutableDiff extends HeldDiff {
 }
 
 /**
- * `diffName` for a name only the wildcard covers, without its slot and lists: the one subscription gets the
- * unconstrained-parameters choice, never an error (TP3 errors go to explicit subscriptions), and what it held is
- * removed unless it is what it gets now (held-diff.test.ts checks it against `diffName`).
+ * `diffName` for a name only the wildcard covers, without its slot and lists: the one subscription gets the choice of
+ * the wildcard's parameters (none, mostly), never an error (TP3 errors go to explicit subscriptions), and what it held
+ * is removed unless it is what it gets now (held-diff.test.ts checks it against `diffName`).
  */
-function diffCovered(diff: MutableDiff, holds: HeldState, name: string, group: ServedGroup | undefined): void {
-  const key = plainKey(name);
-  const choice = group?.choose(undefined);
+function diffCovered(
+  diff: MutableDiff,
+  holds: HeldState,
+  sub: TypeSubscription,
+  name: string,
+  group: ServedGroup | undefined,
+): void {
+  const key = sub.coveredKey(name);
+  const choice = group?.choose(sub.wildcardParams);
   if (choice === UNANSWERED || choice?.kind === "error") return;
   const heldResource = holds.resources.get(key);
   let lost: Identity | undefined;
@@ -128,7 +134,10 @@ function candidateNames(holds: HeldState, sub: TypeSubscription, entries: Groupe
   };
   for (const name of sub.names()) consider(name);
   if (holds.resources.size > 0) {
-    for (const key of holds.resources.keys()) if (isPlainKey(key)) consider(nameOfPlainKey(key));
+    for (const key of holds.resources.keys()) {
+      const name = sub.coveredName(key);
+      if (name !== undefined) consider(name);
+    }
   }
   return names;
 }
@@ -224,7 +233,7 @@ export function fullState(holds: HeldState, sub: TypeSubscription, entries: Grou
   };
   const visit = (name: string, group: ServedGroup): void => {
     // The common case, a name the wildcard covers and the client did not name, without allocating its slot.
-    if (!sub.hasName(name)) list(plainKey(name), false, group.choose(undefined));
+    if (!sub.hasName(name)) list(sub.coveredKey(name), false, group.choose(sub.wildcardParams));
     else for (const slot of sub.slotsOf(name)) list(slot.key, slot.explicit, group.choose(slot.params));
   };
   if (sub.wildcard) {

@@ -15,7 +15,7 @@ import type { ServedGroup } from "../resources/served.js";
 import { anyFor, type PreparedResponse, prepareResponse, toResourceErrors } from "./prepared-response.js";
 import { emptyTypeState, StreamBase, type TypeState } from "./stream-base.js";
 import type { StreamTypeInfo } from "./stream-info.js";
-import type { SlotInit, TypeSubscription } from "./subscription.js";
+import { type SlotInit, type TypeSubscription, wildcardParamsOf } from "./subscription.js";
 
 interface SotwTypeState extends TypeState {
   /** The client asked for this type (a type only injected into is not pushed to). */
@@ -77,9 +77,14 @@ export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, 
 
     const fullState = this.host.fullStateTypeUrls.has(typeUrl);
     const firstRequest = !state.requested;
+    const slots: SlotInit[] = request.resourceNames.map((name) => ({ name }));
+    for (const locator of request.resourceLocators)
+      slots.push({ name: locator.name, params: locator.dynamicParameters });
+    // `*` by name or as a locator with parameters (docs/decisions.md#wildcards-with-parameters).
+    const wildcardParams = wildcardParamsOf(slots);
     state.requested = true;
     let wildcard: boolean;
-    if (names.includes("*")) {
+    if (wildcardParams !== undefined) {
       wildcard = true;
       state.legacyWildcard = false;
     } else if (names.length === 0 && fullState && (firstRequest || state.legacyWildcard)) {
@@ -89,10 +94,7 @@ export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, 
       wildcard = false;
       state.legacyWildcard = false;
     }
-    const slots: SlotInit[] = request.resourceNames.map((name) => ({ name }));
-    for (const locator of request.resourceLocators)
-      slots.push({ name: locator.name, params: locator.dynamicParameters });
-    if (state.sub.replace(slots, wildcard)) state.holds = heldPruned(state.holds, state.sub);
+    if (state.sub.replace(slots, wildcard, wildcardParams)) state.holds = heldPruned(state.holds, state.sub);
     this.#report(request, names, disposition);
     this.flushType(state);
   }
@@ -104,9 +106,21 @@ export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, 
     return { versionInfo: message.versionInfo, resourceNames: [], removedNames: [] };
   }
 
-  /** A type only injected into is not pushed to; a wildcard client learns that there is nothing from an empty first response. */
+  /**
+   * A type only injected into is not pushed to; a wildcard client learns that there is nothing from an empty first
+   * response; a full-state response waits while the source does not know yet what a wildcard covers (served.ts).
+   */
   protected override isDue(state: SotwTypeState, send: boolean): boolean {
-    return state.requested && (send || (state.sub.wildcard && state.lastNonce === ""));
+    if (!state.requested) return false;
+    const { sub } = state;
+    if (
+      sub.wildcard &&
+      this.host.fullStateTypeUrls.has(sub.typeUrl) &&
+      this.setOf(sub.typeUrl).wildcardAnswered?.(sub.typeUrl, sub.wildcardParams) === false
+    ) {
+      return false;
+    }
+    return send || (sub.wildcard && state.lastNonce === "");
   }
 
   protected planResponse(

@@ -415,7 +415,11 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     const hasParams = (slot: Slot): boolean => Object.keys(slot.params).length > 0;
     const label = (key: string): string => {
       const slot = sub.slots.get(key);
-      return slot ? subscriptionLabel(slot) : nameOfPlainKey(key);
+      if (slot) return subscriptionLabel(slot);
+      const covered = sub.coveredName(key);
+      return covered === undefined
+        ? nameOfPlainKey(key)
+        : subscriptionLabel({ key, name: covered, params: sub.wildcardParams, explicit: false });
     };
     for (const [key, held] of state.holds.resources) {
       const shown = showVersion(heldVersion(held));
@@ -424,6 +428,7 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     return {
       typeUrl: sub.typeUrl,
       wildcard: sub.wildcard,
+      wildcardParameters: sub.wildcardParams,
       resourceNames: slots.filter((slot) => !hasParams(slot)).map((slot) => slot.name),
       resourceLocators: slots.filter(hasParams).map((slot) => ({ name: slot.name, dynamicParameters: slot.params })),
       lastNonce: state.lastNonce,

@@ -1,3 +1,5 @@
+import { InvalidRequestError } from "../limits.js";
+
 /**
  * One subscription of a stream: a resource name, and the dynamic parameters of its `ResourceLocator` (TP2; none for
  * a name in `resource_names`). A name may be subscribed several times with different parameters, each getting the
@@ -21,6 +23,8 @@ export interface SlotInit {
 
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 const NO_SLOTS: readonly Slot[] = Object.freeze([]);
+
+type Params = Readonly<Record<string, string>>;
 
 // Slot keys: a subscription by name is keyed by the name itself (so the common case costs nothing), escaped with a
 // leading \u0000 when the name starts with \u0000 or \u0001; a locator with parameters starts with \u0001. Injective.
@@ -52,24 +56,63 @@ export function subscriptionLabel(slot: Slot): string {
   return `${slot.name}{${keys.map((k) => `${encode(k)}=${encode(slot.params[k] as string)}`).join(",")}}`;
 }
 
-function slotOf(init: SlotInit): Slot {
-  const params = init.params ?? NO_PARAMS;
-  const keys = Object.keys(params).sort();
-  if (keys.length === 0) return { key: plainKey(init.name), name: init.name, params: NO_PARAMS, explicit: true };
-  let key = `\u0001${init.name.length}:${init.name}`;
+/** A parameter map sorted by key and frozen (NO_PARAMS when empty), and the part of a slot key it makes. */
+function sortedParams(params: Params | undefined): { readonly params: Params; readonly suffix: string } {
+  const keys = params === undefined ? [] : Object.keys(params);
+  if (keys.length === 0) return { params: NO_PARAMS, suffix: "" };
+  keys.sort();
+  let suffix = "";
   const sorted: Record<string, string> = {};
   for (const k of keys) {
-    const v = params[k] as string;
-    key += `${k.length}:${k}${v.length}:${v}`;
+    const v = (params as Params)[k] as string;
+    suffix += `${k.length}:${k}${v.length}:${v}`;
     sorted[k] = v;
   }
-  return { key, name: init.name, params: Object.freeze(sorted), explicit: true };
+  return { params: Object.freeze(sorted), suffix };
+}
+
+function slotOf(init: SlotInit): Slot {
+  const { params, suffix } = sortedParams(init.params);
+  if (suffix === "") return { key: plainKey(init.name), name: init.name, params: NO_PARAMS, explicit: true };
+  return { key: `\u0001${init.name.length}:${init.name}${suffix}`, name: init.name, params, explicit: true };
+}
+
+/** The name of a locator key whose parameters part is `suffix`, else undefined. */
+function nameOfLocatorKey(key: string, suffix: string): string | undefined {
+  if (key.charCodeAt(0) !== 1 || !key.endsWith(suffix)) return undefined;
+  const colon = key.indexOf(":");
+  const length = Number(key.slice(1, colon));
+  if (!(colon > 1) || !Number.isSafeInteger(length) || colon + 1 + length + suffix.length !== key.length) {
+    return undefined;
+  }
+  return key.slice(colon + 1, colon + 1 + length);
+}
+
+/**
+ * The parameters of the wildcard among `inits` (`*` by name or as a locator), undefined when none names `*`; a
+ * request naming `*` with two parameter maps is refused (docs/decisions.md#wildcards-with-parameters).
+ */
+export function wildcardParamsOf(inits: readonly SlotInit[]): Params | undefined {
+  let found: { readonly params: Params; readonly suffix: string } | undefined;
+  for (const init of inits) {
+    if (init.name !== "*") continue;
+    const next = sortedParams(init.params);
+    if (found !== undefined && found.suffix !== next.suffix) {
+      throw new InvalidRequestError("a request names the wildcard `*` twice, with different parameters");
+    }
+    found = next;
+  }
+  return found?.params;
 }
 
 /** What one stream subscribes to for one type. Shared by the SotW and delta streams. */
 export class TypeSubscription {
   readonly typeUrl: string;
   #wildcard = false;
+  /** The parameters of the wildcard (TP2: each name it covers gets the variant they match); none by default. */
+  #wildcardParams: Params = NO_PARAMS;
+  /** The slot-key part of `#wildcardParams` ("" for none). */
+  #wildcardSuffix = "";
   /** Explicit subscriptions by key, in the order the client made them. */
   readonly #slots = new Map<string, Slot>();
   /** The same, by name. */
@@ -83,6 +126,27 @@ export class TypeSubscription {
   /** Subscribed to every resource of the type (`*`, or the legacy empty first request for LDS/CDS). */
   get wildcard(): boolean {
     return this.#wildcard;
+  }
+
+  /**
+   * The dynamic parameters the wildcard subscribes with (a `*` locator's): each name it covers is a subscription with
+   * these parameters. Empty for `*` in `resource_names`, the legacy empty request, or no wildcard.
+   */
+  get wildcardParams(): Params {
+    return this.#wildcardParams;
+  }
+
+  /** The slot key of the subscription the wildcard makes of `name` (a name without parameters when it has none). */
+  coveredKey(name: string): string {
+    const suffix = this.#wildcardSuffix;
+    return suffix === "" ? plainKey(name) : `\u0001${name.length}:${name}${suffix}`;
+  }
+
+  /** The name of a slot key the wildcard would make, else undefined (never for a stream without wildcard). */
+  coveredName(key: string): string | undefined {
+    if (!this.#wildcard) return undefined;
+    if (this.#wildcardSuffix === "") return isPlainKey(key) ? nameOfPlainKey(key) : undefined;
+    return nameOfLocatorKey(key, this.#wildcardSuffix);
   }
 
   /** The explicit subscriptions, in the order the client made them. */
@@ -106,7 +170,7 @@ export class TypeSubscription {
    */
   get key(): string {
     if (this.#key === undefined) {
-      let key = `${this.typeUrl.length}:${this.typeUrl}${this.#wildcard ? "*" : "-"}`;
+      let key = `${this.typeUrl.length}:${this.typeUrl}${this.#wildcard ? `*${this.#wildcardSuffix.length}:${this.#wildcardSuffix}` : "-"}`;
       for (const slotKey of this.#slots.keys()) key += `${slotKey.length}:${slotKey}`;
       this.#key = key;
     }
@@ -120,16 +184,16 @@ export class TypeSubscription {
 
   /** Whether a slot key is one of the subscriptions (a subscription without parameters is covered by the wildcard). */
   hasSlot(key: string): boolean {
-    return this.#slots.has(key) || (this.#wildcard && isPlainKey(key));
+    return this.#slots.has(key) || this.coveredName(key) !== undefined;
   }
 
   /** The subscriptions of a name: the explicit ones, plus the one the wildcard makes unless the client named it. */
   slotsOf(name: string): readonly Slot[] {
     const explicit = this.#byName.get(name);
     if (!this.#wildcard) return explicit ?? [];
-    const key = plainKey(name);
+    const key = this.coveredKey(name);
     if (explicit?.some((slot) => slot.key === key)) return explicit;
-    const covered: Slot = { key, name, params: NO_PARAMS, explicit: false };
+    const covered: Slot = { key, name, params: this.#wildcardParams, explicit: false };
     return explicit ? [...explicit, covered] : [covered];
   }
 
@@ -139,39 +203,63 @@ export class TypeSubscription {
   }
 
   /**
-   * Replaces the explicit subscriptions (`*` among them is left out: pass `wildcard`). Returns whether anything
-   * changed: a SotW ACK repeats the subscription, and an unchanged one keeps its key.
+   * Replaces the explicit subscriptions (`*` among them is left out: pass `wildcard`, and its parameters, if any).
+   * Returns whether anything changed: a SotW ACK repeats the subscription, and an unchanged one keeps its key.
    */
-  replace(inits: readonly SlotInit[], wildcard: boolean): boolean {
+  replace(inits: readonly SlotInit[], wildcard: boolean, wildcardParams?: Params): boolean {
     const slots = inits.filter((init) => init.name !== "*").map(slotOf);
-    if (wildcard === this.#wildcard && this.#sameSlots(slots)) return false;
+    const { params, suffix } = sortedParams(wildcard ? wildcardParams : undefined);
+    if (wildcard === this.#wildcard && suffix === this.#wildcardSuffix && this.#sameSlots(slots)) return false;
     this.#slots.clear();
     this.#byName.clear();
     for (const slot of slots) this.#add(slot);
     this.#wildcard = wildcard;
+    this.#wildcardParams = params;
+    this.#wildcardSuffix = suffix;
     this.#key = undefined;
     return true;
   }
 
-  /** Adds subscriptions (`*` turns the wildcard on). Returns whether anything changed. */
+  /**
+   * Adds subscriptions (`*` turns the wildcard on, with the parameters of its locator). Returns whether anything
+   * changed. A `*` with other parameters than the wildcard already has throws InvalidRequestError (INVALID_ARGUMENT),
+   * before anything changed.
+   */
   subscribe(inits: Iterable<SlotInit>): boolean {
-    let changed = false;
-    for (const init of inits) {
-      if (init.name === "*") {
-        changed ||= !this.#wildcard;
-        this.#wildcard = true;
-      } else changed = this.#add(slotOf(init)) || changed;
+    const list = [...inits];
+    let wildcard: { readonly params: Params; readonly suffix: string } | undefined;
+    for (const init of list) {
+      if (init.name !== "*") continue;
+      const next = sortedParams(init.params);
+      const current = wildcard ?? (this.#wildcard ? { suffix: this.#wildcardSuffix } : undefined);
+      if (current !== undefined && current.suffix !== next.suffix) {
+        // docs/decisions.md#wildcards-with-parameters
+        throw new InvalidRequestError(
+          "a stream subscribes to the wildcard of a type with one parameter map: unsubscribe `*` before subscribing it with other parameters",
+        );
+      }
+      wildcard = next;
     }
+    let changed = false;
+    if (wildcard !== undefined && !this.#wildcard) {
+      this.#wildcard = true;
+      this.#wildcardParams = wildcard.params;
+      this.#wildcardSuffix = wildcard.suffix;
+      changed = true;
+    }
+    for (const init of list) if (init.name !== "*") changed = this.#add(slotOf(init)) || changed;
     return this.#changed(changed);
   }
 
-  /** Removes subscriptions (`*` turns the wildcard off). Returns whether anything changed. */
+  /** Removes subscriptions (`*`, whatever its parameters, turns the wildcard off). Returns whether anything changed. */
   unsubscribe(inits: Iterable<SlotInit>): boolean {
     let changed = false;
     for (const init of inits) {
       if (init.name === "*") {
         changed ||= this.#wildcard;
         this.#wildcard = false;
+        this.#wildcardParams = NO_PARAMS;
+        this.#wildcardSuffix = "";
         continue;
       }
       const slot = slotOf(init);
