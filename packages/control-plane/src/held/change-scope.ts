@@ -31,7 +31,7 @@ export function concerns(sub: TypeSubscription, changed: ChangedVariants): boole
     if (!sub.isSubscribed(name)) continue;
     if (variants === WHOLE_NAME) return true;
     // A wildcard covers the name as a subscription with its parameters (the client may also name it so).
-    if (sub.wildcard && variants.some((c) => matches(c, sub.wildcardParams))) return true;
+    for (const wildcard of sub.wildcards) if (variants.some((c) => matches(c, wildcard.params))) return true;
     for (const slot of sub.explicitSlotsOf(name)) {
       for (const constraints of variants) if (matches(constraints, slot.params)) return true;
     }

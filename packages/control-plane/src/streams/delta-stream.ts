@@ -93,13 +93,10 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscover
       state.holds = heldFromInitialVersions(request.initialResourceVersions);
       if (subscribe.length === 0 && this.host.fullStateTypeUrls.has(typeUrl)) sub.subscribe([{ name: "*" }]);
     }
-    const leaving = toSlots(request.resourceNamesUnsubscribe, request.resourceLocatorsUnsubscribe);
-    // `*` unsubscribed and subscribed in one request moves the wildcard to the new parameters: it leaves first
-    // (docs/decisions.md#wildcards-with-parameters); any other name subscribed and unsubscribed at once ends up
-    // unsubscribed.
-    const wildcardLeft = leaving.some((slot) => slot.name === "*") && sub.unsubscribe([{ name: "*" }]);
     sub.subscribe(toSlots(request.resourceNamesSubscribe, request.resourceLocatorsSubscribe));
-    const unsubscribed = sub.unsubscribe(leaving.filter((slot) => slot.name !== "*")) || wildcardLeft;
+    const unsubscribed = sub.unsubscribe(
+      toSlots(request.resourceNamesUnsubscribe, request.resourceLocatorsUnsubscribe),
+    );
     checkNames(this.host.limits, what, [], sub.slots.size);
     if (unsubscribed || firstRequest) state.holds = heldPruned(state.holds, sub);
 

@@ -15,7 +15,7 @@ import type { ServedGroup } from "../resources/served.js";
 import { anyFor, type PreparedResponse, prepareResponse, toResourceErrors } from "./prepared-response.js";
 import { emptyTypeState, StreamBase, type TypeState } from "./stream-base.js";
 import type { StreamTypeInfo } from "./stream-info.js";
-import { type SlotInit, type TypeSubscription, wildcardParamsOf } from "./subscription.js";
+import { PLAIN_WILDCARD, type SlotInit, type TypeSubscription, wildcardsOf } from "./subscription.js";
 
 interface SotwTypeState extends TypeState {
   /** The client asked for this type (a type only injected into is not pushed to). */
@@ -80,21 +80,15 @@ export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, 
     const slots: SlotInit[] = request.resourceNames.map((name) => ({ name }));
     for (const locator of request.resourceLocators)
       slots.push({ name: locator.name, params: locator.dynamicParameters });
-    // `*` by name or as a locator with parameters (docs/decisions.md#wildcards-with-parameters).
-    const wildcardParams = wildcardParamsOf(slots);
+    // `*` by name or as locators with parameters (docs/decisions.md#wildcards-with-parameters).
+    let wildcards = wildcardsOf(slots);
     state.requested = true;
-    let wildcard: boolean;
-    if (wildcardParams !== undefined) {
-      wildcard = true;
-      state.legacyWildcard = false;
-    } else if (names.length === 0 && fullState && (firstRequest || state.legacyWildcard)) {
-      wildcard = true;
+    if (wildcards.length > 0) state.legacyWildcard = false;
+    else if (names.length === 0 && fullState && (firstRequest || state.legacyWildcard)) {
+      wildcards = [PLAIN_WILDCARD];
       state.legacyWildcard = true;
-    } else {
-      wildcard = false;
-      state.legacyWildcard = false;
-    }
-    if (state.sub.replace(slots, wildcard, wildcardParams)) state.holds = heldPruned(state.holds, state.sub);
+    } else state.legacyWildcard = false;
+    if (state.sub.replace(slots, wildcards)) state.holds = heldPruned(state.holds, state.sub);
     this.#report(request, names, disposition);
     this.flushType(state);
   }
@@ -113,12 +107,11 @@ export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, 
   protected override isDue(state: SotwTypeState, send: boolean): boolean {
     if (!state.requested) return false;
     const { sub } = state;
-    if (
-      sub.wildcard &&
-      this.host.fullStateTypeUrls.has(sub.typeUrl) &&
-      this.setOf(sub.typeUrl).wildcardAnswered?.(sub.typeUrl, sub.wildcardParams) === false
-    ) {
-      return false;
+    if (sub.wildcard && this.host.fullStateTypeUrls.has(sub.typeUrl)) {
+      const set = this.setOf(sub.typeUrl);
+      for (const wildcard of sub.wildcards) {
+        if (set.wildcardAnswered?.(sub.typeUrl, wildcard.params) === false) return false;
+      }
     }
     return send || (sub.wildcard && state.lastNonce === "");
   }

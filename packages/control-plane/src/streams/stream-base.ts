@@ -414,12 +414,8 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     const slots = [...sub.slots.values()];
     const hasParams = (slot: Slot): boolean => Object.keys(slot.params).length > 0;
     const label = (key: string): string => {
-      const slot = sub.slots.get(key);
-      if (slot) return subscriptionLabel(slot);
-      const covered = sub.coveredName(key);
-      return covered === undefined
-        ? nameOfPlainKey(key)
-        : subscriptionLabel({ key, name: covered, params: sub.wildcardParams, explicit: false });
+      const slot = sub.slots.get(key) ?? sub.coveredSlot(key);
+      return slot ? subscriptionLabel(slot) : nameOfPlainKey(key);
     };
     for (const [key, held] of state.holds.resources) {
       const shown = showVersion(heldVersion(held));
@@ -428,7 +424,7 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     return {
       typeUrl: sub.typeUrl,
       wildcard: sub.wildcard,
-      wildcardParameters: sub.wildcardParams,
+      wildcardParameters: sub.wildcards.map((wildcard) => wildcard.params),
       resourceNames: slots.filter((slot) => !hasParams(slot)).map((slot) => slot.name),
       resourceLocators: slots.filter(hasParams).map((slot) => ({ name: slot.name, dynamicParameters: slot.params })),
       lastNonce: state.lastNonce,

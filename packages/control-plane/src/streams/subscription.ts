@@ -1,5 +1,3 @@
-import { InvalidRequestError } from "../limits.js";
-
 /**
  * One subscription of a stream: a resource name, and the dynamic parameters of its `ResourceLocator` (TP2; none for
  * a name in `resource_names`). A name may be subscribed several times with different parameters, each getting the
@@ -88,31 +86,38 @@ function nameOfLocatorKey(key: string, suffix: string): string | undefined {
   return key.slice(colon + 1, colon + 1 + length);
 }
 
+/** One wildcard subscription of a stream: `*` with a parameter map (none, mostly). */
+export interface Wildcard {
+  readonly params: Params;
+  /** The slot-key part of `params` ("" for none): what the covered slots' keys end with. */
+  readonly suffix: string;
+}
+
 /**
- * The parameters of the wildcard among `inits` (`*` by name or as a locator), undefined when none names `*`; a
- * request naming `*` with two parameter maps is refused (docs/decisions.md#wildcards-with-parameters).
+ * The wildcards among `inits` (`*` by name, or as locators with parameters), each map once, in order; empty when none
+ * names `*` (docs/decisions.md#wildcards-with-parameters).
  */
-export function wildcardParamsOf(inits: readonly SlotInit[]): Params | undefined {
-  let found: { readonly params: Params; readonly suffix: string } | undefined;
+export function wildcardsOf(inits: readonly SlotInit[]): Wildcard[] {
+  const out: Wildcard[] = [];
   for (const init of inits) {
     if (init.name !== "*") continue;
-    const next = sortedParams(init.params);
-    if (found !== undefined && found.suffix !== next.suffix) {
-      throw new InvalidRequestError("a request names the wildcard `*` twice, with different parameters");
-    }
-    found = next;
+    const wildcard = sortedParams(init.params);
+    if (!out.some((w) => w.suffix === wildcard.suffix)) out.push(wildcard);
   }
-  return found?.params;
+  return out;
 }
+
+/** The wildcard without parameters: `*` in `resource_names`, or the legacy empty request. */
+export const PLAIN_WILDCARD: Wildcard = Object.freeze({ params: NO_PARAMS, suffix: "" });
 
 /** What one stream subscribes to for one type. Shared by the SotW and delta streams. */
 export class TypeSubscription {
   readonly typeUrl: string;
-  #wildcard = false;
-  /** The parameters of the wildcard (TP2: each name it covers gets the variant they match); none by default. */
-  #wildcardParams: Params = NO_PARAMS;
-  /** The slot-key part of `#wildcardParams` ("" for none). */
-  #wildcardSuffix = "";
+  /**
+   * The wildcard subscriptions, by parameters suffix, in the order made: each covers every name of the type with its
+   * parameters (TP2: each name gets the variant they match). Mostly none, or one without parameters.
+   */
+  readonly #wildcards = new Map<string, Wildcard>();
   /** Explicit subscriptions by key, in the order the client made them. */
   readonly #slots = new Map<string, Slot>();
   /** The same, by name. */
@@ -125,28 +130,37 @@ export class TypeSubscription {
 
   /** Subscribed to every resource of the type (`*`, or the legacy empty first request for LDS/CDS). */
   get wildcard(): boolean {
-    return this.#wildcard;
+    return this.#wildcards.size > 0;
   }
 
-  /**
-   * The dynamic parameters the wildcard subscribes with (a `*` locator's): each name it covers is a subscription with
-   * these parameters. Empty for `*` in `resource_names`, the legacy empty request, or no wildcard.
-   */
-  get wildcardParams(): Params {
-    return this.#wildcardParams;
+  /** The wildcard subscriptions, each with its parameters (`*` in `resource_names` has none). */
+  get wildcards(): readonly Wildcard[] {
+    return [...this.#wildcards.values()];
   }
 
-  /** The slot key of the subscription the wildcard makes of `name` (a name without parameters when it has none). */
-  coveredKey(name: string): string {
-    const suffix = this.#wildcardSuffix;
-    return suffix === "" ? plainKey(name) : `\u0001${name.length}:${name}${suffix}`;
+  /** The only wildcard, when the stream has exactly one (the common case the diff's short path takes). */
+  get soleWildcard(): Wildcard | undefined {
+    if (this.#wildcards.size !== 1) return undefined;
+    return this.#wildcards.values().next().value;
   }
 
-  /** The name of a slot key the wildcard would make, else undefined (never for a stream without wildcard). */
-  coveredName(key: string): string | undefined {
-    if (!this.#wildcard) return undefined;
-    if (this.#wildcardSuffix === "") return isPlainKey(key) ? nameOfPlainKey(key) : undefined;
-    return nameOfLocatorKey(key, this.#wildcardSuffix);
+  /** The slot key of the subscription `wildcard` makes of `name` (the name itself when it has no parameters). */
+  coveredKey(name: string, wildcard: Wildcard): string {
+    return wildcard.suffix === "" ? plainKey(name) : `\u0001${name.length}:${name}${wildcard.suffix}`;
+  }
+
+  /** The wildcard subscription a slot key is one of, with the name, else undefined. */
+  coveredSlot(key: string): Slot | undefined {
+    for (const wildcard of this.#wildcards.values()) {
+      const name =
+        wildcard.suffix === ""
+          ? isPlainKey(key)
+            ? nameOfPlainKey(key)
+            : undefined
+          : nameOfLocatorKey(key, wildcard.suffix);
+      if (name !== undefined) return { key, name, params: wildcard.params, explicit: false };
+    }
+    return undefined;
   }
 
   /** The explicit subscriptions, in the order the client made them. */
@@ -170,96 +184,80 @@ export class TypeSubscription {
    */
   get key(): string {
     if (this.#key === undefined) {
-      let key = `${this.typeUrl.length}:${this.typeUrl}${this.#wildcard ? `*${this.#wildcardSuffix.length}:${this.#wildcardSuffix}` : "-"}`;
+      let key = `${this.typeUrl.length}:${this.typeUrl}`;
+      for (const suffix of this.#wildcards.keys()) key += `*${suffix.length}:${suffix}`;
+      key += "-";
       for (const slotKey of this.#slots.keys()) key += `${slotKey.length}:${slotKey}`;
       this.#key = key;
     }
     return this.#key;
   }
 
-  /** Whether a name is subscribed at all (explicitly or by the wildcard). */
+  /** Whether a name is subscribed at all (explicitly or by a wildcard). */
   isSubscribed(name: string): boolean {
-    return this.#wildcard || this.#byName.has(name);
+    return this.#wildcards.size > 0 || this.#byName.has(name);
   }
 
-  /** Whether a slot key is one of the subscriptions (a subscription without parameters is covered by the wildcard). */
+  /** Whether a slot key is one of the subscriptions (explicit, or one a wildcard makes). */
   hasSlot(key: string): boolean {
-    return this.#slots.has(key) || this.coveredName(key) !== undefined;
+    return this.#slots.has(key) || (this.#wildcards.size > 0 && this.coveredSlot(key) !== undefined);
   }
 
-  /** The subscriptions of a name: the explicit ones, plus the one the wildcard makes unless the client named it. */
+  /** The subscriptions of a name: the explicit ones, plus each one a wildcard makes that the client did not name. */
   slotsOf(name: string): readonly Slot[] {
     const explicit = this.#byName.get(name);
-    if (!this.#wildcard) return explicit ?? [];
-    const key = this.coveredKey(name);
-    if (explicit?.some((slot) => slot.key === key)) return explicit;
-    const covered: Slot = { key, name, params: this.#wildcardParams, explicit: false };
-    return explicit ? [...explicit, covered] : [covered];
+    if (this.#wildcards.size === 0) return explicit ?? [];
+    let out: Slot[] | undefined;
+    for (const wildcard of this.#wildcards.values()) {
+      const key = this.coveredKey(name, wildcard);
+      if (explicit?.some((slot) => slot.key === key)) continue;
+      out ??= explicit ? [...explicit] : [];
+      out.push({ key, name, params: wildcard.params, explicit: false });
+    }
+    return out ?? explicit ?? [];
   }
 
-  /** The explicit subscriptions of a name (none for a name only the wildcard covers). */
+  /** The explicit subscriptions of a name (none for a name only a wildcard covers). */
   explicitSlotsOf(name: string): readonly Slot[] {
     return this.#byName.get(name) ?? NO_SLOTS;
   }
 
   /**
-   * Replaces the explicit subscriptions (`*` among them is left out: pass `wildcard`, and its parameters, if any).
-   * Returns whether anything changed: a SotW ACK repeats the subscription, and an unchanged one keeps its key.
+   * Replaces the subscriptions: the explicit ones (`*` among them is left out) and the wildcards. Returns whether
+   * anything changed: a SotW ACK repeats the subscription, and an unchanged one keeps its key.
    */
-  replace(inits: readonly SlotInit[], wildcard: boolean, wildcardParams?: Params): boolean {
+  replace(inits: readonly SlotInit[], wildcards: readonly Wildcard[]): boolean {
     const slots = inits.filter((init) => init.name !== "*").map(slotOf);
-    const { params, suffix } = sortedParams(wildcard ? wildcardParams : undefined);
-    if (wildcard === this.#wildcard && suffix === this.#wildcardSuffix && this.#sameSlots(slots)) return false;
+    if (this.#sameWildcards(wildcards) && this.#sameSlots(slots)) return false;
     this.#slots.clear();
     this.#byName.clear();
     for (const slot of slots) this.#add(slot);
-    this.#wildcard = wildcard;
-    this.#wildcardParams = params;
-    this.#wildcardSuffix = suffix;
+    this.#wildcards.clear();
+    for (const wildcard of wildcards) this.#wildcards.set(wildcard.suffix, wildcard);
     this.#key = undefined;
     return true;
   }
 
-  /**
-   * Adds subscriptions (`*` turns the wildcard on, with the parameters of its locator). Returns whether anything
-   * changed. A `*` with other parameters than the wildcard already has throws InvalidRequestError (INVALID_ARGUMENT),
-   * before anything changed.
-   */
+  /** Adds subscriptions (`*`, with the parameters of its locator, adds that wildcard). Returns whether anything changed. */
   subscribe(inits: Iterable<SlotInit>): boolean {
-    const list = [...inits];
-    let wildcard: { readonly params: Params; readonly suffix: string } | undefined;
-    for (const init of list) {
-      if (init.name !== "*") continue;
-      const next = sortedParams(init.params);
-      const current = wildcard ?? (this.#wildcard ? { suffix: this.#wildcardSuffix } : undefined);
-      if (current !== undefined && current.suffix !== next.suffix) {
-        // docs/decisions.md#wildcards-with-parameters
-        throw new InvalidRequestError(
-          "a stream subscribes to the wildcard of a type with one parameter map: unsubscribe `*` before subscribing it with other parameters",
-        );
-      }
-      wildcard = next;
-    }
     let changed = false;
-    if (wildcard !== undefined && !this.#wildcard) {
-      this.#wildcard = true;
-      this.#wildcardParams = wildcard.params;
-      this.#wildcardSuffix = wildcard.suffix;
-      changed = true;
+    for (const init of inits) {
+      if (init.name === "*") {
+        const wildcard = sortedParams(init.params);
+        if (this.#wildcards.has(wildcard.suffix)) continue;
+        this.#wildcards.set(wildcard.suffix, wildcard);
+        changed = true;
+      } else changed = this.#add(slotOf(init)) || changed;
     }
-    for (const init of list) if (init.name !== "*") changed = this.#add(slotOf(init)) || changed;
     return this.#changed(changed);
   }
 
-  /** Removes subscriptions (`*`, whatever its parameters, turns the wildcard off). Returns whether anything changed. */
+  /** Removes subscriptions (`*`, with the parameters of its locator, removes that wildcard). Returns whether anything changed. */
   unsubscribe(inits: Iterable<SlotInit>): boolean {
     let changed = false;
     for (const init of inits) {
       if (init.name === "*") {
-        changed ||= this.#wildcard;
-        this.#wildcard = false;
-        this.#wildcardParams = NO_PARAMS;
-        this.#wildcardSuffix = "";
+        changed = this.#wildcards.delete(sortedParams(init.params).suffix) || changed;
         continue;
       }
       const slot = slotOf(init);
@@ -284,6 +282,13 @@ export class TypeSubscription {
   #changed(changed: boolean): boolean {
     if (changed) this.#key = undefined;
     return changed;
+  }
+
+  #sameWildcards(wildcards: readonly Wildcard[]): boolean {
+    if (wildcards.length !== this.#wildcards.size) return false;
+    let i = 0;
+    for (const suffix of this.#wildcards.keys()) if (wildcards[i++]?.suffix !== suffix) return false;
+    return true;
   }
 
   /** The same slots in the same order (a list with duplicates never matches: it is replaced, which collapses them). */
