@@ -190,7 +190,7 @@ export class WildcardState extends ResourceState {
    * Tells every active watch now (from inside a queued callback); what they return is awaited together, and the
    * first throw is rethrown once every watch was told.
    */
-  #tellNow(call: (watcher: WildcardWatcher<unknown>) => unknown): Promise<unknown> | undefined {
+  #tellNow(call: (watcher: WildcardWatcher<unknown>) => unknown): Promise<void> | undefined {
     let pending: Promise<unknown>[] | undefined;
     let failure: { readonly error: unknown } | undefined;
     for (const entry of [...this.#watching]) {
@@ -206,7 +206,7 @@ export class WildcardState extends ResourceState {
       }
     }
     if (failure !== undefined) throw failure.error;
-    return pending === undefined ? undefined : Promise.all(pending);
+    return pending === undefined ? undefined : Promise.all(pending).then(() => {});
   }
 
   #tell(call: (watcher: WildcardWatcher<unknown>) => unknown): void {
