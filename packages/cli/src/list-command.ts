@@ -29,6 +29,7 @@ export const run: CommandRun = async (positionals, values, io) => {
   let answer: WildcardUpdate | undefined;
   let lastError: Error | undefined;
   try {
+    // A permanent status (the server refuses the method or the caller) ends it at once, with its message.
     await runWildcard({
       bootstrap: target.bootstrap,
       type,
@@ -41,6 +42,8 @@ export const run: CommandRun = async (positionals, values, io) => {
         lastError = error;
       },
     });
+  } catch (error) {
+    throw new CliError(`${target.bootstrap.xdsServers[0]?.serverUri} refused the request: ${describe(error as Error)}`);
   } finally {
     clearTimeout(timer);
   }
