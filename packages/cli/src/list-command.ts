@@ -5,7 +5,7 @@ import { statusCodeName } from "@xdskit/xds-client";
 import { CliError, type CommandRun, durationOption, ExitCode, UsageError } from "./command.js";
 import { messageToJson } from "./proto-json.js";
 import { messageOf, resolveResourceType } from "./resource-types.js";
-import { runWildcard, type WildcardUpdate } from "./wildcard-stream.js";
+import { permanentStatus, runWildcard, type WildcardUpdate } from "./wildcard-stream.js";
 import { resolveXdsTarget } from "./xds-target.js";
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -43,6 +43,7 @@ export const run: CommandRun = async (positionals, values, io) => {
       },
     });
   } catch (error) {
+    if (permanentStatus(error) === undefined) throw error;
     throw new CliError(`${target.bootstrap.xdsServers[0]?.serverUri} refused the request: ${describe(error as Error)}`);
   } finally {
     clearTimeout(timer);
