@@ -2,10 +2,11 @@
 // over real HTTP/2 in both protocols: every name it covers gets the variant its parameters match, as a subscription
 // of that name with those parameters would; a stream may hold several, one per parameter map, as it may hold a name.
 import { create } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
 import { ClusterSchema } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
 import { describe, expect, test } from "vitest";
-import { CDS_TYPE_URL, type ManagementServer } from "../src/index.js";
-import type { Harness } from "./ads-client.js";
+import { CDS_TYPE_URL, createManagementServer, type ManagementServer } from "../src/index.js";
+import { createHarness, type Harness } from "./ads-client.js";
 import { shareServer } from "./util.js";
 import { type Protocol, type Seen, variantClient } from "./variant-client.js";
 
@@ -119,4 +120,28 @@ describe("several wildcards on one stream", () => {
     server.setResource(cluster("t2", "c"), { constraints: "env=test" });
     expect(view(await client.next())).toEqual({ resources: ["c{env=test}:t2"], removed: [] });
   });
+
+  test("delta: wildcards count against maxResourceNamesPerType, one per parameter map", async () => {
+    const limited = await createManagementServer({ maxResourceNamesPerType: 3 });
+    try {
+      const d = createHarness(limited.url).delta();
+      await d.send({
+        node: { id: "n" },
+        typeUrl: CDS_TYPE_URL,
+        resourceNamesSubscribe: ["*", "a"],
+        resourceLocatorsSubscribe: [PROD_WILDCARD_LOCATOR],
+      });
+      await d.send({
+        typeUrl: CDS_TYPE_URL,
+        resourceLocatorsSubscribe: [{ name: "*", dynamicParameters: { env: "test" } }],
+      });
+      const error = await d.ended();
+      expect(error?.code).toBe(Code.ResourceExhausted);
+      expect(error?.rawMessage).toContain("maxResourceNamesPerType (3)");
+    } finally {
+      await limited.close();
+    }
+  });
 });
+
+const PROD_WILDCARD_LOCATOR = { name: "*", dynamicParameters: { env: "prod" } };

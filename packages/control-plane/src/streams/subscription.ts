@@ -138,6 +138,11 @@ export class TypeSubscription {
     return [...this.#wildcards.values()];
   }
 
+  /** How many wildcards (parameter maps) the stream holds. */
+  get wildcardCount(): number {
+    return this.#wildcards.size;
+  }
+
   /** The only wildcard, when the stream has exactly one (the common case the diff's short path takes). */
   get soleWildcard(): Wildcard | undefined {
     if (this.#wildcards.size !== 1) return undefined;
