@@ -118,6 +118,7 @@ export function createRelaySource(options: RelaySourceOptions): RelaySource {
     },
     attach(changed: (changed: ChangedVariants) => void) {
       table.attach(changed);
+      perNode?.attach(changed);
     },
     subscribed(stream: SourceStream, sub: TypeSubscription) {
       let record = streams.get(stream.id);

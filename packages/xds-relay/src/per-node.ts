@@ -25,8 +25,6 @@ export interface PerNodeOptions {
   readonly maxNamesPerType: number;
   /** Per-node upstream streams open at once. */
   readonly maxNodes: number;
-  /** A node's table changed: the streams it may concern are woken. */
-  readonly changed: (changed: ChangedVariants) => void;
 }
 
 interface NodeUpstream {
@@ -51,9 +49,17 @@ export class PerNodeUpstreams {
   readonly #nodes = new Map<string, NodeUpstream>();
   #open = 0;
   #closed = false;
+  /** Where a node's table reports its changes: the server wakes the streams they may concern. */
+  #notify: ((changed: ChangedVariants) => void) | undefined;
+  readonly #changed = (changed: ChangedVariants): void => this.#notify?.(changed);
 
   constructor(options: PerNodeOptions) {
     this.#options = options;
+  }
+
+  /** Given, once, where changes go (the server's wake-up, as for the relay's own table). */
+  attach(notify: (changed: ChangedVariants) => void): void {
+    this.#notify = notify;
   }
 
   /** The key of a node: equal for nodes the upstream cannot tell apart (id, cluster, locality, metadata). */
@@ -128,10 +134,12 @@ export class PerNodeUpstreams {
     queueMicrotask(() => this.#closeIfUnused(nodeKey, upstream));
   }
 
-  close(): void {
+  /** Closes every node's stream and client. */
+  async close(): Promise<void> {
     this.#closed = true;
-    for (const upstream of this.#nodes.values()) this.#closeNode(upstream);
+    const closing = [...this.#nodes.values()].map((upstream) => this.#closeNode(upstream));
     this.#nodes.clear();
+    await Promise.all(closing);
   }
 
   #nodeFor(node: Node | undefined): NodeUpstream {
@@ -139,7 +147,7 @@ export class PerNodeUpstreams {
     const known = this.#nodes.get(key);
     if (known) return known;
     const table = new RelayTable(this.#options.counter);
-    table.attach(this.#options.changed);
+    table.attach(this.#changed);
     const nodeId = node?.id ?? "";
     let upstream: Upstream | undefined;
     let refusal: NodeUpstream["refusal"];
@@ -187,15 +195,15 @@ export class PerNodeUpstreams {
     const used = upstream.upstream ? upstream.upstream.size > 0 : upstream.refused.size > 0;
     if (used) return;
     this.#nodes.delete(key);
-    this.#closeNode(upstream);
+    void this.#closeNode(upstream);
   }
 
-  #closeNode(upstream: NodeUpstream): void {
-    if (!upstream.upstream) return;
+  #closeNode(upstream: NodeUpstream): Promise<void> {
+    if (!upstream.upstream) return Promise.resolve();
     upstream.upstream.close();
-    void upstream.upstream.client.close();
     this.#open--;
     this.#options.logger.info(`closed the upstream stream of node "${upstream.nodeId}"`);
+    return upstream.upstream.client.close();
   }
 }
 
