@@ -6,7 +6,7 @@
 import type { Registry } from "@bufbuild/protobuf";
 import type { ChangedVariants } from "@xdskit/control-plane/internal";
 import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
-import { type Bootstrap, createXdsClient, StatusCode, type XdsClientOptions } from "@xdskit/xds-client";
+import { type Bootstrap, createXdsClient, StatusCode, type XdsClient, type XdsClientOptions } from "@xdskit/xds-client";
 import { bootstrapConfigFor, nodeKey } from "./bootstrap-config.js";
 import type { Logger } from "./logger.js";
 import { type Params, paramsKey } from "./params.js";
@@ -25,6 +25,8 @@ export interface PerNodeOptions {
   readonly maxNamesPerType: number;
   /** Per-node upstream streams open at once. */
   readonly maxNodes: number;
+  /** Adds a node's client to the relay's CSDS; returns the function that takes it out. */
+  readonly register: (client: XdsClient) => () => void;
 }
 
 interface NodeUpstream {
@@ -36,6 +38,8 @@ interface NodeUpstream {
   readonly refusal: { readonly code: number; readonly message: string } | undefined;
   /** Refused subscriptions, by type, name and parameters key, and how many downstream subscriptions use each. */
   readonly refused: Map<string, number>;
+  /** Takes its client out of the relay's CSDS. */
+  readonly unregister: () => void;
 }
 
 /** What one per-node upstream stream holds, for monitoring. */
@@ -151,6 +155,7 @@ export class PerNodeUpstreams {
     const nodeId = node?.id ?? "";
     let upstream: Upstream | undefined;
     let refusal: NodeUpstream["refusal"];
+    let unregister = (): void => {};
     if (node === undefined || node.id === "") {
       refusal = {
         code: StatusCode.FAILED_PRECONDITION,
@@ -182,10 +187,11 @@ export class PerNodeUpstreams {
         maxNamesPerType: this.#options.maxNamesPerType,
         doNotCache: "serve",
       });
+      unregister = this.#options.register(client);
       this.#open++;
       this.#options.logger.info(`opened an upstream stream for node "${nodeId}" (resources that depend on the node)`);
     }
-    const created: NodeUpstream = { key, nodeId, table, upstream, refusal, refused: new Map() };
+    const created: NodeUpstream = { key, nodeId, table, upstream, refusal, refused: new Map(), unregister };
     this.#nodes.set(key, created);
     return created;
   }
@@ -200,6 +206,7 @@ export class PerNodeUpstreams {
 
   #closeNode(upstream: NodeUpstream): Promise<void> {
     if (!upstream.upstream) return Promise.resolve();
+    upstream.unregister();
     upstream.upstream.close();
     this.#open--;
     this.#options.logger.info(`closed the upstream stream of node "${upstream.nodeId}"`);

@@ -32,7 +32,14 @@ function positive(name: string, value: number): number {
   return value;
 }
 
-export function createRelayParts(options: Omit<XdsRelayOptions, "csds">): RelayParts {
+/**
+ * `register` adds a client to the relay's CSDS (the relay's own, and each node's for as long as its stream is open);
+ * it returns the function that takes it out.
+ */
+export function createRelayParts(
+  options: Omit<XdsRelayOptions, "csds">,
+  register: (client: XdsClient) => () => void,
+): RelayParts {
   const {
     upstream: upstreamOptions,
     retainUnusedMs = 30_000,
@@ -73,6 +80,7 @@ export function createRelayParts(options: Omit<XdsRelayOptions, "csds">): RelayP
   });
   const firstServer = client.bootstrap.xdsServers[0]!;
   health = createUpstreamHealth({ server: firstServer, inner });
+  register(client);
   const counter: VersionCounter = { value: 0 };
   const table = new RelayTable(counter);
   const fullStateTypeUrls = new Set(serverOptions.fullStateTypeUrls ?? DEFAULT_FULL_STATE_TYPE_URLS);
@@ -87,6 +95,7 @@ export function createRelayParts(options: Omit<XdsRelayOptions, "csds">): RelayP
           typeRegistry: serverOptions.typeRegistry,
           maxNamesPerType: maxUpstreamNamesPerType,
           maxNodes: maxNodeUpstreams,
+          register,
         })
       : undefined;
   let source: RelaySource | undefined;

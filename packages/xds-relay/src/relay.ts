@@ -86,10 +86,9 @@ export interface XdsRelay {
 /** Starts a relay; resolves once it listens. The upstream is asked for nothing until a downstream client subscribes. */
 export async function createXdsRelay(options: XdsRelayOptions): Promise<XdsRelay> {
   const { csds = true, ...rest } = options;
-  const parts = createRelayParts(rest);
-  const { serverOptions, client, table, upstream, perNode, lrs, health } = parts;
   const registry = createClientStatusRegistry();
-  registry.add(client);
+  const parts = createRelayParts(rest, (client) => registry.add(client));
+  const { serverOptions, client, table, upstream, perNode, lrs, health } = parts;
   const routes = (router: ConnectRouter): void => {
     if (csds) clientStatusRoutes(registry)(router);
     serverOptions.routes?.(router);

@@ -92,8 +92,10 @@ export function createUpstreamHealth(options: UpstreamHealthOptions): UpstreamHe
     const event = { server: server.serverUri, state: next, ...(detail === undefined ? {} : { detail }) };
     for (const listener of [...listeners]) listener(event);
   };
+  // A unix socket target is not probed (its state comes from the ADS stream alone).
+  const probeable = !/^unix(-abstract)?:/.test(server.serverUri);
   const runProbe = () => {
-    if (probing || closed) return;
+    if (probing || closed || !probeable) return;
     probing = true;
     void probe(server, probeTimeoutMs).then((why) => {
       probing = false;

@@ -3,8 +3,11 @@
 // behind the relay gets its own parameters, a second node its own); a name of a shared type the upstream marks
 // do_not_cache moves to per-node fetching; the per-node streams are bounded, with a clear error past the limit, and
 // close when no subscription needs them.
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import { buildCluster, CDS_TYPE_URL, DPDS_TYPE_URL } from "@xdskit/control-plane";
 import { type DynamicParametersUpdate, dpdsResourceType, withDynamicParameters } from "@xdskit/dpds-wrapper";
+import { ClientStatusDiscoveryService } from "@xdskit/protos/envoy/service/status/v3/csds_pb";
 import {
   type ClusterUpdate,
   clusterResourceType,
@@ -87,6 +90,10 @@ describe.each(["GRPC", "DELTA_GRPC"] as ApiType[])("downstream %s", (downstreamA
       ["relay", true],
     ]);
     expect(relay.stats().nodeUpstreams).toBe(2);
+    // The relay's CSDS reports its own client and each node's.
+    const csds = createClient(ClientStatusDiscoveryService, createGrpcTransport({ baseUrl: relay.url }));
+    const scopes = (await csds.fetchClientStatus({})).config.map((c) => c.clientScope).sort();
+    expect(scopes).toEqual(["#relay", "#relay node node-a", "#relay node node-b"]);
 
     // 3.
     upstream.setDynamicParameters("node-a", { [CLUSTER]: "env=stable" });
