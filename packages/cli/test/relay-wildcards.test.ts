@@ -68,7 +68,9 @@ it("says when the upstream goes away and when it comes back", async () => {
   await server.stop();
   await relay.waitFor(new RegExp(`upstream ${server.address} unreachable: .+\\n`), { timeoutMs: 15_000 });
   await server.start();
-  await relay.waitFor(new RegExp(`unreachable: .+\\n[\\s\\S]*upstream ${server.address} reachable\\n`), { timeoutMs: 15_000 });
+  await relay.waitFor(new RegExp(`unreachable: .+\\n[\\s\\S]*upstream ${server.address} reachable\\n`), {
+    timeoutMs: 15_000,
+  });
   watch.kill();
 });
 

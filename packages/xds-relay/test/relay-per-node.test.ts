@@ -8,13 +8,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { buildCluster, CDS_TYPE_URL, DPDS_TYPE_URL } from "@xdskit/control-plane";
 import { type DynamicParametersUpdate, dpdsResourceType, withDynamicParameters } from "@xdskit/dpds-wrapper";
 import { ClientStatusDiscoveryService } from "@xdskit/protos/envoy/service/status/v3/csds_pb";
-import {
-  type ClusterUpdate,
-  clusterResourceType,
-  createXdsClient,
-  StatusCode,
-  type XdsClient,
-} from "@xdskit/xds-client";
+import { clusterResourceType, createXdsClient, StatusCode, type XdsClient } from "@xdskit/xds-client";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   type ApiType,
