@@ -6,7 +6,7 @@ import { CliError, type CommandRun, durationOption, ExitCode, UsageError } from 
 import { clearLongTimer, setLongTimeout } from "./long-timer.js";
 import { messageToJson } from "./proto-json.js";
 import { messageOf, resolveResourceType } from "./resource-types.js";
-import { runWildcard, type WildcardUpdate } from "./wildcard-stream.js";
+import { permanentStatus, runWildcard, type WildcardUpdate } from "./wildcard-stream.js";
 import { resolveXdsTarget } from "./xds-target.js";
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -31,6 +31,7 @@ export const run: CommandRun = async (positionals, values, io) => {
   let answer: WildcardUpdate | undefined;
   let lastError: Error | undefined;
   try {
+    // A permanent status (the server refuses the method or the caller) ends it at once, with its message.
     await runWildcard({
       bootstrap: target.bootstrap,
       type,
@@ -43,6 +44,9 @@ export const run: CommandRun = async (positionals, values, io) => {
         lastError = error;
       },
     });
+  } catch (error) {
+    if (permanentStatus(error) === undefined) throw error;
+    throw new CliError(`${target.bootstrap.xdsServers[0]?.serverUri} refused the request: ${describe(error as Error)}`);
   } finally {
     clearLongTimer(timer);
   }

@@ -1,9 +1,10 @@
 // `xdskit relay --upstream <host:port>`: a TP2 caching xDS relay (@xdskit/xds-relay) between xDS clients and an
-// upstream server, until Ctrl-C.
+// upstream server, until Ctrl-C. It says whether the upstream can be reached and which upstream streams are open.
 import { readFile } from "node:fs/promises";
 import type { BootstrapConfig } from "@xdskit/xds-client";
-import { createXdsRelay, type Logger, type XdsRelay } from "@xdskit/xds-relay";
+import { createXdsRelay, type Logger, type UpstreamStreamInfo, type XdsRelay } from "@xdskit/xds-relay";
 import { aborted, CliError, type CliIo, type CommandRun, ExitCode, UsageError } from "./command.js";
+import { shortTypeName } from "./resource-diff.js";
 
 /** --verbose: every level to stderr (the relay's requests and responses are debug lines). */
 function stderrLogger(io: CliIo): Logger {
@@ -81,6 +82,58 @@ function tlsOptions(values: Record<string, string | boolean | undefined>) {
     : { certFile, keyFile, ...(caFile === undefined ? {} : { caFile }) };
 }
 
+/** `{k=v,...}` for a wildcard's parameters, "" for none. */
+function paramsText(params: Readonly<Record<string, string>>): string {
+  const keys = Object.keys(params).sort();
+  return keys.length === 0 ? "" : `{${keys.map((k) => `${k}=${params[k]}`).join(",")}}`;
+}
+
+/** One upstream stream as a line: its node, then per type its wildcards and how many names it subscribes to. */
+export function upstreamStreamText(stream: UpstreamStreamInfo): string {
+  const types = [...stream.types]
+    .sort((a, b) => a.typeUrl.localeCompare(b.typeUrl))
+    .map((type) => {
+      const parts = [
+        ...type.wildcards.map((params) => `*${paramsText(params)}`),
+        ...(type.names > 0 ? [`${type.names} name${type.names === 1 ? "" : "s"}`] : []),
+      ];
+      return `${shortTypeName(type.typeUrl.slice(type.typeUrl.lastIndexOf("/") + 1))} ${parts.join(" + ")}`;
+    });
+  const who = stream.shared
+    ? `node "${stream.nodeId}" (the relay's, shared)`
+    : `node "${stream.nodeId}" (its own resources)`;
+  return `${who}: ${types.join("; ") || "nothing"}`;
+}
+
+/** How often the upstream streams are looked at for what changed (at most one line per stream per look). */
+const STREAMS_POLL_MS = 1_000;
+
+/**
+ * What an operator sees without --verbose: whether the upstream can be reached (at start, and each time that
+ * changes), and the upstream streams open (per node, type, wildcard parameters), a line for each that opens, changes
+ * or closes.
+ */
+function reportUpstream(relay: XdsRelay, io: CliIo): () => void {
+  const say = (text: string) => io.stdout(`${new Date().toISOString()} ${text}\n`);
+  const stopState = relay.onUpstreamState((event) => {
+    if (event.state === "reachable") say(`upstream ${event.server} reachable`);
+    else say(`upstream ${event.server} unreachable${event.detail ? `: ${event.detail}` : ""}`);
+  });
+  let last = new Map<string, string>();
+  const look = () => {
+    const now = new Map(relay.upstreamStreams().map((stream) => [stream.nodeId, upstreamStreamText(stream)]));
+    for (const [node, text] of now) if (last.get(node) !== text) say(`upstream stream of ${text}`);
+    for (const node of last.keys()) if (!now.has(node)) say(`upstream stream of node "${node}" closed`);
+    last = now;
+  };
+  const timer = setInterval(look, STREAMS_POLL_MS);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    stopState();
+  };
+}
+
 export const run: CommandRun = async (positionals, values, io) => {
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const { host, port } = parseListen((values.listen as string | undefined) ?? "127.0.0.1:18001");
@@ -101,7 +154,11 @@ export const run: CommandRun = async (positionals, values, io) => {
   }
   const upstreams = relay.client.bootstrap.xdsServers.map((s) => s.serverUri).join(", ");
   io.stdout(`relaying ${upstreams} on ${relay.address}${tls ? " (TLS)" : ""}\n`);
+  const stopReporting = reportUpstream(relay, io);
   await aborted(io.signal);
+  io.stdout(`${new Date().toISOString()} stopping (Ctrl-C)\n`);
+  stopReporting();
   await relay.close();
+  io.stdout(`${new Date().toISOString()} stopped\n`);
   return ExitCode.ok;
 };

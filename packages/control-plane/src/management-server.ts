@@ -159,8 +159,8 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
         for (const stream of [...this.#streams]) stream.rebind();
       },
     });
-    this.resolver = source ? fixedResolver(source.resources) : this.store;
-    source?.attach((changed) => this.#onSetChanged(source.resources, changed));
+    this.resolver = source ? sourceResolver(source) : this.store;
+    source?.attach((changed) => this.#onSourceChanged(changed));
     this.fullStateTypeUrls = new Set(options.fullStateTypeUrls ?? DEFAULT_FULL_STATE_TYPE_URLS);
     this.wrapResources = options.wrapResources ?? false;
     this.controlPlane =
@@ -411,6 +411,11 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     }
   }
 
+  /** Every stream is served from the source, in one view or another: a change may concern any of them. */
+  #onSourceChanged(changed: ChangedVariants): void {
+    for (const stream of this.#wake.candidates(changed) ?? this.#streams) stream.markDirty(changed.keys(), changed);
+  }
+
   /**
    * The ADS methods are served by the streams over raw gRPC (grpc-call.ts), so that one encoded response can be
    * written to many streams and each stream sees its own write queue; LRS over the same calls, so its requests are
@@ -445,8 +450,11 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   #serveLrs(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): void {
     const call = openGrpcCall(req, res, { maxRequestBytes: this.limits.maxRequestBytes, logger: this.logger });
     if (!call) return;
+    const source = this.#source;
     serveLrsCall(call, this.#peers.peerOf(req), {
-      sink: this.lrs,
+      sink: source?.serveLrs
+        ? { serve: (requests, signal, peer) => source.serveLrs!(requests, signal, peer) }
+        : this.lrs,
       limits: this.limits,
       logger: this.logger.child("[lrs]"),
       admit: this.#admit,
@@ -475,7 +483,9 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   }
 }
 
-/** Every node is served from the same resources, and no DPDS set wins over them. */
-function fixedResolver(resources: ServedResources): ServedResolver {
-  return { defaultSet: resources, resolve: () => resources, resolveDynamicParameters: () => undefined };
+/** Every node is served from the source (the view it gives the node, if any), and no DPDS set wins over it. */
+function sourceResolver(source: ResourceSource): ServedResolver {
+  const resources = source.resources;
+  const resolve = source.resolve ? (node: Node | undefined) => source.resolve?.(node) ?? resources : () => resources;
+  return { defaultSet: resources, resolve, resolveDynamicParameters: () => undefined };
 }

@@ -2,6 +2,7 @@
 export { createXdsClient, DEFAULT_CONNECT_TIMEOUT_MS } from "./xds-client.js";
 export type { WatchOptions, XdsClient, XdsClientOptions } from "./xds-client.js";
 export type { CacheState, ResourceResult, ResourceWatcher } from "./resource-state.js";
+export type { WildcardWatcher } from "./wildcard-state.js";
 export { isXdsError, StatusCode, statusCodeName, XdsError } from "./xds-error.js";
 export type { StatusCode as StatusCodeValue, XdsErrorKind } from "./xds-error.js";
 export { BootstrapError, parseBootstrap, parseBootstrapText } from "./bootstrap.js";

@@ -27,6 +27,8 @@ export interface ChannelHost {
   subscriptions(channel: XdsChannel, typeUrl: string): readonly ResourceState[];
   /** The types this channel has subscriptions of. */
   subscribedTypes(channel: XdsChannel): readonly string[];
+  /** Delta: name -> version of what the wildcards of `typeUrl` on this channel hold. */
+  coveredVersions(channel: XdsChannel, typeUrl: string): Iterable<[string, string]>;
   typeOf(typeUrl: string): ResourceType<unknown> | undefined;
   /** A response arrived; runs inside a callback group (the next read waits for the callbacks it caused). */
   onResponse(channel: XdsChannel, response: DecodedResponse): void;
@@ -141,6 +143,7 @@ export function createXdsChannel(options: XdsChannelOptions): XdsChannel {
     },
     connectTimeoutMs: options.connectTimeoutMs,
     subscriptions: (typeUrl) => host.subscriptions(channel, typeUrl),
+    coveredVersions: (typeUrl) => host.coveredVersions(channel, typeUrl),
     typeOf: (typeUrl) => host.typeOf(typeUrl),
     decodersLoading: options.decodersLoading,
     expired: (state, transient) => host.expired(channel, state, transient),
