@@ -88,9 +88,14 @@ function test() {
   gate("generate", "pnpm", ["exec", "turbo", "run", "generate", "--output-logs=errors-only", ...turboColor]);
   if (inGit) {
     log("generated code matches proto/");
-    // Each generated tree: packages/protos (from proto/), xds-client's wire views (from its views.json) and
-    // the xDS interop tool's test service.
-    const generated = ["packages/protos/src/gen", "packages/xds-client/src/gen", "tools/xds-interop/src/gen"];
+    // Each generated tree: packages/protos (from proto/), xds-client's wire views (from its views.json), the xDS
+    // interop tool's test service and etcd-source's subset of etcd's v3 API.
+    const generated = [
+      "packages/protos/src/gen",
+      "packages/xds-client/src/gen",
+      "tools/xds-interop/src/gen",
+      "packages/etcd-source/src/gen",
+    ];
     const status = run("git", ["status", "--porcelain", "--", ...generated], { capture: true });
     if (status.stdout.trim() !== "") {
       process.stdout.write(

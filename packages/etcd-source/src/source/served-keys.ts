@@ -1,0 +1,252 @@
+// What a replica serves from etcd, key by key, and how a batch of key changes (a watch response, or a full load
+// compared with what is served) becomes calls on the management server: per resource set (the default one and one
+// per node id), one `setResources` for what was put, then `removeResource` for what was deleted, all in one
+// synchronous run, so the server pushes the whole batch as one change (no client sees half of an etcd transaction).
+import type { Registry } from "@bufbuild/protobuf";
+import type { ManagementServer, NodeScope, ResourceInput, ResourceSet } from "@xdskit/control-plane";
+import { keyIdentity, parseResourceKey, type ResourceKey } from "../keys/resource-key.js";
+import { decodeValue } from "../keys/resource-value.js";
+import type { Logger } from "../logger.js";
+
+/** What a management server must offer a source (a `ManagementServer` does). */
+export type EtcdSourceTarget = ResourceSet & Pick<ManagementServer, "forNode">;
+
+/** One key's new state: its value and the revision that wrote it, or no value when it was deleted. */
+export interface KeyChange {
+  readonly key: string;
+  readonly value: Uint8Array | undefined;
+  readonly modRevision: number;
+}
+
+/** A key that is not served as it stands in etcd, and why. */
+export interface SkippedKey {
+  readonly key: string;
+  readonly reason: string;
+}
+
+export interface ApplyOutcome {
+  /** Resources set (added or changed in the server, unchanged bytes included). */
+  readonly set: number;
+  readonly removed: number;
+  /** Keys whose new value could not be served (a warning was logged for each). */
+  readonly skipped: readonly SkippedKey[];
+}
+
+interface KeyRecord {
+  readonly modRevision: number;
+  readonly parsed: ResourceKey | undefined;
+  /** Some value of this key is served (the latest, or the last good one when the latest does not decode). */
+  readonly served: boolean;
+}
+
+interface PendingPut {
+  readonly key: string;
+  readonly parsed: ResourceKey;
+  readonly modRevision: number;
+  readonly input: ResourceInput;
+}
+
+interface ScopeChanges {
+  readonly puts: PendingPut[];
+  readonly removes: { key: string; parsed: ResourceKey }[];
+}
+
+export interface ServedKeysOptions {
+  readonly target: EtcdSourceTarget;
+  readonly prefix: string;
+  readonly registry: Registry;
+  readonly logger: Logger;
+}
+
+export interface ServedKeys {
+  /** Applies changes (the last one per key wins); changes whose key already holds that revision are skipped. */
+  apply(changes: readonly KeyChange[]): ApplyOutcome;
+  /** Applies a full read of the prefix: every key it lacks is deleted. */
+  resync(all: readonly KeyChange[]): ApplyOutcome;
+  /** Keys under the prefix, served or not. */
+  readonly keys: number;
+  /** Keys whose value is served. */
+  readonly served: number;
+  /** Keys currently not served, and why. */
+  skipped(): SkippedKey[];
+}
+
+export function createServedKeys(options: ServedKeysOptions): ServedKeys {
+  const { target, prefix, registry, logger } = options;
+  const records = new Map<string, KeyRecord>();
+  /** Variant identity → the etcd key serving it (two keys may spell one variant's constraints differently). */
+  const owners = new Map<string, string>();
+  const problems = new Map<string, string>();
+  const scopes = new Map<string, NodeScope>();
+  const servedPerNode = new Map<string, number>();
+  let served = 0;
+
+  function scopeOf(nodeId: string | undefined): ResourceSet {
+    if (nodeId === undefined) return target;
+    let scope = scopes.get(nodeId);
+    if (!scope) {
+      scope = target.forNode(nodeId);
+      scopes.set(nodeId, scope);
+    }
+    return scope;
+  }
+
+  function countServed(parsed: ResourceKey, delta: 1 | -1): void {
+    served += delta;
+    if (parsed.nodeId === undefined) return;
+    servedPerNode.set(parsed.nodeId, (servedPerNode.get(parsed.nodeId) ?? 0) + delta);
+  }
+
+  /** A node whose last resource went: its scope is disposed, so its streams go back to the default set. */
+  function disposeEmptyScopes(): void {
+    for (const [nodeId, count] of servedPerNode) {
+      if (count > 0) continue;
+      servedPerNode.delete(nodeId);
+      scopes.get(nodeId)?.dispose();
+      scopes.delete(nodeId);
+    }
+  }
+
+  function skip(key: string, reason: string, skipped: SkippedKey[]): void {
+    if (problems.get(key) !== reason) logger.warn(`skipping etcd key ${key}: ${reason}`);
+    problems.set(key, reason);
+    skipped.push({ key, reason });
+  }
+
+  function apply(changes: readonly KeyChange[]): ApplyOutcome {
+    const last = new Map<string, KeyChange>();
+    for (const change of changes) {
+      last.delete(change.key);
+      last.set(change.key, change);
+    }
+    const byScope = new Map<string | undefined, ScopeChanges>();
+    const changesOf = (nodeId: string | undefined): ScopeChanges => {
+      let found = byScope.get(nodeId);
+      if (!found) {
+        found = { puts: [], removes: [] };
+        byScope.set(nodeId, found);
+      }
+      return found;
+    };
+    const skipped: SkippedKey[] = [];
+    for (const change of last.values()) {
+      const record = records.get(change.key);
+      if (change.value === undefined) {
+        records.delete(change.key);
+        problems.delete(change.key);
+        if (record?.parsed && owners.get(keyIdentity(record.parsed)) === change.key) {
+          owners.delete(keyIdentity(record.parsed));
+        }
+        if (record?.served && record.parsed)
+          changesOf(record.parsed.nodeId).removes.push({ key: change.key, parsed: record.parsed });
+        continue;
+      }
+      if (record !== undefined && record.modRevision === change.modRevision) continue;
+      const parsedKey = parseResourceKey(prefix, change.key);
+      if (parsedKey.kind === "meta") {
+        records.set(change.key, { modRevision: change.modRevision, parsed: undefined, served: false });
+        continue;
+      }
+      if (parsedKey.kind === "malformed") {
+        records.set(change.key, { modRevision: change.modRevision, parsed: undefined, served: false });
+        skip(change.key, `not a resource key (${parsedKey.error})`, skipped);
+        continue;
+      }
+      const parsed = parsedKey.key;
+      const keep = (reason: string) => {
+        records.set(change.key, { modRevision: change.modRevision, parsed, served: record?.served ?? false });
+        skip(change.key, record?.served ? `${reason}; its previous value is still served` : reason, skipped);
+      };
+      const identity = keyIdentity(parsed);
+      const owner = owners.get(identity);
+      if (owner !== undefined && owner !== change.key) {
+        keep(`the same resource as key ${owner}`);
+        continue;
+      }
+      const decoded = decodeValue(registry, parsed, change.value);
+      if (!decoded.ok) {
+        keep(decoded.error);
+        continue;
+      }
+      owners.set(identity, change.key);
+      changesOf(parsed.nodeId).puts.push({
+        key: change.key,
+        parsed,
+        modRevision: change.modRevision,
+        input: {
+          resource: decoded.message,
+          name: parsed.name,
+          schema: decoded.schema,
+          ...(parsed.constraints !== undefined ? { constraints: parsed.constraints } : {}),
+        },
+      });
+      // Recorded before the server takes it; a refusal below puts the previous state back.
+      records.set(change.key, { modRevision: change.modRevision, parsed, served: true });
+      if (!record?.served) countServed(parsed, 1);
+      problems.delete(change.key);
+    }
+    let set = 0;
+    let removed = 0;
+    for (const [nodeId, scoped] of byScope) {
+      if (scoped.puts.length > 0) set += putAll(nodeId, scoped.puts, skipped);
+      for (const { key, parsed } of scoped.removes) {
+        scopeOf(nodeId).removeResource(parsed.typeUrl, parsed.name, parsed.constraints ?? "true");
+        removed++;
+        countServed(parsed, -1);
+        problems.delete(key);
+      }
+    }
+    disposeEmptyScopes();
+    return { set, removed, skipped };
+  }
+
+  /** Sets a scope's puts at once; if the server refuses the batch, one by one, skipping (and naming) the refused. */
+  function putAll(nodeId: string | undefined, puts: readonly PendingPut[], skipped: SkippedKey[]): number {
+    const scope = scopeOf(nodeId);
+    try {
+      scope.setResources(puts.map((p) => p.input));
+      return puts.length;
+    } catch {
+      let set = 0;
+      for (const put of puts) {
+        try {
+          scope.setResource(put.input.resource, put.input);
+          set++;
+        } catch (error) {
+          // Not served: the server keeps what it had for this variant, if anything (a previous value).
+          const hadValue = scopeHas(scope, put.parsed);
+          records.set(put.key, { modRevision: put.modRevision, parsed: put.parsed, served: hadValue });
+          if (!hadValue) {
+            owners.delete(keyIdentity(put.parsed));
+            countServed(put.parsed, -1);
+          }
+          skip(put.key, `refused by the server: ${(error as Error).message}`, skipped);
+        }
+      }
+      return set;
+    }
+  }
+
+  return {
+    apply,
+    resync(all) {
+      const present = new Set(all.map((c) => c.key));
+      const deletions: KeyChange[] = [];
+      for (const [key, record] of records) {
+        if (!present.has(key)) deletions.push({ key, value: undefined, modRevision: record.modRevision });
+      }
+      return apply([...deletions, ...all]);
+    },
+    get keys() {
+      return records.size;
+    },
+    get served() {
+      return served;
+    },
+    skipped: () => [...problems].map(([key, reason]) => ({ key, reason })),
+  };
+}
+
+function scopeHas(scope: ResourceSet, key: ResourceKey): boolean {
+  return scope.resourceVariants(key.typeUrl, key.name).includes(key.constraints ?? "true");
+}
