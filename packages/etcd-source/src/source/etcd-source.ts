@@ -105,6 +105,8 @@ export function createEtcdSource(options: EtcdSourceOptions): EtcdSource {
   let attempt = 0;
   let closed = false;
   let loaded = false;
+  /** The revision of the last full read. */
+  let loadedAt = 0;
   let resyncNeeded = false;
   let stream: { close(): void } | undefined;
   let wake: (() => void) | undefined;
@@ -138,6 +140,7 @@ export function createEtcdSource(options: EtcdSourceOptions): EtcdSource {
     const first = !loaded;
     const outcome = first ? keys.apply(snapshot.kvs) : keys.resync(snapshot.kvs);
     loaded = true;
+    loadedAt = snapshot.revision;
     resyncNeeded = false;
     if (first) {
       logger.info(`loaded ${keys.served} resources (${keys.keys} keys) at revision ${snapshot.revision}`);
@@ -147,6 +150,7 @@ export function createEtcdSource(options: EtcdSourceOptions): EtcdSource {
       );
     }
     served(snapshot.revision, { ...outcome, cause: first ? "load" : "resync" });
+    setStatus({ state: "watching", revision: snapshot.revision });
     if (first) resolveReady(snapshot.revision);
   }
 
@@ -203,7 +207,9 @@ export function createEtcdSource(options: EtcdSourceOptions): EtcdSource {
             return true;
           }
           created = true;
-          if (status.state !== "watching") logger.info(`watching ${prefix}/ from revision ${from} on ${etcd.endpoint}`);
+          if (status.state !== "watching" || from === loadedAt + 1) {
+            logger.info(`watching ${prefix}/ from revision ${from} on ${etcd.endpoint}`);
+          }
           setStatus({ state: "watching", revision: status.revision });
           attempt = 0;
           continue;
