@@ -90,7 +90,10 @@ class HandshakeAwareSessionManager extends Http2SessionManager {
 export const createHttp2Transport: XdsTransportFactory = (server, options) => {
   const creds = server.channelCredentials;
   const tls = creds.type === "tls" ? () => readTlsCredentials(creds) : undefined;
-  const { baseUrl, sessionOptions } = serverEndpoint(server.serverUri, tls);
+  const endpoint = serverEndpoint(server.serverUri, tls);
+  const { baseUrl, sessionOptions } = endpoint;
+  /** Addresses that failed a stream in a row (a server named by several addresses: replicas). */
+  let failedAddresses = 0;
   const dial = sessionOptions.createConnection;
   const dialer =
     tls !== undefined ? createTlsDialer(dial, creds.type === "tls" && creds.certificateFile !== undefined) : undefined;
@@ -138,9 +141,15 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
       send: (request) => requests.write(prepare(request)),
       responses: {
         next: () =>
-          responses.next().catch((error: unknown) => {
-            throw cancelled ? error : explain(error, isEstablished);
-          }),
+          responses.next().then(
+            (result) => {
+              if (!result.done) failedAddresses = 0;
+              return result;
+            },
+            (error: unknown) => {
+              throw cancelled ? error : explain(error, isEstablished);
+            },
+          ),
       },
       established,
       cancel: () => {
@@ -164,5 +173,15 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
         client.deltaAggregatedResources(input, { signal }),
       ),
     close: () => sessionManager.abort(),
+    nextAddress() {
+      if (endpoint.addressCount < 2) return false;
+      endpoint.moveToNextAddress();
+      // The next stream dials afresh, to that address.
+      sessionManager.abort();
+      failedAddresses++;
+      if (failedAddresses < endpoint.addressCount) return true;
+      failedAddresses = 0;
+      return false;
+    },
   };
 };
