@@ -82,7 +82,7 @@ describe.each([
     // 3. The second dies too (the first is back, with the same content): the client moves again; nothing is told.
     const servers = await replicas(3);
     setEverywhere(servers);
-    const { events, eventCount, client } = watch(servers, delta);
+    const { events, eventCount } = watch(servers, delta);
     await eventCount(1);
     expect(events[0]).toMatchObject({ kind: "resource" });
 
