@@ -88,6 +88,9 @@ describe.skipIf(!hasEtcd)("etcd source faults", () => {
       { cause: "load", set: 3, removed: 0 },
       { cause: "resync", set: 2, removed: 1 },
     ]);
+    const names = (list: readonly { name: string }[]) => list.map((r) => r.name);
+    const resync = replica.changes[1]!.resources;
+    expect([names(resync.added), names(resync.changed), names(resync.removed)]).toEqual([["d"], ["a"], ["b"]]);
     expect(replica.log).toContainEqual(expect.stringMatching(/etcd compacted its history past revision \d+/));
     await client.next("a", 2);
     await client.next("d", 2);

@@ -36,7 +36,7 @@ describe.skipIf(!hasEtcd)("etcd source", () => {
     const replica = await startReplica(conn);
     expect(await replica.source.ready).toBe(first);
     expect(replica.server.resourceNames(CDS_TYPE_URL)).toEqual(["a"]);
-    expect(replica.changes).toEqual([{ cause: "load", revision: first, set: 2, removed: 0, skipped: [] }]);
+    expect(replica.changes).toMatchObject([{ cause: "load", revision: first, set: 2, removed: 0, skipped: [] }]);
 
     const second = await writeResources(conn, [
       { resource: buildCluster({ name: "a" }) },
@@ -50,12 +50,18 @@ describe.skipIf(!hasEtcd)("etcd source", () => {
       { resource: buildRouteConfiguration({ name: "r", cluster: "a" }) },
     ]);
     await replica.source.waitForRevision(second);
-    expect(replica.changes.slice(1)).toEqual([{ cause: "watch", revision: second, set: 2, removed: 0, skipped: [] }]);
+    expect(replica.changes.slice(1)).toMatchObject([
+      { cause: "watch", revision: second, set: 2, removed: 0, skipped: [] },
+    ]);
+    expect(replica.changes[1]?.resources.added.map((r) => r.name).sort()).toEqual(["l", "r"]);
     expect(replica.server.getResource("type.googleapis.com/envoy.config.listener.v3.Listener", "l")).toBeDefined();
 
     const third = await writeResources(conn, [{ resource: buildCluster({ name: "a" }) }]);
     await replica.source.waitForRevision(third);
-    expect(replica.changes.slice(2)).toEqual([{ cause: "watch", revision: third, set: 0, removed: 3, skipped: [] }]);
+    expect(replica.changes.slice(2)).toMatchObject([
+      { cause: "watch", revision: third, set: 0, removed: 3, skipped: [] },
+    ]);
+    expect(replica.changes[2]?.resources.removed.map((r) => r.name).sort()).toEqual(["a", "l", "r"]);
     expect(replica.server.getResource("type.googleapis.com/envoy.config.listener.v3.Listener", "l")).toBeUndefined();
     expect(replica.source.status).toEqual({ state: "watching", revision: third });
   });

@@ -28,6 +28,12 @@ export interface ApplyOutcome {
   /** Resources set (added or changed in the server, unchanged bytes included). */
   readonly set: number;
   readonly removed: number;
+  /** What was set and removed, by resource: `added` were not served before, `changed` were. */
+  readonly resources: {
+    readonly added: readonly ResourceKey[];
+    readonly changed: readonly ResourceKey[];
+    readonly removed: readonly ResourceKey[];
+  };
   /** Keys whose new value could not be served (a warning was logged for each). */
   readonly skipped: readonly SkippedKey[];
 }
@@ -44,6 +50,8 @@ interface PendingPut {
   readonly parsed: ResourceKey;
   readonly modRevision: number;
   readonly input: ResourceInput;
+  /** A value of this key was served before. */
+  readonly replaces: boolean;
 }
 
 interface ScopeChanges {
@@ -179,39 +187,50 @@ export function createServedKeys(options: ServedKeysOptions): ServedKeys {
           schema: decoded.schema,
           ...(parsed.constraints !== undefined ? { constraints: parsed.constraints } : {}),
         },
+        replaces: record?.served ?? false,
       });
       // Recorded before the server takes it; a refusal below puts the previous state back.
       records.set(change.key, { modRevision: change.modRevision, parsed, served: true });
       if (!record?.served) countServed(parsed, 1);
       problems.delete(change.key);
     }
-    let set = 0;
-    let removed = 0;
+    const resources = { added: [] as ResourceKey[], changed: [] as ResourceKey[], removed: [] as ResourceKey[] };
     for (const [nodeId, scoped] of byScope) {
-      if (scoped.puts.length > 0) set += putAll(nodeId, scoped.puts, skipped);
+      for (const put of putAll(nodeId, scoped.puts, skipped)) {
+        (put.replaces ? resources.changed : resources.added).push(put.parsed);
+      }
       for (const { key, parsed } of scoped.removes) {
         scopeOf(nodeId).removeResource(parsed.typeUrl, parsed.name, parsed.constraints ?? "true");
-        removed++;
+        resources.removed.push(parsed);
         countServed(parsed, -1);
         problems.delete(key);
       }
     }
     disposeEmptyScopes();
-    return { set, removed, skipped };
+    return {
+      set: resources.added.length + resources.changed.length,
+      removed: resources.removed.length,
+      resources,
+      skipped,
+    };
   }
 
-  /** Sets a scope's puts at once; if the server refuses the batch, one by one, skipping (and naming) the refused. */
-  function putAll(nodeId: string | undefined, puts: readonly PendingPut[], skipped: SkippedKey[]): number {
+  /**
+   * Sets a scope's puts at once; if the server refuses the batch, one by one, skipping (and naming) the refused.
+   * Returns the puts the server took.
+   */
+  function putAll(nodeId: string | undefined, puts: readonly PendingPut[], skipped: SkippedKey[]): PendingPut[] {
+    if (puts.length === 0) return [];
     const scope = scopeOf(nodeId);
     try {
       scope.setResources(puts.map((p) => p.input));
-      return puts.length;
+      return [...puts];
     } catch {
-      let set = 0;
+      const taken: PendingPut[] = [];
       for (const put of puts) {
         try {
           scope.setResource(put.input.resource, put.input);
-          set++;
+          taken.push(put);
         } catch (error) {
           // Not served: the server keeps what it had for this variant, if anything (a previous value).
           const hadValue = scopeHas(scope, put.parsed);
@@ -223,7 +242,7 @@ export function createServedKeys(options: ServedKeysOptions): ServedKeys {
           skip(put.key, `refused by the server: ${(error as Error).message}`, skipped);
         }
       }
-      return set;
+      return taken;
     }
   }
 
