@@ -22,7 +22,7 @@ describe.skipIf(!hasEtcd)("etcd source faults", () => {
       "a failed attempt",
     );
     expect(replica.statuses[0]).toMatchObject({ state: "connecting", revision: 0, error: { kind: "unavailable" } });
-    expect(replica.log).toContainEqual(expect.stringMatching(/^warn \[etcd-source\] waiting for etcd: /));
+    expect(replica.log).toContainEqual(expect.stringMatching(/^info \[etcd-source\] waiting for etcd: /));
     expect(replica.server.resourceNames(CDS_TYPE_URL)).toEqual([]);
 
     await etcd.start();
@@ -60,6 +60,30 @@ describe.skipIf(!hasEtcd)("etcd source faults", () => {
     expect((await client.next("a", 2)).version).not.toBe(first.version);
     expect(client.events.get("a")?.map((e) => e.kind)).toEqual(["resource", "resource"]);
     expect(replica.changes.map((c) => c.cause)).toEqual(["load", "watch"]);
+  });
+
+  it("notices an etcd that stops answering without closing the connection, and comes back to it", async () => {
+    const etcd = await testEtcd();
+    const conn = connect(etcd);
+    const proxy = await tcpProxy(etcd.endpoint);
+    await writeResources(conn, clusters("a"));
+    const replica = await startReplica(connect(proxy.endpoint, { requestTimeoutMs: 1_000 }), {
+      progressIntervalMs: 200,
+      progressTimeoutMs: 200,
+    });
+    const served = await replica.source.ready;
+    proxy.freeze();
+    await until(() => replica.source.status.state === "disconnected", "the replica to notice the silence");
+    expect(replica.source.status.error?.message).toMatch(
+      /etcd did not answer a progress request within 200 ms|deadline/,
+    );
+    expect(replica.server.resourceNames(CDS_TYPE_URL)).toEqual(["a"]);
+    const next = await writeResources(conn, clusters("a", "b"));
+    proxy.thaw();
+    await replica.source.waitForRevision(next);
+    expect(replica.server.resourceNames(CDS_TYPE_URL)).toEqual(["a", "b"]);
+    expect(replica.changes.map((c) => c.cause)).toEqual(["load", "watch"]);
+    expect(served).toBeLessThan(next);
   });
 
   it("reads everything again after a compaction past its revision, pushing only what changed", async () => {

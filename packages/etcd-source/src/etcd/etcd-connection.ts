@@ -76,6 +76,8 @@ export interface EtcdConnection {
   openWatch(): Promise<WatchStreamHandle>;
   /** For tests and set-up: etcd's Auth service (adding users, enabling authentication). */
   readonly auth: Client<typeof Auth>;
+  /** Drops the connection to the endpoint in use (it stopped answering): the next call dials again. */
+  reset(): void;
   close(): void;
 }
 
@@ -129,10 +131,11 @@ export function connectEtcd(options: EtcdConnectionOptions): EtcdConnection {
     let found = clients.get(index);
     if (found) return found;
     const endpoint = endpoints[index]!;
+    // No HTTP/2 pings: a watch checks that etcd answers by itself (etcd-source.ts), and connect-node 2.1's ping timer
+    // can outlive a session that received GOAWAY, then throws from a timer when it pings the destroyed session.
     const sessions = new Http2SessionManager(
       endpoint.url,
-      // A lost etcd (a dead peer with no RST) is noticed within about 15 s, on an idle watch too.
-      { pingIntervalMs: 10_000, pingTimeoutMs: 5_000, pingIdleConnection: true },
+      {},
       endpoint.tls ? { ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) } : {},
     );
     const transport = createGrpcTransport({
@@ -258,6 +261,9 @@ export function connectEtcd(options: EtcdConnectionOptions): EtcdConnection {
     },
     get auth() {
       return clientsFor(current).auth;
+    },
+    reset() {
+      clients.get(current)?.sessions.abort();
     },
     close() {
       closed = true;

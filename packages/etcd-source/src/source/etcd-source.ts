@@ -61,6 +61,12 @@ export interface EtcdSourceOptions {
   /** Backoff while etcd is unreachable: first delay, doubling up to the largest. Defaults 250 ms and 5 s. */
   readonly retryInitialMs?: number;
   readonly retryMaxMs?: number;
+  /**
+   * How often a quiet watch asks etcd for its progress, and how long etcd has to answer before the watch counts as
+   * lost (a peer gone without closing the connection). Defaults 10 s and 5 s.
+   */
+  readonly progressIntervalMs?: number;
+  readonly progressTimeoutMs?: number;
   /** Called on every state change. */
   readonly onStatus?: (status: EtcdSourceStatus) => void;
   /** Called after every change applied to the server. */
@@ -100,6 +106,8 @@ export function createEtcdSource(options: EtcdSourceOptions): EtcdSource {
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   const retryInitialMs = options.retryInitialMs ?? 250;
   const retryMaxMs = options.retryMaxMs ?? 5_000;
+  const progressIntervalMs = options.progressIntervalMs ?? 10_000;
+  const progressTimeoutMs = options.progressTimeoutMs ?? 5_000;
   let status: EtcdSourceStatus = { state: "connecting", revision: 0 };
   /** Failed attempts in a row (the backoff's exponent); reset once etcd accepts a watch. */
   let attempt = 0;
@@ -183,8 +191,30 @@ export function createEtcdSource(options: EtcdSourceOptions): EtcdSource {
     });
     let fragments: Event[] = [];
     let created = false;
+    // Liveness: any response shows etcd is there; after a quiet interval, ask for progress and wait for an answer.
+    let lost: EtcdError | undefined;
+    let answered = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const check = () => {
+      if (!answered) {
+        lost = new EtcdError("unavailable", 4, `etcd did not answer a progress request within ${progressTimeoutMs} ms`);
+        opened.close();
+        etcd.reset();
+        return;
+      }
+      answered = false;
+      opened.send({ requestUnion: { case: "progressRequest", value: {} } });
+      timer = setTimeout(check, progressTimeoutMs);
+    };
+    const quiet = () => {
+      answered = true;
+      clearTimeout(timer);
+      timer = setTimeout(check, progressIntervalMs);
+    };
+    quiet();
     try {
       for await (const response of opened.responses) {
+        quiet();
         if (closed) return created;
         if (response.canceled) {
           if (response.compactRevision > 0n) {
@@ -228,8 +258,12 @@ export function createEtcdSource(options: EtcdSourceOptions): EtcdSource {
         const outcome = keys.apply(changesOf(events));
         served(Number(events.at(-1)?.kv?.modRevision ?? BigInt(status.revision)), { ...outcome, cause: "watch" });
       }
+      if (lost) throw lost;
       return created;
+    } catch (error) {
+      throw lost ?? error;
     } finally {
+      clearTimeout(timer);
       opened.close();
       if (stream === opened) stream = undefined;
     }
@@ -259,17 +293,19 @@ export function createEtcdSource(options: EtcdSourceOptions): EtcdSource {
         if (closed) break;
         const error = EtcdError.from(raw, etcd.endpoint);
         if (!loaded && PERMANENT.has(error.kind)) {
-          logger.error(`etcd refused the source: ${error.message}`);
+          // ready rejects with it: the program says so (logged here for programs that only log).
+          logger.info(`etcd refused the source: ${error.message}`);
           setStatus({ state: "closed", revision: 0, error });
           closed = true;
           rejectReady(error);
           break;
         }
         if (error.kind === "compacted") resyncNeeded = true;
+        // State changes are info: onStatus is how a program tells its users (the CLI prints them).
         if (loaded && status.state !== "disconnected") {
-          logger.warn(`etcd unavailable (${error.message}); serving revision ${status.revision} until it is back`);
+          logger.info(`etcd unavailable (${error.message}); serving revision ${status.revision} until it is back`);
         } else if (!loaded && status.error?.message !== error.message) {
-          logger.warn(`waiting for etcd: ${error.message}`);
+          logger.info(`waiting for etcd: ${error.message}`);
         }
         setStatus({ state: loaded ? "disconnected" : "connecting", revision: status.revision, error });
         await delay();

@@ -17,18 +17,19 @@ export const DEFAULT_PAGE_SIZE = 500;
 const ZERO = new Uint8Array([0]);
 
 /**
- * Reads every key under `prefix` at one revision: the first page at the newest, the others at the same revision.
- * A compaction past that revision during the read starts it again at the newest.
+ * Reads every key under `prefix` at one revision: the first page at the newest (or at `at`), the others at the same
+ * revision. A compaction past the newest revision during the read starts it again; past `at`, it is an error.
  */
 export async function readPrefix(
   etcd: EtcdConnection,
   prefix: string,
   pageSize = DEFAULT_PAGE_SIZE,
+  at?: number,
 ): Promise<PrefixSnapshot> {
   const { key: start, rangeEnd } = prefixRange(prefix);
   for (;;) {
     const kvs: KeyChange[] = [];
-    let revision = 0;
+    let revision = at ?? 0;
     let key: Uint8Array = start;
     try {
       for (;;) {
@@ -43,7 +44,7 @@ export async function readPrefix(
       }
       return { revision, kvs };
     } catch (error) {
-      if (error instanceof EtcdError && error.kind === "compacted") continue;
+      if (error instanceof EtcdError && error.kind === "compacted" && at === undefined) continue;
       throw error;
     }
   }

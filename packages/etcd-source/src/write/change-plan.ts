@@ -65,6 +65,11 @@ export interface PlanOptions {
   readonly remove?: Iterable<ResourceKey>;
   /** Default `binary`. */
   readonly valueFormat?: ValueFormat;
+  /**
+   * Plan against this revision rather than the newest (e.g. the one a reviewed dry run showed): writing the plan
+   * then fails if anything under the prefix changed after it. etcd must still hold it (not compacted).
+   */
+  readonly revision?: number;
   readonly registry?: Registry;
 }
 
@@ -107,7 +112,7 @@ export async function planEtcdChange(options: PlanOptions): Promise<EtcdChangePl
   }
   const removing = new Set([...(options.remove ?? [])].map((key) => resourceKey(prefix, key)));
   const replace = options.replace ?? true;
-  const current = await readPrefix(options.etcd, prefix);
+  const current = await readPrefix(options.etcd, prefix, undefined, options.revision);
   const puts: PlannedPut[] = [];
   const deletes: PlannedDelete[] = [];
   let unchanged = 0;

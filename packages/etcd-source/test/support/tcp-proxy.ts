@@ -8,12 +8,17 @@ export interface TcpProxy {
   readonly endpoint: string;
   cut(): void;
   restore(): void;
+  /** Stops forwarding without closing anything (a peer that went silent); `thaw()` forwards again. */
+  freeze(): void;
+  thaw(): void;
 }
 
 export async function tcpProxy(target: string): Promise<TcpProxy> {
   const [host, port] = target.split(":") as [string, string];
   const sockets = new Set<Socket>();
+  const pairs = new Set<[Socket, Socket]>();
   let open = true;
+  let frozen = false;
   const server: Server = createServer((client) => {
     if (!open) {
       client.destroy();
@@ -21,16 +26,21 @@ export async function tcpProxy(target: string): Promise<TcpProxy> {
     }
     const upstream = connect(Number(port), host);
     sockets.add(client).add(upstream);
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
     const drop = () => {
       client.destroy();
       upstream.destroy();
       sockets.delete(client);
       sockets.delete(upstream);
+      pairs.delete(pair);
     };
     client.on("error", drop).on("close", drop);
     upstream.on("error", drop).on("close", drop);
-    client.pipe(upstream);
-    upstream.pipe(client);
+    if (!frozen) {
+      client.pipe(upstream);
+      upstream.pipe(client);
+    }
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
@@ -52,6 +62,22 @@ export async function tcpProxy(target: string): Promise<TcpProxy> {
     cut,
     restore: () => {
       open = true;
+    },
+    freeze: () => {
+      frozen = true;
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+      }
+    },
+    thaw: () => {
+      frozen = false;
+      for (const [client, upstream] of pairs) {
+        client.pipe(upstream);
+        upstream.pipe(client);
+      }
     },
   };
 }
