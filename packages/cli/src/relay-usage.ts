@@ -7,7 +7,8 @@ upstream is unreachable it keeps serving what it holds. Resources the upstream m
 (FAILED_PRECONDITION): clients fetch those from the upstream directly. CSDS on the same port shows what it holds.
 
 Options:
-  --upstream <host:port>   the upstream xDS server (cleartext unless --upstream-ca)
+  --upstream <host:port>   the upstream xDS server (cleartext unless --upstream-ca); replicas of one control plane
+                           (xdskit serve --etcd): their IP addresses, comma-separated, tried in turn
   --upstream-delta         speak delta (incremental) xDS to the upstream
   --upstream-ca <file>     TLS to the upstream, trusting this CA (PEM)
   --upstream-cert <file>   with --upstream-key: the relay's client certificate (mTLS)
