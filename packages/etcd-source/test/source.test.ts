@@ -66,6 +66,23 @@ describe.skipIf(!hasEtcd)("etcd source", () => {
     expect(replica.source.status).toEqual({ state: "watching", revision: third });
   });
 
+  it("carries on when a callback of its caller throws", async () => {
+    const etcd = await testEtcd();
+    const conn = connect(etcd);
+    const replica = await startReplica(conn, {
+      onChange: () => {
+        throw new Error("a bug of the caller");
+      },
+    });
+    await replica.source.ready;
+    const revision = await writeResources(conn, [{ resource: buildCluster({ name: "a" }) }]);
+    await replica.source.waitForRevision(revision);
+    expect(replica.server.resourceNames(CDS_TYPE_URL)).toEqual(["a"]);
+    expect(replica.log).toContainEqual(
+      expect.stringMatching(/^error \[etcd-source\] the onChange callback threw; the source carries on/),
+    );
+  });
+
   it("gives a resource the same version on every replica, and the same after a restart", async () => {
     const etcd = await testEtcd();
     const conn = connect(etcd);

@@ -1,5 +1,8 @@
 // Writing to etcd (planEtcdChange, applyEtcdChange) against a real etcd: what a plan finds, one transaction per
 // change when it fits, a dependency-safe split when it does not, values too large for etcd, and two writers at once.
+
+import { fromBinary } from "@bufbuild/protobuf";
+import type { Any } from "@bufbuild/protobuf/wkt";
 import {
   buildCluster,
   buildClusterLoadAssignment,
@@ -12,6 +15,7 @@ import {
   RDS_TYPE_URL,
 } from "@xdskit/control-plane";
 import { Cluster_LbPolicy } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
+import { RouteConfigurationSchema } from "@xdskit/protos/envoy/config/route/v3/route_pb";
 import { describe, expect, it } from "vitest";
 import {
   applyEtcdChange,
@@ -48,10 +52,12 @@ function dependencySafe(server: ManagementServer): boolean {
   return (
     server.resourceNames(LDS_TYPE_URL).every((l) => has(RDS_TYPE_URL, `r${l.slice(1)}`)) &&
     server.resourceNames(RDS_TYPE_URL).every((r) => {
-      const route = server.getResource(RDS_TYPE_URL, r) as unknown as {
-        virtualHosts: { routes: { action: { value: { clusterSpecifier: { value: string } } } }[] }[];
-      };
-      return has(CDS_TYPE_URL, route.virtualHosts[0]!.routes[0]!.action.value.clusterSpecifier.value);
+      // Served as the bytes read from etcd: the server holds them packed.
+      const route = fromBinary(RouteConfigurationSchema, (server.getResource(RDS_TYPE_URL, r) as Any).value);
+      const action = route.virtualHosts[0]!.routes[0]!.action;
+      return action.case === "route" && action.value.clusterSpecifier.case === "cluster"
+        ? has(CDS_TYPE_URL, action.value.clusterSpecifier.value)
+        : false;
     }) &&
     server.resourceNames(CDS_TYPE_URL).every((c) => has(EDS_TYPE_URL, c))
   );

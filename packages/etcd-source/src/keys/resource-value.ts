@@ -17,7 +17,16 @@ import { TYPE_URL_PREFIX } from "./resource-key.js";
 export type ValueFormat = "binary" | "json";
 
 export type DecodedValue =
-  | { readonly ok: true; readonly message: Message; readonly schema: DescMessage }
+  | {
+      readonly ok: true;
+      readonly message: Message;
+      readonly schema: DescMessage;
+      /**
+       * The message in proto binary, as it is served: a binary value's own bytes (copied out of the etcd response,
+       * so that it does not hold the response), a JSON value encoded.
+       */
+      readonly bytes: Uint8Array;
+    }
   | { readonly ok: false; readonly error: string };
 
 const OPEN_BRACE = 0x7b;
@@ -42,6 +51,7 @@ export function decodeValue(registry: Registry, key: ResourceKey, value: Uint8Ar
   const schema = schemaOf(registry, key.typeUrl);
   if (!schema) return { ok: false, error: `unknown type ${key.typeUrl}` };
   let message: Message;
+  let bytes: Uint8Array;
   try {
     if (value[0] === OPEN_BRACE) {
       const json = JSON.parse(decoder.decode(value)) as JsonValue;
@@ -49,8 +59,10 @@ export function decodeValue(registry: Registry, key: ResourceKey, value: Uint8Ar
       const { "@type": type, ...fields } = json as Record<string, JsonValue>;
       if (type !== undefined && type !== key.typeUrl) throw new Error(`"@type" ${String(type)} is not the key's type`);
       message = fromJson(schema, fields, { registry });
+      bytes = toBinary(schema, message);
     } else {
       message = fromBinary(schema, value);
+      bytes = value.slice();
     }
   } catch (error) {
     return { ok: false, error: `does not decode as ${schema.typeName}: ${(error as Error).message}` };
@@ -59,7 +71,7 @@ export function decodeValue(registry: Registry, key: ResourceKey, value: Uint8Ar
   if (own !== undefined && own !== key.name) {
     return { ok: false, error: `the message is named "${own}", the key "${key.name}"` };
   }
-  return { ok: true, message, schema };
+  return { ok: true, message, schema, bytes };
 }
 
 /** A message as a value: proto binary (the default), or proto JSON with `@type`. */

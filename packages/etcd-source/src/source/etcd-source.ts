@@ -127,15 +127,25 @@ export function createEtcdSource(options: EtcdSourceOptions): EtcdSource {
   });
   ready.catch(() => {});
 
+  /** Runs a callback of the caller's; one that throws is logged and does not stop the source. */
+  function notify<T>(callback: ((value: T) => void) | undefined, value: T, what: string): void {
+    if (!callback) return;
+    try {
+      callback(value);
+    } catch (error) {
+      logger.error(`the ${what} callback threw; the source carries on`, error);
+    }
+  }
+
   function setStatus(next: EtcdSourceStatus): void {
     const changed = next.state !== status.state || next.error?.message !== status.error?.message;
     status = next;
-    if (changed) options.onStatus?.(status);
+    if (changed) notify(options.onStatus, status, "onStatus");
   }
 
   function served(revision: number, change?: Omit<EtcdSourceChange, "revision">): void {
     status = { ...status, revision };
-    if (change) options.onChange?.({ ...change, revision });
+    if (change) notify(options.onChange, { ...change, revision }, "onChange");
     const due = waiters.filter((w) => w.revision <= revision);
     waiters = waiters.filter((w) => w.revision > revision);
     for (const waiter of due) waiter.resolve();

@@ -3,6 +3,7 @@
 // per node id), one `setResources` for what was put, then `removeResource` for what was deleted, all in one
 // synchronous run, so the server pushes the whole batch as one change (no client sees half of an etcd transaction).
 import type { Registry } from "@bufbuild/protobuf";
+import type { Any } from "@bufbuild/protobuf/wkt";
 import type { ManagementServer, NodeScope, ResourceInput, ResourceSet } from "@xdskit/control-plane";
 import { keyIdentity, parseResourceKey, type ResourceKey } from "../keys/resource-key.js";
 import { decodeValue } from "../keys/resource-value.js";
@@ -79,6 +80,15 @@ export interface ServedKeys {
   skipped(): SkippedKey[];
 }
 
+function changesOf(scopes: Map<string | undefined, ScopeChanges>, nodeId: string | undefined): ScopeChanges {
+  let found = scopes.get(nodeId);
+  if (!found) {
+    found = { puts: [], removes: [] };
+    scopes.set(nodeId, found);
+  }
+  return found;
+}
+
 export function createServedKeys(options: ServedKeysOptions): ServedKeys {
   const { target, prefix, registry, logger } = options;
   const records = new Map<string, KeyRecord>();
@@ -121,81 +131,93 @@ export function createServedKeys(options: ServedKeysOptions): ServedKeys {
     skipped.push({ key, reason });
   }
 
+  /** Records a value of `key` that cannot be served (the previous one, if any, stays served), and says why. */
+  function keep(
+    change: KeyChange,
+    parsed: ResourceKey,
+    record: KeyRecord | undefined,
+    reason: string,
+    skipped: SkippedKey[],
+  ) {
+    const served = record?.served ?? false;
+    records.set(change.key, { modRevision: change.modRevision, parsed, served });
+    skip(change.key, served ? `${reason}; its previous value is still served` : reason, skipped);
+  }
+
+  /** A deleted key: what to remove from the server, if anything of it was served. */
+  function stageDeletion(change: KeyChange, scopes: Map<string | undefined, ScopeChanges>): void {
+    const record = records.get(change.key);
+    records.delete(change.key);
+    problems.delete(change.key);
+    if (!record?.parsed) return;
+    const identity = keyIdentity(record.parsed);
+    if (owners.get(identity) === change.key) owners.delete(identity);
+    if (record.served) changesOf(scopes, record.parsed.nodeId).removes.push({ key: change.key, parsed: record.parsed });
+  }
+
+  /** A put: decoded and staged for its scope, or recorded as not servable. */
+  function stagePut(
+    change: KeyChange & { value: Uint8Array },
+    scopes: Map<string | undefined, ScopeChanges>,
+    skipped: SkippedKey[],
+  ): void {
+    const record = records.get(change.key);
+    if (record !== undefined && record.modRevision === change.modRevision) return;
+    let parsed = record?.parsed;
+    if (parsed === undefined) {
+      const parsedKey = parseResourceKey(prefix, change.key);
+      if (parsedKey.kind !== "resource") {
+        records.set(change.key, { modRevision: change.modRevision, parsed: undefined, served: false });
+        if (parsedKey.kind === "malformed") skip(change.key, `not a resource key (${parsedKey.error})`, skipped);
+        return;
+      }
+      parsed = parsedKey.key;
+    }
+    const identity = keyIdentity(parsed);
+    const owner = owners.get(identity);
+    if (owner !== undefined && owner !== change.key) {
+      keep(change, parsed, record, `the same resource as key ${owner}`, skipped);
+      return;
+    }
+    const decoded = decodeValue(registry, parsed, change.value);
+    if (!decoded.ok) {
+      keep(change, parsed, record, decoded.error, skipped);
+      return;
+    }
+    owners.set(identity, change.key);
+    changesOf(scopes, parsed.nodeId).puts.push({
+      key: change.key,
+      parsed,
+      modRevision: change.modRevision,
+      // Served as the bytes it was read as (packed already: the server does not encode it again); decoding above is
+      // the check that it is a message of its type.
+      input: {
+        resource: { $typeName: "google.protobuf.Any", typeUrl: parsed.typeUrl, value: decoded.bytes } as Any,
+        name: parsed.name,
+        ...(parsed.constraints !== undefined ? { constraints: parsed.constraints } : {}),
+      },
+      replaces: record?.served ?? false,
+    });
+    // Recorded before the server takes it; a refusal (putAll) puts the previous state back.
+    records.set(change.key, { modRevision: change.modRevision, parsed, served: true });
+    if (!record?.served) countServed(parsed, 1);
+    problems.delete(change.key);
+  }
+
   function apply(changes: readonly KeyChange[]): ApplyOutcome {
     const last = new Map<string, KeyChange>();
     for (const change of changes) {
       last.delete(change.key);
       last.set(change.key, change);
     }
-    const byScope = new Map<string | undefined, ScopeChanges>();
-    const changesOf = (nodeId: string | undefined): ScopeChanges => {
-      let found = byScope.get(nodeId);
-      if (!found) {
-        found = { puts: [], removes: [] };
-        byScope.set(nodeId, found);
-      }
-      return found;
-    };
+    const scopes = new Map<string | undefined, ScopeChanges>();
     const skipped: SkippedKey[] = [];
     for (const change of last.values()) {
-      const record = records.get(change.key);
-      if (change.value === undefined) {
-        records.delete(change.key);
-        problems.delete(change.key);
-        if (record?.parsed && owners.get(keyIdentity(record.parsed)) === change.key) {
-          owners.delete(keyIdentity(record.parsed));
-        }
-        if (record?.served && record.parsed)
-          changesOf(record.parsed.nodeId).removes.push({ key: change.key, parsed: record.parsed });
-        continue;
-      }
-      if (record !== undefined && record.modRevision === change.modRevision) continue;
-      const parsedKey = parseResourceKey(prefix, change.key);
-      if (parsedKey.kind === "meta") {
-        records.set(change.key, { modRevision: change.modRevision, parsed: undefined, served: false });
-        continue;
-      }
-      if (parsedKey.kind === "malformed") {
-        records.set(change.key, { modRevision: change.modRevision, parsed: undefined, served: false });
-        skip(change.key, `not a resource key (${parsedKey.error})`, skipped);
-        continue;
-      }
-      const parsed = parsedKey.key;
-      const keep = (reason: string) => {
-        records.set(change.key, { modRevision: change.modRevision, parsed, served: record?.served ?? false });
-        skip(change.key, record?.served ? `${reason}; its previous value is still served` : reason, skipped);
-      };
-      const identity = keyIdentity(parsed);
-      const owner = owners.get(identity);
-      if (owner !== undefined && owner !== change.key) {
-        keep(`the same resource as key ${owner}`);
-        continue;
-      }
-      const decoded = decodeValue(registry, parsed, change.value);
-      if (!decoded.ok) {
-        keep(decoded.error);
-        continue;
-      }
-      owners.set(identity, change.key);
-      changesOf(parsed.nodeId).puts.push({
-        key: change.key,
-        parsed,
-        modRevision: change.modRevision,
-        input: {
-          resource: decoded.message,
-          name: parsed.name,
-          schema: decoded.schema,
-          ...(parsed.constraints !== undefined ? { constraints: parsed.constraints } : {}),
-        },
-        replaces: record?.served ?? false,
-      });
-      // Recorded before the server takes it; a refusal below puts the previous state back.
-      records.set(change.key, { modRevision: change.modRevision, parsed, served: true });
-      if (!record?.served) countServed(parsed, 1);
-      problems.delete(change.key);
+      if (change.value === undefined) stageDeletion(change, scopes);
+      else stagePut(change as KeyChange & { value: Uint8Array }, scopes, skipped);
     }
     const resources = { added: [] as ResourceKey[], changed: [] as ResourceKey[], removed: [] as ResourceKey[] };
-    for (const [nodeId, scoped] of byScope) {
+    for (const [nodeId, scoped] of scopes) {
       for (const put of putAll(nodeId, scoped.puts, skipped)) {
         (put.replaces ? resources.changed : resources.added).push(put.parsed);
       }
