@@ -107,6 +107,31 @@ describe.each([
     expect(new Set(events.map((e) => (e as { version: string }).version)).size).toBe(3);
   });
 
+  it("moves again and again when nothing changed, though a delta replica then sends nothing", async () => {
+    // 1. Two replicas; the client reads cluster a from the first.
+    // 2. Three times: the replica in use stops (the other is up): the client moves to the other; nothing changed, so
+    //    a delta stream is sent nothing. After a second there (the behaviour under test: a stream that stayed open
+    //    that long shows its replica works), the stopped one starts again.
+    // 3. A change: the watcher's next event; it heard nothing in between, no error above all.
+    const servers = await replicas(2);
+    setEverywhere(servers);
+    const { events, eventCount } = watch(servers, delta);
+    await eventCount(1);
+    let current = 0;
+    for (let round = 0; round < 3; round++) {
+      const other = servers[1 - current]!;
+      const mark = other.hooks.mark();
+      await servers[current]!.stop();
+      await other.hooks.waitForRequest(undefined, { after: mark, timeoutMs: 10_000 });
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      await servers[current]!.start();
+      current = 1 - current;
+    }
+    setEverywhere(servers, Cluster_LbPolicy.RING_HASH);
+    await eventCount(2);
+    expect(events.map((e) => e.kind)).toEqual(["resource", "resource"]);
+  });
+
   it("starts on the first replica that answers, and tells the watchers of a failure only once every one failed", async () => {
     const servers = await replicas(3);
     setEverywhere(servers);
