@@ -88,9 +88,15 @@ async function freePort(): Promise<number> {
   });
 }
 
-// Runs etcd in the background, prints its pid, kills it when stdin (our pipe) closes, and reports its exit.
-// A background job's stdin is /dev/null, so the watchdog reads the pipe through fd 3.
-const WRAPPER = 'exec 3<&0; "$@" & pid=$!; echo "pid $pid"; (read -r _ <&3; kill -9 "$pid" 2>/dev/null) & wait "$pid"';
+// Runs etcd in the background and prints its pid. A watchdog kills etcd and removes its data directory when stdin
+// (our pipe) closes: when the test process ends, however it ends, or on close(). When etcd exits by itself (stop(),
+// kill()), the watchdog is ended, so nothing is left to kill a pid reused later. A background job's stdin is
+// /dev/null, so the watchdog reads the pipe through fd 3.
+const WRAPPER = [
+  'exec 3<&0; "$@" & pid=$!; echo "pid $pid"',
+  '(read -r _ <&3; kill -9 "$pid" 2>/dev/null; sleep 0.2; rm -rf "$XDSKIT_ETCD_DATA_DIR") & watchdog=$!',
+  'wait "$pid"; status=$?; kill "$watchdog" 2>/dev/null; exit $status',
+].join("\n");
 
 const READY = "serving client traffic";
 const LOG_KEPT = 16_384;
@@ -148,6 +154,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdIns
     new Promise<void>((resolve, reject) => {
       const started = spawn("sh", ["-c", WRAPPER, "etcd-wrapper", binary, ...args], {
         stdio: ["pipe", "pipe", "pipe"],
+        env: { ...process.env, XDSKIT_ETCD_DATA_DIR: dataDir },
       });
       child = started;
       pid = undefined;
@@ -171,6 +178,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdIns
       exited = new Promise<void>((done) => {
         started.once("exit", () => {
           clearTimeout(timer);
+          started.stdin?.end();
           if (!ready) reject(new Error(`etcd exited before serving clients:\n${log.slice(-4000)}`));
           done();
         });
