@@ -125,10 +125,21 @@ async function runTop(): Promise<void> {
       await survivor.ask({ type: "armRequests", nodes: [...CLIENTS] }, "armed");
       const at = now();
       await replicas[serving]!.crash();
+      const moved = new Set<string>();
       for (let i = 0; i < CLIENTS.length; i++) {
-        const { node, at: seen } = await survivor.ask<Message & { node: string; at: number }>(undefined, "request");
-        samples.get(node)?.push(seen - at);
+        const next = survivor.ask<Message & { node: string; at: number }>(undefined, "request");
+        const timeout = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 60_000));
+        const request = await Promise.race([next, timeout]);
+        if (!request) {
+          const missing = CLIENTS.filter((c) => !moved.has(c));
+          throw new Error(`round ${round + 1}: no request from ${missing.join(", ")} within 60 s of the kill`);
+        }
+        moved.add(request.node);
+        samples.get(request.node)?.push(request.at - at);
       }
+      process.stderr.write(
+        `round ${round + 1}: ${CLIENTS.map((c) => `${c} ${samples.get(c)!.at(-1)!.toFixed(0)} ms`).join(", ")}\n`,
+      );
       await startReplica(serving);
     }
     const ms = (value: number) => `${value.toFixed(1)} ms`;
