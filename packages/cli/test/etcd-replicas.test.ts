@@ -222,6 +222,17 @@ describe.skipIf(!hasEtcd)("replicas over etcd and their clients", () => {
     expect(versions[0]).toMatchObject({ kind: "resource", ports: [backends[0]!.port] });
     expect(versions[1]).toEqual(versions[0]);
     expect(versions[2]).toEqual(versions[0]);
+    // The one-shot tools take the same bootstrap (their wildcard stream goes to the first address).
+    const bootstrap = join(dir, "bootstrap.json");
+    writeFileSync(
+      bootstrap,
+      JSON.stringify({
+        xds_servers: [{ server_uri: uri, channel_creds: [{ type: "insecure" }] }],
+        node: { id: "list" },
+      }),
+    );
+    const list = await runXdskit(["list", "cds", "--bootstrap", bootstrap]);
+    expect([list.code, list.stdout]).toEqual([0, "echo\n"]);
   });
 
   it("clients move to another replica when theirs dies and when it comes back, missing no change and hearing no error", async () => {

@@ -92,7 +92,9 @@ it("--upstream takes replicas as IP addresses, the first one dead: it relays fro
         events.push(result.ok ? result.resource.name : `error ${result.error.message}`);
         resolve();
       },
-      onAmbientError: (error) => events.push(`ambient ${error.message}`),
+      onAmbientError: (error) => {
+        events.push(`ambient ${error.message}`);
+      },
     });
   });
   expect(events).toEqual(["echo"]);
