@@ -85,7 +85,11 @@ export interface EtcdSource {
   readonly served: number;
   /** Keys whose value is not served as it stands in etcd, and why. */
   skipped(): SkippedKey[];
-  /** Resolves once the server holds `revision` or a later one (for tests and tools). */
+  /**
+   * Resolves once the server holds `revision` or a later one: the first read was at it or later, or a watched change
+   * at it or later was applied (for tests and tools; a revision that changed nothing under the prefix resolves with
+   * the next change that does).
+   */
   waitForRevision(revision: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -260,11 +264,10 @@ export function createEtcdSource(options: EtcdSourceOptions): EtcdSource {
         }
         const events = fragments.length > 0 ? [...fragments, ...response.events] : response.events;
         fragments = [];
-        if (events.length === 0) {
-          // Progress: every later event of this stream has a higher revision.
-          if (headerRevision > status.revision) served(headerRevision);
-          continue;
-        }
+        // A progress response (no events) only shows etcd is there: its revision does not move the resume point.
+        // etcd releases of early 2023 and before could send a requested progress ahead of events not yet sent on the
+        // stream, and resuming from it would skip them; only applied events move it.
+        if (events.length === 0) continue;
         const outcome = keys.apply(changesOf(events));
         served(Number(events.at(-1)?.kv?.modRevision ?? BigInt(status.revision)), { ...outcome, cause: "watch" });
       }
