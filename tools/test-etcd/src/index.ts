@@ -101,8 +101,21 @@ const WRAPPER = [
 const READY = "serving client traffic";
 const LOG_KEPT = 16_384;
 
-/** Starts etcd; throws (with its log) when there is no etcd or it does not come up. */
+/**
+ * Starts etcd; throws (with its log) when there is no etcd or it does not come up. A port taken between finding it
+ * free and etcd binding it (another test process) is tried again with other ports, twice.
+ */
 export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdInstance> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      if (attempt >= 3 || !/address already in use/.test((error as Error).message)) throw error;
+    }
+  }
+}
+
+async function startOnce(options: StartEtcdOptions): Promise<EtcdInstance> {
   const binary = etcdBinary();
   if (binary === undefined) throw new Error(`no etcd binary on PATH (install it: ${ETCD_INSTALL_COMMAND})`);
   const dataDir = mkdtempSync(join(tmpdir(), "xdskit-etcd-"));
