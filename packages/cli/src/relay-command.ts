@@ -33,6 +33,23 @@ function parseListen(text: string): { host: string; port: number } {
   return { host: match[1] ?? (match[2] || "127.0.0.1"), port };
 }
 
+/**
+ * The upstream's server_uri: `host:port`, or replicas of one control plane as IP addresses separated by commas, which
+ * become gRPC's address-list target (`ipv4:a:1,b:2`), tried in turn (docs/decisions.md#replicas-in-a-bootstrap).
+ */
+function upstreamUri(text: string): string {
+  const parts = text.split(",");
+  if (parts.length === 1) {
+    if (!/^[^\s/]+:\d+$/.test(text)) throw new UsageError(`--upstream must be host:port, got "${text}"`);
+    return text;
+  }
+  if (parts.every((p) => /^\d{1,3}(\.\d{1,3}){3}:\d+$/.test(p))) return `ipv4:${text}`;
+  if (parts.every((p) => /^\[[0-9a-fA-F:.]+\]:\d+$/.test(p))) return `ipv6:${text}`;
+  throw new UsageError(
+    `--upstream with several replicas takes IP addresses of one family (10.0.0.1:18000,10.0.0.2:18000), got "${text}"; name replicas behind one DNS name otherwise`,
+  );
+}
+
 async function upstreamBootstrap(values: Record<string, string | boolean | undefined>): Promise<BootstrapConfig> {
   const file = values.bootstrap as string | undefined;
   const upstream = values.upstream as string | undefined;
@@ -45,7 +62,7 @@ async function upstreamBootstrap(values: Record<string, string | boolean | undef
     }
   }
   if (upstream === undefined) throw new UsageError("expected --upstream <host:port> (or --bootstrap <file>)");
-  if (!/^[^\s/]+:\d+$/.test(upstream)) throw new UsageError(`--upstream must be host:port, got "${upstream}"`);
+  const serverUri = upstreamUri(upstream);
   const ca = values["upstream-ca"] as string | undefined;
   const cert = values["upstream-cert"] as string | undefined;
   const key = values["upstream-key"] as string | undefined;
@@ -64,7 +81,11 @@ async function upstreamBootstrap(values: Record<string, string | boolean | undef
         };
   return {
     xds_servers: [
-      { server_uri: upstream, channel_creds: [creds], ...(values["upstream-delta"] ? { api_type: "DELTA_GRPC" } : {}) },
+      {
+        server_uri: serverUri,
+        channel_creds: [creds],
+        ...(values["upstream-delta"] ? { api_type: "DELTA_GRPC" } : {}),
+      },
     ],
     node: { id: (values["node-id"] as string | undefined) ?? "xdskit-relay" },
   } as BootstrapConfig;

@@ -12,7 +12,8 @@ It prints whether the upstream can be reached (at start, and whenever that chang
 opens, changes or closes (per node: the types, their wildcards and how many names), and when it stops.
 
 Options:
-  --upstream <host:port>   the upstream xDS server (cleartext unless --upstream-ca)
+  --upstream <host:port>   the upstream xDS server (cleartext unless --upstream-ca); replicas of one control plane
+                           (xdskit serve --etcd): their IP addresses, comma-separated, tried in turn
   --upstream-delta         speak delta (incremental) xDS to the upstream
   --upstream-ca <file>     TLS to the upstream, trusting this CA (PEM)
   --upstream-cert <file>   with --upstream-key: the relay's client certificate (mTLS)

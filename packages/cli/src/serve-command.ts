@@ -11,7 +11,7 @@ import { serveStatusRoutes } from "./serve-status.js";
 import { watchTree } from "./tree-watcher.js";
 
 /** `--tls-cert`, `--tls-key` and `--tls-ca` as the control plane's TLS options; undefined for cleartext. */
-async function tlsOption(values: Record<string, unknown>): Promise<ServerTlsOptions | undefined> {
+export async function tlsOption(values: Record<string, unknown>): Promise<ServerTlsOptions | undefined> {
   const certFile = values["tls-cert"] as string | undefined;
   const keyFile = values["tls-key"] as string | undefined;
   const caFile = values["tls-ca"] as string | undefined;
@@ -34,7 +34,11 @@ async function tlsOption(values: Record<string, unknown>): Promise<ServerTlsOpti
 }
 
 export const run: CommandRun = async (positionals, values, io) => {
-  if (positionals.length !== 1) throw new UsageError("expected one <dir>");
+  if (values.etcd !== undefined) {
+    const { serveFromEtcd } = await import("./serve-etcd.js");
+    return serveFromEtcd(positionals, values, io, await tlsOption(values));
+  }
+  if (positionals.length !== 1) throw new UsageError("expected one <dir> (or --etcd <endpoints>)");
   const dir = positionals[0]!;
   const port = integerOption(values, "port", 18000);
   const debounceMs = integerOption(values, "debounce-ms", 100);

@@ -59,7 +59,7 @@ const LRS_PATH = `/${LoadReportingService.typeName}/${LoadReportingService.metho
 /** Starts a management server; resolves once it listens. */
 export async function createManagementServer(options: ManagementServerOptions = {}): Promise<ManagementServer> {
   const server = new ManagementServerImpl(options, undefined);
-  await server.start();
+  if (options.listen !== false) await server.start();
   return server;
 }
 

@@ -255,6 +255,13 @@ export function createXdsChannel(options: XdsChannelOptions): XdsChannel {
       if (host.subscribedTypes(channel).length > 0) startCall();
       return;
     }
+    if (transport.nextAddress?.()) {
+      // Replicas named by one server_uri: the next address, at once; the watchers hear of a failure only once every
+      // address has failed (docs/decisions.md#replicas-in-a-bootstrap).
+      log.info(`ADS call #${ended.id} failed with no responses received (${status}); trying the server's next address`);
+      if (host.subscribedTypes(channel).length > 0) startCall();
+      return;
+    }
     log.warn(`ADS call #${ended.id} failed with no responses received (${status})`);
     failed(failure);
   }

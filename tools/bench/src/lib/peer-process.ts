@@ -1,8 +1,10 @@
-// The benchmarks that run their parts in processes of their own (a control plane, relays, clients): one child process
-// per role, forked from the benchmark's own file with `--role <role>`, talking in typed messages.
+// Benchmarks made of several processes: the top level forks its own file with `--role <name>`, and each peer answers
+// messages in order. A peer's failure ends the benchmark.
 import { type ChildProcess, fork } from "node:child_process";
 
-/** Milliseconds on a clock the processes of one machine share (`performance.timeOrigin + performance.now()`). */
+export type Message = { readonly type: string; readonly [key: string]: unknown };
+
+/** Milliseconds on a clock every process of the machine shares (for latencies measured across processes). */
 export const now = (): number => performance.timeOrigin + performance.now();
 
 /** Heap used after two forced GCs (the processes run with --expose-gc). */
@@ -12,16 +14,16 @@ export const heapAfterGc = (): number => {
   return process.memoryUsage().heapUsed;
 };
 
-export type Message = { readonly type: string; readonly [key: string]: unknown };
-
-/** A child process of `file` with a role; messages awaited in order, by type. */
+/** A child process of `file` in `role`; messages awaited in order, by type. */
 export class Peer {
   readonly #child: ChildProcess;
   readonly #queue: Message[] = [];
   readonly #waiting: ((message: Message) => void)[] = [];
+  readonly role: string;
 
-  constructor(file: string, role: string) {
-    this.#child = fork(file, ["--role", role], {
+  constructor(file: string, role: string, args: readonly string[] = []) {
+    this.role = role;
+    this.#child = fork(file, ["--role", role, ...args], {
       execArgv: ["--expose-gc", "--max-old-space-size=4096"],
       stdio: "inherit",
     });
@@ -36,6 +38,10 @@ export class Peer {
     });
   }
 
+  get pid(): number | undefined {
+    return this.#child.pid;
+  }
+
   send(message: Message): void {
     this.#child.send(message);
   }
@@ -43,8 +49,17 @@ export class Peer {
   async ask<T extends Message>(message: Message | undefined, type: string): Promise<T> {
     if (message) this.send(message);
     const next = this.#queue.shift() ?? (await new Promise<Message>((resolve) => this.#waiting.push(resolve)));
-    if (next.type !== type) throw new Error(`expected ${type}, got ${next.type}`);
+    if (next.type !== type) throw new Error(`${this.role}: expected ${type}, got ${next.type}`);
     return next as T;
+  }
+
+  /** SIGKILL (a crash), resolved once the process is gone. */
+  crash(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.#child.exitCode !== null || this.#child.signalCode !== null) return resolve();
+      this.#child.once("exit", () => resolve());
+      this.#child.kill("SIGKILL");
+    });
   }
 
   kill(): void {
@@ -52,7 +67,7 @@ export class Peer {
   }
 }
 
-/** In a child: handles each message from the parent; a failure is reported to it (which exits). */
+/** In a peer: handles each message from the parent; a thrown error is reported as `failed`. */
 export function serve(handle: (message: Message, send: (message: Message) => void) => Promise<void>): void {
   const send = (message: Message): void => {
     process.send?.(message);
@@ -60,4 +75,22 @@ export function serve(handle: (message: Message, send: (message: Message) => voi
   process.on("message", (message: Message) => {
     handle(message, send).catch((error: unknown) => send({ type: "failed", error: String(error) }));
   });
+}
+
+/** The `--role` this process was forked with, if any. */
+export function roleOf(): string | undefined {
+  const at = process.argv.indexOf("--role");
+  return at > 0 ? process.argv[at + 1] : undefined;
+}
+
+/** A number option (`--name 10`), or `fallback`. */
+export function numberOption(name: string, fallback: number): number {
+  const at = process.argv.indexOf(`--${name}`);
+  return at >= 0 ? Number(process.argv[at + 1]) : fallback;
+}
+
+/** The value at `q` (0..1) of sorted `values`. */
+export function quantile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0;
 }
