@@ -7,7 +7,7 @@ import { type ClusterView, ClusterViewReader } from "../gen/envoy/config/cluster
 import type { OutlierDetectionView } from "../gen/envoy/config/cluster/v3/outlier_detection_view.js";
 import { ClusterConfigViewReader } from "../gen/envoy/extensions/clusters/aggregate/v3/cluster_view.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "../resource-type.js";
-import { joinHostPort } from "./address.js";
+import { joinHostPort } from "../ip-address.js";
 import { decodeResource, type ResourceMessage } from "./decode-view.js";
 import { parseDurationMs } from "./duration.js";
 import { HEALTH_STATUS_NAMES, type HealthStatusName } from "./endpoint.js";
