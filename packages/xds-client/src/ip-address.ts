@@ -147,3 +147,15 @@ export function canonicalIp(text: string): string | undefined {
 export function joinHostPort(host: string, port: number): string {
   return host.indexOf(":") >= 0 ? `[${host}]:${port}` : `${host}:${port}`;
 }
+
+/**
+ * An IP range (envoy `CidrRange`) as the decoders validate it: the address masked to the prefix length, which is
+ * clamped to the family's width (32 or 128); an unset `prefix_len` is 0. `/0` keeps its family: `0.0.0.0/0` holds
+ * every IPv4 address and no IPv6 one (IPv4-mapped IPv6 addresses are read as IPv4 wherever ranges are matched).
+ */
+export interface CidrRange {
+  readonly family: 4 | 6;
+  /** The masked network address in canonical text (RFC 5952 for IPv6). */
+  readonly address: string;
+  readonly prefixLen: number;
+}

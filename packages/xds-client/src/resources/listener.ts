@@ -1,5 +1,4 @@
 import type { Any } from "@bufbuild/protobuf/wkt";
-import type { Listener } from "@xdskit/protos/envoy/config/listener/v3/listener_pb";
 import { type ListenerView, ListenerViewReader } from "../gen/envoy/config/listener/v3/listener_view.js";
 import {
   type HttpConnectionManagerView as HttpConnectionManager,
@@ -8,33 +7,13 @@ import {
 import type { DecodeContext, DecodeResult, ResourceType } from "../resource-type.js";
 import { decodeResource, type ResourceMessage } from "./decode-view.js";
 import { parseDurationMs } from "./duration.js";
-import { decodeExtension, extractExtension, type TypedConfig, toTypedConfig } from "./extension.js";
+import { decodeExtension, extractExtension, toTypedConfig } from "./extension.js";
 import { type HttpFilterKind, httpFilterForConfigType, validateFilterConfig } from "./http-filters.js";
-import { parseRouteConfigurationBody, type RouteConfigurationBody } from "./route-configuration.js";
+import type { ClientListenerUpdate, HttpFilter, ListenerRouteSource, ListenerUpdate } from "./listener-types.js";
+import { parseRouteConfigurationBody } from "./route-configuration.js";
 import type { ValidationErrors } from "./validation.js";
 
-/** One entry of the HTTP filter chain (A39), in order; the last is the router. */
-export interface HttpFilter {
-  readonly name: string;
-  readonly config: TypedConfig;
-  readonly isOptional: boolean;
-}
-
-/** Where the Listener's routes come from: an RDS resource to watch, or inline. */
-export type ListenerRouteSource =
-  | { readonly type: "rds"; readonly routeConfigName: string }
-  | { readonly type: "inline"; readonly routeConfiguration: RouteConfigurationBody };
-
-/** A client (API) Listener: its HttpConnectionManager as a gRPC client uses it. */
-export interface ListenerUpdate {
-  readonly name: string;
-  readonly route: ListenerRouteSource;
-  readonly httpFilters: readonly HttpFilter[];
-  /** A31: `common_http_protocol_options.max_stream_duration`, the default for routes without their own. */
-  readonly maxStreamDurationMs?: number;
-  /** The decoded message (non-enumerable). */
-  readonly raw: Listener;
-}
+export type { ClientListenerUpdate, HttpFilter, ListenerRouteSource, ListenerUpdate } from "./listener-types.js";
 
 const HCM_TYPE = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
 
@@ -90,7 +69,7 @@ function parseHttpConnectionManager(
   path: string,
   context: DecodeContext,
   errors: ValidationErrors,
-): Omit<ListenerUpdate, "name" | "raw"> | undefined {
+): Omit<ClientListenerUpdate, "kind" | "name" | "raw"> | undefined {
   if (hcm.xffNumTrustedHops !== 0) errors.add(`${path}.xff_num_trusted_hops`, "must be zero");
   if (hcm.originalIpDetectionExtensions.length > 0) {
     errors.add(`${path}.original_ip_detection_extensions`, "must be empty");
@@ -135,7 +114,7 @@ function parseListener(
   proto: ListenerView,
   context: DecodeContext,
   errors: ValidationErrors,
-): Omit<ListenerUpdate, "name" | "raw"> | undefined {
+): Omit<ClientListenerUpdate, "kind" | "name" | "raw"> | undefined {
   if (proto.apiListener === undefined) {
     if (proto.address === undefined) {
       errors.add("", "Listener has neither address nor ApiListener");
@@ -173,7 +152,7 @@ export const listenerResourceType: ResourceType<ListenerUpdate> = Object.freeze(
   decode(resource: Any, context: DecodeContext): DecodeResult<ListenerUpdate> {
     return decodeResource(resource, LISTENER, (view, errors) => {
       const body = parseListener(view, context, errors);
-      return body === undefined ? undefined : { name: view.name, ...body };
+      return body === undefined ? undefined : { kind: "client" as const, name: view.name, ...body };
     });
   },
 });

@@ -15,6 +15,7 @@ import { decodeResource, type ResourceMessage } from "./decode-view.js";
 import { parseDurationMs } from "./duration.js";
 import { decodeExtension, extractExtension, type TypedConfig, toTypedConfig } from "./extension.js";
 import { perMillion } from "./fraction.js";
+import type { ServerHttpFilterConfig } from "./http-filter-config.js";
 import { httpFilterForOverrideType } from "./http-filters.js";
 import {
   checkRe2Syntax,
@@ -31,6 +32,8 @@ export interface FilterConfigOverride {
   /** From an `envoy.config.route.v3.FilterConfig` wrapper. */
   readonly isOptional: boolean;
   readonly disabled: boolean;
+  /** The validated override of a filter gRPC servers run (`RBACPerRoute`); absent for the other filters. */
+  readonly parsed?: ServerHttpFilterConfig;
 }
 
 export type FilterConfigOverrides = Readonly<Record<string, FilterConfigOverride>>;
