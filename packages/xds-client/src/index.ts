@@ -18,6 +18,7 @@ export type {
 export {
   expandServerListenerTemplate,
   formatListeningAddress,
+  listenerAddressMatches,
   serverListenerResourceName,
 } from "./server-listener-name.js";
 export type { ListeningAddress } from "./server-listener-name.js";
@@ -85,6 +86,10 @@ export type {
   ServerListenerUpdate,
 } from "./resources/index.js";
 export type { CidrRange } from "./ip-address.js";
+export { lookupFilterChain, selectFilterChain } from "./mesh/filter-chain-table.js";
+export { compileRbac, evaluateRbac } from "./mesh/rbac-engine.js";
+export { parseSubjectAltNames, principalNamesOf, rfc2253Subject } from "./mesh/peer-certificate.js";
+export type { SubjectAltName } from "./mesh/peer-certificate.js";
 export type {
   ConnectionAddresses,
   ConnectionSourceType,

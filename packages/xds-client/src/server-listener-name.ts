@@ -2,6 +2,7 @@
 // `server_listener_resource_name_template` and the address the server listens on.
 import { BootstrapError } from "./bootstrap.js";
 import type { Bootstrap } from "./bootstrap-types.js";
+import { parseIpValue } from "./ip-address.js";
 
 /** The listening address, as the server binds it. */
 export interface ListeningAddress {
@@ -54,4 +55,20 @@ export function serverListenerResourceName(bootstrap: Bootstrap, address: Listen
     ]);
   }
   return expandServerListenerTemplate(template, address);
+}
+
+/**
+ * Whether a server Listener's `address` is the one the server listens on (A36: otherwise the server does not serve
+ * with it; that is not a NACK). Ports must be equal; hosts equal as IP addresses (`::` and `0:0::0` are one), else as
+ * text. A wildcard matches only the same wildcard: `0.0.0.0` is not `::`.
+ */
+export function listenerAddressMatches(
+  address: { readonly host: string; readonly port: number },
+  listening: ListeningAddress,
+): boolean {
+  if (address.port !== listening.port) return false;
+  const a = parseIpValue(address.host);
+  const b = parseIpValue(listening.host);
+  if (a === undefined || b === undefined) return address.host === listening.host;
+  return a.family === b.family && a.value === b.value;
 }

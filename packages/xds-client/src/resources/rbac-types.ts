@@ -14,7 +14,8 @@ import type { HeaderMatcher, StringMatcher } from "./matchers.js";
  * - `url_path`: a string matcher over the call's path (`/package.Service/Method`);
  * - `destination_ip` (permission) / `source_ip`, `direct_remote_ip`, `remote_ip` (principal, all three the peer's
  *   address, A41): the address is in the range (IPv4-mapped IPv6 addresses count as IPv4);
- * - `destination_port`: the local port equals `port`;
+ * - `destination_port`: the local port is in `[start, end)` (`destination_port` N is `[N, N+1)`; envoy's
+ *   `destination_port_range` as written);
  * - `requested_server_name`: the matcher applied to `""` (gRPC has no SNI here, A41);
  * - `metadata`: envoy dynamic metadata, which gRPC never has: never true, or always true when `invert` (A41, as
  *   grpc-go reads `MetadataMatcher.invert`);
@@ -28,17 +29,18 @@ export type RbacRule =
   | { readonly type: "header"; readonly header: HeaderMatcher }
   | { readonly type: "url_path"; readonly path: StringMatcher }
   | { readonly type: "destination_ip" | "source_ip"; readonly range: CidrRange }
-  | { readonly type: "destination_port"; readonly port: number }
+  | { readonly type: "destination_port"; readonly start: number; readonly end: number }
   | { readonly type: "requested_server_name"; readonly matches: boolean }
   | { readonly type: "metadata"; readonly invert: boolean }
   | { readonly type: "authenticated"; readonly principalName?: StringMatcher };
 
-/** One named policy: it matches a call when one of its permissions and one of its principals match. */
+/**
+ * One named policy: it matches a call when one of its permissions and one of its principals match (so a policy with
+ * no permissions or no principals never matches, as in gRPC; an empty `and` is true, an empty `or` false).
+ */
 export interface RbacPolicy {
   readonly name: string;
-  /** Never empty. */
   readonly permissions: readonly RbacRule[];
-  /** Never empty. */
   readonly principals: readonly RbacRule[];
 }
 
@@ -49,7 +51,7 @@ export interface RbacPolicy {
  */
 export interface RbacRules {
   readonly action: "ALLOW" | "DENY";
-  /** In the order of the resource's `policies` map. */
+  /** Sorted by name. */
   readonly policies: readonly RbacPolicy[];
 }
 

@@ -163,12 +163,18 @@ function parseFilterOverrides(
       extension = extractExtension(wrapper.config, `${extension.path}.config`, errors);
       if (extension === undefined) continue;
     }
-    if (httpFilterForOverrideType(extension.type) === undefined) {
+    const kind = httpFilterForOverrideType(extension.type);
+    if (kind === undefined) {
       if (!isOptional) errors.add(extension.path, "unsupported filter type");
       continue;
     }
+    const parsed = kind.parseOverride?.(extension, errors);
     result ??= {};
-    result[key] = Object.freeze({ config: toTypedConfig(extension), isOptional, disabled });
+    result[key] = Object.freeze(
+      parsed === undefined
+        ? { config: toTypedConfig(extension), isOptional, disabled }
+        : { config: toTypedConfig(extension), isOptional, disabled, parsed },
+    );
   }
   return result === undefined ? EMPTY_OVERRIDES : Object.freeze(result);
 }

@@ -276,7 +276,7 @@ describe("listenerResourceType", () => {
       expectError(decode(init), error, "listener-a");
     });
 
-    it("a Listener with neither address nor api_listener, or a server Listener", () => {
+    it("a Listener with neither address nor api_listener; one with an address is read as a server Listener", () => {
       expectError(
         decodeWith(listenerResourceType, ListenerSchema, { name: "l" }),
         "Listener has neither address nor ApiListener",
@@ -287,7 +287,7 @@ describe("listenerResourceType", () => {
           name: "s",
           address: { address: { case: "socketAddress", value: { address: "0.0.0.0" } } },
         }),
-        "api_listener: field not present (server-side Listeners are not supported by this client)",
+        "address.socket_address.port_value: field not present; default_filter_chain: must be set if filter_chains is unset",
         "s",
       );
     });
