@@ -45,10 +45,9 @@ class PrefixBuilder<B> {
           .map(([prefixLen, branches]) =>
             Object.freeze({
               prefixLen,
-              branches: new Map([...branches].map(([key, branch]) => [key, finish(branch)] as const)) as ReadonlyMap<
-                K,
-                F
-              >,
+              branches: Object.freeze(
+                new Map([...branches].map(([key, branch]) => [key, finish(branch)] as const)),
+              ) as ReadonlyMap<K, F>,
             }),
           ),
       );
@@ -124,7 +123,10 @@ export function buildFilterChainTable<T>(
   if (duplicates.length > 0) return { ok: false, duplicates };
   const finishPorts = (ports: PortBuilder<T>): PortLevel<T> =>
     Object.freeze({
-      ports: new Map([...ports.ports].map(([port, { value }]) => [port, value] as const)) as ReadonlyMap<number, T>,
+      ports: Object.freeze(new Map([...ports.ports].map(([port, { value }]) => [port, value] as const))) as ReadonlyMap<
+        number,
+        T
+      >,
       ...(ports.unset === undefined ? {} : { unset: ports.unset.value }),
     });
   const finishSource = (level: PrefixBuilder<PortBuilder<T>> | undefined) => level?.freeze(finishPorts);
