@@ -104,6 +104,7 @@ export type {
   RbacPeer,
   RbacRequest,
 } from "./mesh/rbac-types.js";
+export { createCertificateProviders } from "./certificates/certificate-providers.js";
 export type {
   CertificateIdentity,
   CertificateMaterial,
