@@ -88,7 +88,12 @@ export type {
 export type { CidrRange } from "./ip-address.js";
 export { lookupFilterChain, selectFilterChain } from "./mesh/filter-chain-table.js";
 export { compileRbac, evaluateRbac } from "./mesh/rbac-engine.js";
-export { parseSubjectAltNames, principalNamesOf, rfc2253Subject } from "./mesh/peer-certificate.js";
+export {
+  compileSanMatcher,
+  parseSubjectAltNames,
+  principalNamesOf,
+  rfc2253Subject,
+} from "./mesh/peer-certificate.js";
 export type { SubjectAltName } from "./mesh/peer-certificate.js";
 export type {
   ConnectionAddresses,

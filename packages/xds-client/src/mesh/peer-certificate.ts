@@ -2,6 +2,9 @@
 // `tlsSocket.getPeerX509Certificate()` gives it): its subject alternative names, its subject as an RFC 2253 name, and
 // the principal names RBAC's `authenticated.principal_name` is tested against (A41).
 import type { X509Certificate } from "node:crypto";
+import { canonicalIp } from "../ip-address.js";
+import type { StringMatcher } from "../resources/matchers.js";
+import { compileStringMatcher } from "./string-match.js";
 
 /** One subject alternative name, by type: `DNS`, `URI`, `IP Address`, `email` (Node's spelling), or others. */
 export interface SubjectAltName {
@@ -67,4 +70,43 @@ export function principalNamesOf(certificate: X509Certificate | undefined): read
   const dns = sans.filter((san) => san.type === "DNS").map((san) => san.value);
   if (dns.length > 0) return Object.freeze(dns);
   return Object.freeze([rfc2253Subject(certificate)]);
+}
+
+/**
+ * A29's check of a server certificate against a cluster's `match_subject_alt_names`: true when there are no matchers,
+ * else when one of the certificate's DNS, URI, email or IP SANs matches one of them. An `exact` matcher tested
+ * against a DNS SAN follows DNS wildcard rules (a SAN `*.example.com` matches `a.example.com`), as the xDS protos say
+ * and gRPC does; IP SANs are compared in canonical form (RFC 5952 for IPv6).
+ */
+export function compileSanMatcher(matchers: readonly StringMatcher[]): (certificate: X509Certificate) => boolean {
+  if (matchers.length === 0) return () => true;
+  const compiled = matchers.map((matcher) => ({ matcher, test: compileStringMatcher(matcher) }));
+  const matches = (san: string, isDns: boolean) =>
+    compiled.some(({ matcher, test }) =>
+      isDns && matcher.type === "exact" ? dnsMatch(matcher.value, san) : test(san),
+    );
+  return (certificate) => {
+    for (const san of parseSubjectAltNames(certificate.subjectAltName)) {
+      if (san.type === "DNS" && matches(san.value, true)) return true;
+      if ((san.type === "URI" || san.type === "email") && matches(san.value, false)) return true;
+      if (san.type === "IP Address" && matches(canonicalIp(san.value) ?? san.value, false)) return true;
+    }
+    return false;
+  };
+}
+
+/**
+ * Whether DNS SAN `san` (perhaps a wildcard) covers the exact name `name`: case-insensitive (DNS names are), a
+ * trailing dot ignored, `*` only as the whole left-most label and standing for exactly one label.
+ */
+function dnsMatch(name: string, san: string): boolean {
+  const host = name.toLowerCase().replace(/\.$/, "");
+  const pattern = san.toLowerCase().replace(/\.$/, "");
+  if (host === "" || pattern === "") return false;
+  if (!pattern.includes("*")) return host === pattern;
+  if (!pattern.startsWith("*.") || pattern.indexOf("*", 1) >= 0) return false;
+  const suffix = pattern.slice(1);
+  if (!host.endsWith(suffix)) return false;
+  const label = host.slice(0, host.length - suffix.length);
+  return label !== "" && !label.includes(".");
 }
