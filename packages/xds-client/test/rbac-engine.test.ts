@@ -171,7 +171,7 @@ describe("the RBAC engine's decisions", () => {
     });
   });
 
-  it("indexes policies by the path or header they need, so a call runs only the ones it can match", () => {
+  it("indexes policies by the path, path prefix or header they need, so a call runs only the ones it can match", () => {
     const policies = Array.from({ length: 100 }, (_, i) =>
       policy(`p${i}`, [
         i % 2 === 0 ? { type: "url_path", path: exact(`/svc/M${i}`) } : header({ name: `x-h${i}`, value: "1" }),
@@ -191,6 +191,19 @@ describe("the RBAC engine's decisions", () => {
       policy: "p7",
     });
     expect(decide(deny(...policies), request({ headers: { "x-h7": "2" } }))).toEqual({ allowed: true });
+    const prefixes = Array.from({ length: 100 }, (_, i) =>
+      policy(`s${i}`, [{ type: "url_path", path: { type: "prefix", value: `/svc${i}/`, ignoreCase: false } }]),
+    );
+    const byPrefix = (
+      compileRbac(allow(...prefixes)) as unknown as { byPrefix: { length: number; policies: Map<string, unknown> }[] }
+    ).byPrefix;
+    expect(byPrefix.map((b) => [b.length, b.policies.size])).toEqual([
+      [6, 10],
+      [7, 90],
+    ]);
+    expect(decide(allow(...prefixes), request({ path: "/svc42/Get" }))).toEqual({ allowed: true, policy: "s42" });
+    expect(decide(allow(...prefixes), request({ path: "/svc4/Get" }))).toEqual({ allowed: true, policy: "s4" });
+    expect(decide(allow(...prefixes), request({ path: "/svc/Get" })).allowed).toBe(false);
   });
 });
 
@@ -282,7 +295,7 @@ function plainMatches(config: RbacFilterConfig, req: RbacRequest): string[] {
 // ---- Arbitraries over a small vocabulary, so rules and calls meet often. ----
 
 const HEADER_NAMES = ["x-a", "x-b", "host", ":authority", ":method", ":path", "te", "content-type", "X-A"];
-const VALUES = ["", "v", "v1", "V1", "/svc/A", "/svc/B", "POST", "GET", "12", "application/grpc"];
+const VALUES = ["", "v", "v1", "V1", "/svc/A", "/svc/B", "/svc/", "/", "/SVC", "POST", "GET", "12", "application/grpc"];
 const PATHS = ["/svc/A", "/svc/B", "/other/C", "/SVC/A"];
 const IPS = ["10.0.0.1", "10.1.2.3", "192.168.0.9", "::1", "2001:db8::7", "::ffff:10.1.2.3", "127.0.0.1"];
 const RANGES = [
@@ -327,7 +340,7 @@ const headerMatcher: fc.Arbitrary<HeaderMatcher> = fc
 const leaf: fc.Arbitrary<RbacRule> = fc.oneof(
   { arbitrary: fc.constant<RbacRule>({ type: "any" }), weight: 1 },
   { arbitrary: headerMatcher.map((h): RbacRule => ({ type: "header", header: h })), weight: 4 },
-  { arbitrary: stringMatcher.map((m): RbacRule => ({ type: "url_path", path: m })), weight: 1 },
+  { arbitrary: stringMatcher.map((m): RbacRule => ({ type: "url_path", path: m })), weight: 3 },
   { arbitrary: fc.constantFrom(...PATHS).map((p): RbacRule => ({ type: "url_path", path: exact(p) })), weight: 4 },
   { arbitrary: fc.constantFrom(...RANGES).map((range): RbacRule => ({ type: "destination_ip", range })), weight: 1 },
   { arbitrary: fc.constantFrom(...RANGES).map((range): RbacRule => ({ type: "source_ip", range })), weight: 1 },
