@@ -272,7 +272,10 @@ export function compileRbac(config: RbacFilterConfig): CompiledRbac {
       else {
         const length = requirement.prefix.length;
         let bucket = byPrefix.get(length);
-        if (bucket === undefined) byPrefix.set(length, (bucket = new Map()));
+        if (bucket === undefined) {
+          bucket = new Map();
+          byPrefix.set(length, bucket);
+        }
         push(bucket, requirement.prefix, compiled);
       }
     }
