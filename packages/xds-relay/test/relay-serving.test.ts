@@ -43,7 +43,7 @@ interface Chain {
 /** Follows the chain of `service` as a gRPC channel would; resolves with the recorders and the endpoint ports. */
 async function follow(client: XdsClient, service: string): Promise<Chain> {
   const listener = await watch(client, listenerResourceType, service).nextResource();
-  if (listener.route.type !== "rds") throw new Error("expected RDS");
+  if (listener.kind !== "client" || listener.route.type !== "rds") throw new Error("expected a client Listener on RDS");
   const routes = await watch(client, routeConfigurationResourceType, listener.route.routeConfigName).nextResource();
   const action = routes.virtualHosts[0]?.routes[0]?.action;
   if (action?.type !== "cluster") throw new Error("expected a cluster route");
