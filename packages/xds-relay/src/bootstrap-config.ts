@@ -5,6 +5,7 @@ import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import type {
   Bootstrap,
+  BootstrapCertificateProvider,
   BootstrapChannelCredentials,
   BootstrapConfig,
   BootstrapServerConfig,
@@ -44,11 +45,24 @@ export function bootstrapConfigFor(bootstrap: Bootstrap, node: Node): BootstrapC
       },
     ]),
   );
+  // The validated file_watcher config, its paths already resolved from the bootstrap file's directory.
   const certificateProviders = Object.fromEntries(
-    [...bootstrap.certificateProviders].map(([name, provider]) => [
-      name,
-      { plugin_name: provider.pluginName, config: provider.config },
-    ]),
+    [...bootstrap.certificateProviders].map(
+      ([name, { pluginName, fileWatcher }]): [string, BootstrapCertificateProvider] => [
+        name,
+        {
+          plugin_name: pluginName,
+          config: {
+            ...(fileWatcher.certificateFile === undefined ? {} : { certificate_file: fileWatcher.certificateFile }),
+            ...(fileWatcher.privateKeyFile === undefined ? {} : { private_key_file: fileWatcher.privateKeyFile }),
+            ...(fileWatcher.caCertificateFile === undefined
+              ? {}
+              : { ca_certificate_file: fileWatcher.caCertificateFile }),
+            refresh_interval: `${(fileWatcher.refreshIntervalMs / 1000).toFixed(9)}s`,
+          },
+        },
+      ],
+    ),
   );
   return {
     xds_servers: bootstrap.xdsServers.map(serverConfig),
