@@ -21,7 +21,7 @@ const PCHAR_ESCAPES = /%(?:24|26|2B|2C|3A|3B|3D|40)/g;
 export function encodeXdstpPath(name: string): string {
   return name
     .split("/")
-    .map((segment) => encodeURIComponent(segment).replace(PCHAR_ESCAPES, (escape) => decodeURIComponent(escape)))
+    .map((segment) => encodeURIComponent(segment).replace(PCHAR_ESCAPES, (encoded) => decodeURIComponent(encoded)))
     .join("/");
 }
 
