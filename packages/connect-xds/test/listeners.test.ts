@@ -12,32 +12,13 @@ import {
   type ManagementServer,
   RDS_TYPE_URL,
 } from "@xdskit/control-plane";
-import { createXdsClient, type Logger, type XdsClient } from "@xdskit/xds-client";
+import { createXdsClient, type XdsClient } from "@xdskit/xds-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createXdsTransport, type XdsTransport } from "../src/index.js";
 import { type Backend, startBackend } from "./support/backends.js";
 import { echoClient, served, untilServedBy } from "./support/echo-client.js";
 import { bootstrapFor, clientFor, NODE_ID, simpleSnapshot, startControlPlane } from "./support/harness.js";
-
-/** A logger that keeps every line and tells when one matching a pattern arrives. */
-function recordingLogger() {
-  const lines: string[] = [];
-  let waiters: { pattern: RegExp; resolve: () => void }[] = [];
-  const log = (level: string) => (message: string) => {
-    lines.push(`${level} ${message}`);
-    waiters = waiters.filter((w) => (w.pattern.test(message) ? (w.resolve(), false) : true));
-  };
-  const logger: Logger = { error: log("error"), warn: log("warn"), info: log("info"), debug: log("debug") };
-  return {
-    logger,
-    lines,
-    /** Resolves once a line matching `pattern` was logged (at once if one already was). */
-    until(pattern: RegExp): Promise<void> {
-      if (lines.some((line) => pattern.test(line))) return Promise.resolve();
-      return new Promise((resolve) => waiters.push({ pattern, resolve }));
-    },
-  };
-}
+import { recordingLogger } from "./support/recording-logger.js";
 
 /** Calls until one fails (at most `limit`), returning its error. */
 async function untilFails(call: () => Promise<unknown>, limit = 400) {
