@@ -14,7 +14,7 @@ import type { XdsClient } from "@xdskit/xds-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createXdsTransport, type XdsTransport } from "../src/index.js";
 import { createXdsTransportWithInternals } from "../src/internal.js";
-import { type Backend, startBackend } from "./support/backends.js";
+import { startBackend } from "./support/backends.js";
 import { echoClient, otherClient, served, untilServedBy } from "./support/echo-client.js";
 import { VirtualClock } from "./support/fake-helper.js";
 import { clientFor, simpleSnapshot, startControlPlane } from "./support/harness.js";
