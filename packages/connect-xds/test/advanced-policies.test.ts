@@ -19,6 +19,7 @@ import {
 import {
   type Cluster,
   Cluster_LbPolicy,
+  Cluster_LeastRequestLbConfigSchema,
   Cluster_RingHashLbConfigSchema,
 } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
 import { OutlierDetectionSchema } from "@xdskit/protos/envoy/config/cluster/v3/outlier_detection_pb";
@@ -196,13 +197,51 @@ describe("issue 21 policies over HTTP/2", () => {
     expect(Math.abs(share("c") - 1 / 7)).toBeLessThan(0.1 * (1 / 7) + 0.02);
   }, 60_000);
 
-  it("least_request: every backend serves calls (choice of two among READY backends)", async () => {
-    backends.push(...(await Promise.all(["a", "b", "c"].map((n) => startBackend(n)))));
+  it("least_request: a backend with calls outstanding gets no more, where round robin would give it every third", async () => {
+    // "held" never answers (until the end): its outstanding calls only grow. With choice_count 10, a pick lands on it
+    // only if all ten samples do: (1/3)^10 per call. Round robin sends it one call in three whatever it holds.
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const arrivals: string[] = [];
+    let arrived: () => void = () => {};
+    const hold: Interceptor = (next) => async (req) => {
+      const value = (req.message as unknown as { value: string }).value;
+      if (value.startsWith("hold")) {
+        arrivals.push(value);
+        arrived();
+        await gate;
+      }
+      return next(req);
+    };
+    backends.push(
+      ...(await Promise.all([startBackend("a"), startBackend("b"), startBackend("held", { interceptors: [hold] })])),
+    );
     const echo = serve("lr", (cluster) => {
       cluster.lbPolicy = Cluster_LbPolicy.LEAST_REQUEST;
+      cluster.lbConfig = {
+        case: "leastRequestLbConfig",
+        value: create(Cluster_LeastRequestLbConfigSchema, { choiceCount: 10 }),
+      };
     });
-    const names = await served(echo, 60);
-    expect(new Set(names)).toEqual(new Set(["a", "b", "c"]));
+    // Every endpoint READY first (a pick among fewer would prove nothing): warm-up calls are answered by all three.
+    for (let i = 0; i < 300 && !backends.every((b) => (b.calls.get("Unary") ?? 0) > 0); i++) await served(echo, 1);
+    expect(backends.every((b) => (b.calls.get("Unary") ?? 0) > 0)).toBe(true);
+    // One call at a time: each ends at a or b, or stays outstanding at "held".
+    const pending: Promise<unknown>[] = [];
+    for (let i = 0; i < 60; i++) {
+      const reachedHeld = new Promise<void>((resolve) => {
+        arrived = resolve;
+      });
+      const call = echo.unary({ value: `hold-${i}` });
+      pending.push(call);
+      await Promise.race([call, reachedHeld]);
+    }
+    // At most the first pick (every endpoint at 0 outstanding) and a one-in-59,000 draw.
+    expect(arrivals.length).toBeLessThanOrEqual(2);
+    release();
+    await Promise.all(pending);
   });
 
   it("outlier detection: a backend failing every call is ejected and gets no calls", async () => {

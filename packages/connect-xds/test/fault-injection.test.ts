@@ -3,7 +3,7 @@
 // virtual host's `typed_per_filter_config` (a different fault for every route of the host) under a route's own
 // (the fault disabled there).
 import { create } from "@bufbuild/protobuf";
-import { anyPack } from "@bufbuild/protobuf/wkt";
+import { type Any, anyPack } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { buildCluster, buildClusterLoadAssignment, buildListener, type ManagementServer } from "@xdskit/control-plane";
 import { FilterConfigSchema } from "@xdskit/protos/envoy/config/route/v3/route_components_pb";
@@ -104,7 +104,7 @@ describe("fault injection over HTTP/2 (A33)", () => {
         abort: create(FaultAbortSchema, { errorType: { case: "grpcStatus", value: code }, percentage: ALL }),
       });
     const filter = faultFilter({ abort: abort(Code.Unauthenticated).abort! });
-    const route = (service: string, typedPerFilterConfig: Record<string, ReturnType<typeof anyPack>> = {}) => ({
+    const route = (service: string, typedPerFilterConfig: Record<string, Any> = {}) => ({
       match: { pathSpecifier: { case: "prefix" as const, value: `/xdskit.test.${service}/` } },
       action: {
         case: "route" as const,
