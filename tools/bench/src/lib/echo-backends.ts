@@ -18,24 +18,35 @@ export interface EchoBackend {
   readonly child: ChildProcess;
   /** The backend process's CPU time so far, in microseconds. */
   cpuUs(): Promise<number>;
+  /**
+   * When (ms since the epoch) its first connection, request, handler call and finished response came since the last
+   * call (connect kind only); then forgets them.
+   */
+  marks(): Promise<Partial<Record<"connection" | "request" | "handler" | "finish", number>>>;
+}
+
+/** Sends `request` to the worker and resolves with the `key` of its first answer that has one. */
+function ask<T>(child: ChildProcess, request: string, key: string): Promise<T> {
+  return new Promise<T>((resolve) => {
+    const onMessage = (message: Record<string, unknown>) => {
+      if (!(key in message)) return;
+      child.off("message", onMessage);
+      resolve(message[key] as T);
+    };
+    child.on("message", onMessage);
+    child.send(request);
+  });
 }
 
 /** `kind`: connect-node's adapter, or the minimal node:http2 echo (see the worker). */
 export function startEchoBackend(name: string, kind: "connect" | "h2" = "connect"): Promise<EchoBackend> {
   const child = fork(worker, [name, kind], { stdio: "inherit" });
-  const cpuUs = () =>
-    new Promise<number>((resolve) => {
-      const onMessage = (message: { cpuUs?: number }) => {
-        if (message.cpuUs === undefined) return;
-        child.off("message", onMessage);
-        resolve(message.cpuUs);
-      };
-      child.on("message", onMessage);
-      child.send("cpu");
-    });
+  const cpuUs = () => ask<number>(child, "cpu", "cpuUs");
+  const marks = () =>
+    ask<Partial<Record<"connection" | "request" | "handler" | "finish", number>>>(child, "marks", "marks");
   return new Promise((resolve, reject) => {
     child.once("message", (message: { port: number }) =>
-      resolve({ address: `127.0.0.1:${message.port}`, child, cpuUs }),
+      resolve({ address: `127.0.0.1:${message.port}`, child, cpuUs, marks }),
     );
     child.once("error", reject);
   });

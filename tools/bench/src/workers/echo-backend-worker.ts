@@ -1,7 +1,8 @@
 // Child process of connect-xds-calls.ts and connect-xds-streams.ts: a backend on 127.0.0.1 (port 0) answering the
 // echo service's unary method with `<name>:<value>` and its server stream `<count>:<size>` with `count` messages.
-// Sends its port over IPC, answers the message "cpu" with its CPU time so far (microseconds, `{ cpuUs }`), and exits
-// when the parent disconnects.
+// Sends its port over IPC, answers the message "cpu" with its CPU time so far (microseconds, `{ cpuUs }`) and "marks"
+// with when its first connection, request, handler call and finished response came since the last "marks" (`{ marks
+// }`, connect kind), and exits when the parent disconnects.
 // `node echo-backend-worker.js <name> [connect|h2]`:
 // - connect (default): connect-node's connectNodeAdapter on node:http2;
 // - h2: the same answers written straight on node:http2 streams (framed messages, `grpc-status: 0` trailers), so
@@ -17,7 +18,16 @@ import { EchoService, STREAM_PATH } from "../lib/echo-service.js";
 const name = process.argv[2] ?? "backend";
 const kind = process.argv[3] ?? "connect";
 
-const answer = (value: string) => create(StringValueSchema, { value: `${name}:${value}` });
+const answer = (value: string) => {
+  mark("handler");
+  return create(StringValueSchema, { value: `${name}:${value}` });
+};
+
+/** When (ms since the epoch, fractional) the first connection, request, handler call and response came after "marks". */
+const marks: Record<string, number> = {};
+function mark(what: "connection" | "request" | "handler" | "finish"): void {
+  marks[what] ??= performance.timeOrigin + performance.now();
+}
 
 /** `count` and `size` of a server-stream request `<count>:<size>`. */
 function streamShape(value: string): { count: number; size: number } {
@@ -100,12 +110,24 @@ const server =
         }),
       );
 server.on("session", (session) => session.on("error", () => {}));
+server.on("connection", () => mark("connection"));
+// The connect kind only: a 'request' listener makes node:http2 build its compatibility objects for every stream.
+if (kind !== "h2") {
+  server.on("request", (_request: http2.Http2ServerRequest, response: http2.Http2ServerResponse) => {
+    mark("request");
+    response.once("finish", () => mark("finish"));
+  });
+}
 server.listen(0, "127.0.0.1", () => {
   process.send?.({ port: (server.address() as AddressInfo).port });
 });
 process.on("message", (message) => {
-  if (message !== "cpu") return;
-  const used = process.cpuUsage();
-  process.send?.({ cpuUs: used.user + used.system });
+  if (message === "cpu") {
+    const used = process.cpuUsage();
+    process.send?.({ cpuUs: used.user + used.system });
+  } else if (message === "marks") {
+    process.send?.({ marks: { ...marks } });
+    for (const key of Object.keys(marks)) delete marks[key];
+  }
 });
 process.on("disconnect", () => process.exit(0));
