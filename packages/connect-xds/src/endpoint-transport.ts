@@ -1,7 +1,7 @@
 // The Connect transport of one connection (connection.ts): unary calls on the lean call (grpc-unary-call.ts,
-// docs/decisions.md#connect-xds-lean-unary-calls), streams through connect's gRPC protocol code over the same
-// session (connect-path.ts), and, when per-call metrics are on, a count of the compressed message bytes each way
-// (A66: gRPC framing excluded).
+// docs/decisions.md#connect-xds-lean-unary-calls), server streams on the lean server stream (grpc-server-stream.ts),
+// client and bidi streams through connect's gRPC protocol code over the same session (connect-path.ts), and, when
+// per-call metrics are on, a count of the compressed message bytes each way (A66: gRPC framing excluded).
 import type * as http2 from "node:http2";
 import {
   create,
@@ -35,7 +35,7 @@ type HeaderInit = ConstructorParameters<typeof Headers>[0];
 
 /** The transport options plus the internal choice of the unary call path. */
 export interface EndpointTransportSettings extends EndpointTransportOptions {
-  /** `"connect"`: unary calls through connect's gRPC transport as well (the slow path). Default `"lean"`. */
+  /** `"connect"`: unary calls and server streams through connect's gRPC transport as well (the slow path). */
   readonly unaryCalls?: "lean" | "connect";
 }
 
