@@ -155,6 +155,11 @@ export interface CallContext {
   readonly retryThrottle?: RetryThrottle;
   /** The transport's retry buffer (A6 memory limits), for calls with a retry policy. */
   readonly retryBuffer?: RetryBufferPool;
+  /**
+   * Unary attempts stay retryable after response headers, until a message arrives (the transport's
+   * `retryAfterResponseHeaders`); by default headers commit the attempt (A6).
+   */
+  readonly retryAfterResponseHeaders?: boolean;
 }
 
 /** Everything that happens when an attempt ends, once. */
@@ -325,7 +330,7 @@ export async function runCall<
         "grpc.method": methodName,
         "grpc.target": ctx.target,
       });
-      const attempt = new Attempt(ctx, methodName, callStart, start, picked, retryBuffer !== undefined);
+      const attempt = new Attempt(ctx, methodName, callStart, start, picked, policyRetry !== undefined);
       if (retryBuffer !== undefined && attempt.counter !== undefined) {
         attempt.counter.onSent = holdForRetry(retryBuffer, policyRetry);
       }
@@ -359,6 +364,12 @@ export async function runCall<
         const failure = notSent
           ? new ConnectError(connectError.rawMessage, Code.Unavailable, connectError.metadata, undefined, error)
           : connectError;
+        if (
+          policyRetry !== undefined &&
+          committedBy(attempt.counter, unary && ctx.retryAfterResponseHeaders === true)
+        ) {
+          policyRetry.commit();
+        }
         // A44: a unary attempt that failed is retried while the route's policy allows.
         const decision = policyRetry?.attemptEnded(failure.code, failure.metadata.get(PUSHBACK_HEADER));
         if (decision?.retry === true && !signal?.aborted) {
@@ -400,6 +411,15 @@ function holdForRetry(buffer: RetryCallBuffer, retry: RetryState | undefined): (
       buffer.release();
     }
   };
+}
+
+/**
+ * A6: an attempt is committed once the server sent response headers (a Trailers-Only response does not count), or,
+ * with `untilMessage` (the transport's retryAfterResponseHeaders), once it began a response message.
+ */
+function committedBy(counter: MessageByteCounter | undefined, untilMessage: boolean): boolean {
+  if (counter === undefined) return false;
+  return untilMessage ? counter.responseMessages > 0 : counter.responseHeaders;
 }
 
 const PUSHBACK_HEADER = "grpc-retry-pushback-ms";

@@ -37,6 +37,8 @@ class EnvelopeReader {
   private length = 0;
   private payloadLeft = 0;
   total = 0;
+  /** Messages whose prefix was read. */
+  messages = 0;
 
   read(chunk: Uint8Array): void {
     let i = 0;
@@ -49,6 +51,7 @@ class EnvelopeReader {
         if (--this.prefixLeft === 0) {
           this.payloadLeft = this.length;
           this.total += this.length;
+          this.messages++;
           this.length = 0;
           if (this.payloadLeft === 0) this.prefixLeft = 5;
         }
@@ -62,7 +65,10 @@ class EnvelopeReader {
   }
 }
 
-function counted(body: AsyncIterable<Uint8Array>, onTotal: (total: number) => void): AsyncIterable<Uint8Array> {
+function counted(
+  body: AsyncIterable<Uint8Array>,
+  onTotal: (total: number, messages: number) => void,
+): AsyncIterable<Uint8Array> {
   return {
     [Symbol.asyncIterator]() {
       const inner = body[Symbol.asyncIterator]();
@@ -72,7 +78,7 @@ function counted(body: AsyncIterable<Uint8Array>, onTotal: (total: number) => vo
           inner.next().then((result) => {
             if (result.done !== true) {
               reader.read(result.value);
-              onTotal(reader.total);
+              onTotal(reader.total, reader.messages);
             }
             return result;
           }),
@@ -94,12 +100,18 @@ function countingClient(base: UniversalClientFn): UniversalClientFn {
             counter.sent = total;
             counter.onSent?.(total);
           });
-    return base(body === undefined ? req : { ...req, body }).then((res) => ({
-      ...res,
-      body: counted(res.body, (total) => {
-        counter.received = total;
-      }),
-    }));
+    return base(body === undefined ? req : { ...req, body }).then((res) => {
+      // A6's commit point. connect's HTTP client does not say whether the header block ended the stream, so a
+      // Trailers-Only response is told by connect's own test: a grpc-status among the headers.
+      if (!res.header.has("grpc-status")) counter.responseHeaders = true;
+      return {
+        ...res,
+        body: counted(res.body, (total, messages) => {
+          counter.received = total;
+          counter.responseMessages = messages;
+        }),
+      };
+    });
   };
 }
 

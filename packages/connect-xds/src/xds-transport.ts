@@ -61,6 +61,13 @@ export interface XdsTransportOptions extends EndpointTransportOptions {
    * and all calls of the transport together (`totalBytes`, default 16 MiB). A call over either is not retried.
    */
   readonly retryBufferLimits?: RetryBufferLimits;
+  /**
+   * Default false: an attempt whose server sent response headers is committed and not retried (A6), as in every gRPC
+   * client. `true`: a unary attempt stays retryable until a response message arrives, for backends that send
+   * headers before every error (connect-node servers never answer Trailers-Only); the server may then have run the
+   * call before it is retried. Streaming calls are committed by headers either way.
+   */
+  readonly retryAfterResponseHeaders?: boolean;
   readonly logger?: Logger;
 }
 
@@ -262,6 +269,7 @@ export function createXdsTransportWithInternals(
     random,
     ...(options.retryThrottling === undefined ? {} : { retryThrottle: createRetryThrottle(options.retryThrottling) }),
     retryBuffer,
+    ...(options.retryAfterResponseHeaders === true ? { retryAfterResponseHeaders: true } : {}),
   };
 
   return {

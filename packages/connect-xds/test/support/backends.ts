@@ -6,6 +6,7 @@ import { StringValueSchema } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { EchoService, OtherService } from "./echo-service.js";
+import { trailersOnlyAdapter } from "./trailers-only.js";
 
 export interface Backend {
   readonly name: string;
@@ -24,6 +25,8 @@ export interface BackendOptions {
   readonly routes?: (router: ConnectRouter) => void;
   /** Listen on this port (to restart a backend where it was). */
   readonly port?: number;
+  /** Answer an error before any message Trailers-Only, as gRPC servers do (connect-node sends headers first). */
+  readonly trailersOnly?: boolean;
 }
 
 const text = (value: string) => create(StringValueSchema, { value });
@@ -31,8 +34,9 @@ const text = (value: string) => create(StringValueSchema, { value });
 export async function startBackend(name: string, options: BackendOptions = {}): Promise<Backend> {
   const calls = new Map<string, number>();
   const count = (method: string) => calls.set(method, (calls.get(method) ?? 0) + 1);
+  const adapter = options.trailersOnly === true ? trailersOnlyAdapter : connectNodeAdapter;
   const server = http2.createServer(
-    connectNodeAdapter({
+    adapter({
       ...(options.interceptors === undefined ? {} : { interceptors: options.interceptors }),
       routes: (router) => {
         router.service(EchoService, {
