@@ -25,6 +25,8 @@ export interface CallState {
   /** The cluster entries of the current selector. */
   readonly clusters: ReadonlyMap<string, ClusterEntry>;
   readonly closed: ConnectError | undefined;
+  /** What calls wait for while there is no selector (the Listener, or its RouteConfiguration). */
+  configWaitingFor(): string;
   /** Resolves (or calls back) when the selector or any cluster's picker changed. */
   onChange(listener: () => void): () => void;
   /** One call stopped holding a cluster. */
@@ -133,10 +135,10 @@ async function pickWaiting(
   for (;;) {
     const what = () =>
       state.selector === undefined
-        ? "the xDS configuration"
+        ? state.configWaitingFor()
         : info.route === undefined
           ? "a route"
-          : `a connection to cluster "${info.route.cluster}" (${state.clusters.get(info.route.cluster)?.state ?? "unknown"})`;
+          : (state.clusters.get(info.route.cluster)?.waitingFor() ?? `cluster "${info.route.cluster}"`);
     await waitForChange(state, signal, deadlineAt, what);
     const result = tryPick(state, info);
     if (result instanceof ConnectError) throw result;

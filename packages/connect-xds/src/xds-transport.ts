@@ -37,6 +37,7 @@ import { createSubchannelPool } from "./subchannel-pool.js";
 import { parseXdsTarget } from "./target.js";
 import type { EndpointTransportOptions } from "./transport-options.js";
 import { createWorkSerializer } from "./work-serializer.js";
+import { ambientErrorLogger } from "./xds-errors.js";
 import { startXdsResolver } from "./xds-resolver.js";
 
 export interface XdsTransportOptions extends EndpointTransportOptions {
@@ -234,6 +235,7 @@ export function createXdsTransportWithInternals(
     get closed() {
       return closed;
     },
+    configWaitingFor: () => resolver.waitingFor(),
     onChange(listener) {
       listeners.push(listener);
       return () => {
@@ -243,7 +245,7 @@ export function createXdsTransportWithInternals(
     release: (entry) => manager.release(entry),
   };
 
-  const stopResolver = startXdsResolver({
+  const resolver = startXdsResolver({
     client,
     listenerName: target.listenerName,
     host: target.host,
@@ -258,7 +260,12 @@ export function createXdsTransportWithInternals(
       selector = update;
       notify();
     },
-    onAmbientError: (error) => logger.warn(`[connect-xds ${options.target}] ${error.message}`),
+    onAmbientError: ambientErrorLogger(
+      (message) => logger.warn(message),
+      `[connect-xds ${options.target}]`,
+      client.bootstrap.node.id,
+      ownsClient,
+    ),
   });
 
   const ctx: CallContext = {
@@ -317,7 +324,7 @@ export function createXdsTransportWithInternals(
     async close() {
       if (closed !== undefined) return;
       closed = new ConnectError(`the xDS transport for ${options.target} is closed`, Code.Unavailable);
-      stopResolver();
+      resolver.stop();
       notify();
       serializer.run(() => {
         for (const entry of clusters.values()) manager.release(entry);
