@@ -74,6 +74,12 @@ export interface XdsTransportOptions extends EndpointTransportOptions {
 
 export interface XdsTransport extends Transport {
   readonly target: string;
+  /**
+   * The xDS client the transport watches through: the `client` option, or the one it made from `bootstrap`. For CSDS
+   * (`@xdskit/csds`: `registry.add(transport.xdsClient)`) and diagnostics (`dumpResources()`). A client the transport
+   * made is closed by `close()`: do not close it yourself.
+   */
+  readonly xdsClient: XdsClient;
   /** Stops watching, fails waiting calls UNAVAILABLE, closes connections once their calls end, closes an owned client. */
   close(): Promise<void>;
 }
@@ -281,6 +287,7 @@ export function createXdsTransportWithInternals(
 
   return {
     target: options.target,
+    xdsClient: client,
     unary<I extends DescMessage, O extends DescMessage>(
       method: DescMethodUnary<I, O>,
       signal: AbortSignal | undefined,
