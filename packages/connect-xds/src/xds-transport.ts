@@ -32,6 +32,7 @@ import { builtinLbPolicies } from "./policies/index.js";
 import { createRetryBufferPool, type RetryBufferLimits } from "./policies/retry-buffer.js";
 import { createRetryThrottle, type RetryThrottleConfig } from "./policies/retry-throttle.js";
 import { createUniform, intDraw } from "./random.js";
+import { createRequestReplay, type RequestReplay } from "./request-replay.js";
 import { acquireLrs, releaseLrs } from "./shared-lrs.js";
 import { createSubchannelPool } from "./subchannel-pool.js";
 import { parseXdsTarget } from "./target.js";
@@ -300,7 +301,7 @@ export function createXdsTransportWithInternals(
       return runCall(
         ctx,
         methodName(method),
-        true,
+        undefined,
         signal,
         timeoutMs,
         headers,
@@ -317,14 +318,16 @@ export function createXdsTransportWithInternals(
       contextValues?: ContextValues,
     ): Promise<StreamResponse<I, O>> {
       const headers = new Headers(header);
+      // A6: the request messages are kept until the call is committed, so an attempt can be made again.
+      const replay = createRequestReplay(input);
       return runCall(
         ctx,
         methodName(method),
-        false,
+        replay as RequestReplay<unknown>,
         signal,
         timeoutMs,
         headers,
-        (transport, remaining) => transport.stream(method, signal, remaining, headers, input, contextValues),
+        (transport, remaining) => transport.stream(method, signal, remaining, headers, replay.attempt(), contextValues),
         endStream,
       );
     },

@@ -13,6 +13,8 @@ export interface RawAnswer {
   readonly message?: string;
   /** Answer as soon as the request headers arrive (and this many request messages), not when the request ends. */
   readonly afterMessages?: number;
+  /** Reset the stream with REFUSED_STREAM at once instead (the server never processed it). */
+  readonly refuse?: boolean;
 }
 
 export interface RawRequest {
@@ -27,6 +29,8 @@ export interface RawRequest {
 export interface RawGrpcBackend {
   readonly address: string;
   readonly requests: readonly RawRequest[];
+  /** Resolves once the backend has seen `count` requests in all. */
+  requested(count: number): Promise<void>;
   /** How every later request is answered. */
   answer(choose: (request: RawRequest) => RawAnswer): void;
   close(): Promise<void>;
@@ -69,6 +73,7 @@ function respond(stream: http2.ServerHttp2Stream, answer: RawAnswer): void {
 
 export async function startRawGrpcBackend(): Promise<RawGrpcBackend> {
   const requests: RawRequest[] = [];
+  const waiters: { count: number; resolve: () => void }[] = [];
   let choose: (request: RawRequest) => RawAnswer = () => ({ code: 12, trailersOnly: true });
   const server = http2.createServer();
   const sessions = new Set<http2.ServerHttp2Session>();
@@ -86,7 +91,15 @@ export async function startRawGrpcBackend(): Promise<RawGrpcBackend> {
       index: requests.length + 1,
     };
     requests.push(request);
+    for (const waiter of waiters.splice(0)) {
+      if (requests.length >= waiter.count) waiter.resolve();
+      else waiters.push(waiter);
+    }
     const answer = choose(request);
+    if (answer.refuse === true) {
+      stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      return;
+    }
     let pending: Buffer = Buffer.alloc(0);
     const early = answer.afterMessages;
     if (early === 0) respond(stream, answer);
@@ -100,6 +113,8 @@ export async function startRawGrpcBackend(): Promise<RawGrpcBackend> {
   return {
     address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,
+    requested: (count) =>
+      requests.length >= count ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve })),
     answer(next) {
       choose = next;
     },
