@@ -162,6 +162,8 @@ export interface CallContext {
    * `retryAfterResponseHeaders`); by default headers commit the attempt (A6).
    */
   readonly retryAfterResponseHeaders?: boolean;
+  /** Told when a call starts and when it ends (A9's idle timer counts calls in flight). */
+  readonly activity?: { callStarted(): void; callEnded(): void };
 }
 
 /** Everything that happens when an attempt ends, once. */
@@ -191,6 +193,7 @@ class Attempt {
       picked.pick.tracker?.onCallEnded?.(new CallEnd(code, trailers));
       this.ctx.state.release(picked.entry);
     }
+    if (final) this.ctx.activity?.callEnded();
     const metrics = this.ctx.metrics;
     if (metrics?.recordHistogram === undefined) return;
     const now = performance.now();
@@ -249,6 +252,7 @@ export async function runCall<
   onResponse: (response: R, attempt: Attempt) => R,
 ): Promise<R> {
   const callStart = performance.now();
+  ctx.activity?.callStarted();
   const random = ctx.random ?? Math.random;
   const effectiveTimeout = timeoutMs === undefined ? ctx.defaultTimeoutMs : timeoutMs <= 0 ? undefined : timeoutMs;
   const callDeadline = effectiveTimeout === undefined ? undefined : callStart + effectiveTimeout;

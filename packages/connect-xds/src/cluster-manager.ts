@@ -257,6 +257,11 @@ export class ClusterEntry {
     this.options.onPicker();
   }
 
+  /** A9: the transport left idle; the tree connects again as it would for a first pick. */
+  exitIdle(): void {
+    if (!this.closed) this.root?.policy.exitIdle();
+  }
+
   close(): void {
     this.closed = true;
     for (const watch of this.cds.values()) watch.cancel();
@@ -273,6 +278,8 @@ export interface ClusterManager {
   /** Counts down; at zero the entry's watches and tree go. */
   release(entry: ClusterEntry): void;
   get(name: string): ClusterEntry | undefined;
+  /** A9: every entry's tree leaves idle. */
+  exitIdle(): void;
   closeAll(): void;
 }
 
@@ -296,6 +303,9 @@ export function createClusterManager(options: ClusterManagerOptions): ClusterMan
       options.serializer.run(() => entry.close());
     },
     get: (name) => entries.get(name),
+    exitIdle() {
+      for (const entry of entries.values()) entry.exitIdle();
+    },
     closeAll() {
       for (const entry of entries.values()) entry.close();
       entries.clear();

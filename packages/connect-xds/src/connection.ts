@@ -10,6 +10,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { GrpcTransportOptions } from "@connectrpc/connect-node";
 import { type Backoff, type Clock, createBackoff } from "@xdskit/orca-lrs-bridge";
 import { MIN_CONNECT_TIMEOUT_MS } from "./constants.js";
+import { isTooManyPings, type KeepaliveConfig, startKeepalive } from "./keepalive.js";
 import type { ConnectivityState } from "./lb-policy.js";
 
 /** Opens the HTTP/2 session to `authority` (`http://host:port`). Tests substitute their own. */
@@ -19,6 +20,9 @@ const ignore = (): void => {};
 
 /** Open streams per session, so a session we stop using closes only once they are done. */
 const openStreams = new WeakMap<http2.ClientHttp2Session, number>();
+
+/** Why a session was ended by us while it had streams (a keepalive PING not acknowledged): their calls say it. */
+const endedBecause = new WeakMap<http2.ClientHttp2Session, Error>();
 
 /**
  * Stops new streams on `session` and closes it when its last stream ends. Closing at once would make nghttp2 refuse
@@ -65,6 +69,8 @@ export interface ConnectionOptions {
   readonly backoff?: Backoff;
   /** Called after every state change. */
   readonly onStateChange: (state: ConnectivityState) => void;
+  /** A8 keepalive pings on each READY session (keepalive.ts); none when undefined. */
+  readonly keepalive?: KeepaliveConfig;
 }
 
 /** Splits `host:port` / `[v6]:port`. */
@@ -92,8 +98,12 @@ export class Http2Connection implements SessionManager {
   private readonly dial: Dialer;
   private readonly backoff: Backoff;
   private readonly minConnectTimeoutMs: number;
+  /** A8: the keepalive time, doubled for each GOAWAY "too_many_pings". */
+  private keepaliveTimeMs: number;
+  private stopKeepalive: (() => void) | undefined;
 
   constructor(readonly options: ConnectionOptions) {
+    this.keepaliveTimeMs = options.keepalive?.timeMs ?? 0;
     const { host, port } = splitAddress(options.address);
     this.host = host;
     this.port = port;
@@ -120,7 +130,10 @@ export class Http2Connection implements SessionManager {
     this.pending = session;
     session.on("error", (error: Error) => this.onLost(session, error, attemptStart + delayMs));
     session.on("close", () => this.onLost(session, new Error("connection closed"), attemptStart + delayMs));
-    session.on("goaway", (code: number) => this.onLost(session, new Error(`GOAWAY (code ${code})`), 0));
+    session.on("goaway", (code: number, _lastStreamId: number, opaqueData?: Buffer) => {
+      if (isTooManyPings(code, opaqueData)) this.keepaliveTimeMs = Math.min(this.keepaliveTimeMs * 2, 0x7fff_ffff);
+      this.onLost(session, new Error(`GOAWAY (code ${code})`), 0);
+    });
     session.once("remoteSettings", () => {
       if (this.pending !== session) return;
       this.pending = undefined;
@@ -128,6 +141,7 @@ export class Http2Connection implements SessionManager {
       this.backoff.reset();
       this.session = session;
       this.lastError = undefined;
+      this.keepSessionAlive(session);
       this.setState("READY");
     });
     this.timer = clock.setTimeout(
@@ -140,8 +154,29 @@ export class Http2Connection implements SessionManager {
     );
   }
 
+  /** A8: pings on the READY session; one unanswered destroys it (its calls fail UNAVAILABLE, naming why). */
+  private keepSessionAlive(session: http2.ClientHttp2Session): void {
+    const keepalive = this.options.keepalive;
+    if (keepalive === undefined) return;
+    this.stopKeepalive = startKeepalive(
+      session,
+      this.options.clock,
+      { ...keepalive, timeMs: this.keepaliveTimeMs },
+      () => (openStreams.get(session) ?? 0) !== 0,
+      (error) => {
+        endedBecause.set(session, error);
+        this.onLost(session, error, 0);
+        session.destroy();
+      },
+    );
+  }
+
   /** A session failed or ended: while connecting, a failed attempt; while READY, back to IDLE. */
   private onLost(session: http2.ClientHttp2Session, error: Error, nextAttemptAt: number): void {
+    if (session === this.session) {
+      this.stopKeepalive?.();
+      this.stopKeepalive = undefined;
+    }
     if (session === this.pending) {
       this.pending = undefined;
       this.options.clock.clearTimeout(this.timer);
@@ -228,8 +263,14 @@ export class Http2Connection implements SessionManager {
     stream.on("close", () => {
       const code = stream.rstCode;
       const { NGHTTP2_NO_ERROR, NGHTTP2_CANCEL } = http2.constants;
+      const why = endedBecause.get(session);
       if (finished) {
         // Ended with its trailers.
+      } else if (why !== undefined) {
+        stream.emit(
+          "error",
+          lostConnectionError(`the connection to ${this.options.address} ended before the call did (${why.message})`),
+        );
       } else if (!responded && code === NGHTTP2_NO_ERROR) {
         stream.emit(
           "error",
@@ -255,11 +296,30 @@ export class Http2Connection implements SessionManager {
 
   notifyResponseByteRead(): void {}
 
+  /**
+   * A9: the transport went idle. The session closes once its streams are done (a connection attempt stops) and the
+   * connection is IDLE, ready to connect again when asked.
+   */
+  disconnect(): void {
+    if (this.closed) return;
+    this.options.clock.clearTimeout(this.timer);
+    const pending = this.pending;
+    this.pending = undefined;
+    if (pending !== undefined && !pending.destroyed) pending.destroy();
+    const session = this.session;
+    this.session = undefined;
+    this.stopKeepalive?.();
+    this.stopKeepalive = undefined;
+    if (session !== undefined) drain(session);
+    this.setState("IDLE");
+  }
+
   /** Stops reconnecting; the sessions close once their streams are done. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.options.clock.clearTimeout(this.timer);
+    this.stopKeepalive?.();
     const pending = this.pending;
     this.pending = undefined;
     if (pending !== undefined && !pending.destroyed) pending.destroy();

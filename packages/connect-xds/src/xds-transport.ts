@@ -24,6 +24,8 @@ import { type CallContext, type CallState, endStream, endUnary, runCall } from "
 import { type ClusterEntry, createClusterManager } from "./cluster-manager.js";
 import type { ConfigSelector } from "./config-selector.js";
 import { createEndpointSubchannel, type EndpointSubchannelBase } from "./endpoint-subchannel.js";
+import { createIdleTracker, resolveIdleTimeout } from "./idle.js";
+import { type KeepaliveOptions, resolveKeepalive } from "./keepalive.js";
 import type { LbMetrics } from "./lb-policy.js";
 import { createLbPolicyRegistry, type LbPolicyRegistry } from "./lb-registry.js";
 import type { DnsLookup } from "./logical-dns.js";
@@ -41,7 +43,7 @@ import { createWorkSerializer } from "./work-serializer.js";
 import { ambientErrorLogger } from "./xds-errors.js";
 import { startXdsResolver } from "./xds-resolver.js";
 
-export interface XdsTransportOptions extends EndpointTransportOptions {
+export interface XdsTransportOptions extends EndpointTransportOptions, KeepaliveOptions {
   /** `xds:///name` or `xds://authority/name` (A47). */
   readonly target: string;
   /** The xDS client to watch through (any `XdsClient`, e.g. one wrapped by `withDynamicParameters`). Not closed by `close()`. */
@@ -70,6 +72,11 @@ export interface XdsTransportOptions extends EndpointTransportOptions {
    * call before it is retried. Streaming calls are committed by headers either way.
    */
   readonly retryAfterResponseHeaders?: boolean;
+  /**
+   * A9: after this long without a call in flight, the transport's backend connections close; the next call
+   * connects again. Default 30 minutes (gRPC's); `Infinity`: never.
+   */
+  readonly idleTimeoutMs?: number;
   readonly logger?: Logger;
 }
 
@@ -95,6 +102,8 @@ export interface XdsTransportInternals {
   readonly dns?: { readonly lookup?: DnsLookup; readonly minIntervalMs?: number };
   /** `"connect"`: unary calls through connect's gRPC transport instead of the lean call (the slow path). */
   readonly unaryCalls?: "lean" | "connect";
+  /** The least keepalive time accepted (default 10 s, as grpc-go and grpc-java). */
+  readonly minKeepaliveTimeMs?: number;
 }
 
 /** The `load_balancing_policy` types xds-client converts itself; any other type a registry has is a custom policy. */
@@ -144,6 +153,8 @@ export function createXdsTransportWithInternals(
   const logger = options.logger ?? noopLogger;
   // Bad limits throw here, before a client is made.
   const retryBuffer = createRetryBufferPool(options.retryBufferLimits);
+  const keepalive = resolveKeepalive(options, internals.minKeepaliveTimeMs);
+  const idleTimeoutMs = resolveIdleTimeout(options.idleTimeoutMs);
   const ownsClient = options.client === undefined;
   const client =
     options.client ??
@@ -175,6 +186,7 @@ export function createXdsTransportWithInternals(
     logger,
     transportOptions: internals.unaryCalls === undefined ? options : { ...options, unaryCalls: internals.unaryCalls },
     ...(internals.minConnectTimeoutMs === undefined ? {} : { minConnectTimeoutMs: internals.minConnectTimeoutMs }),
+    ...(keepalive === undefined ? {} : { keepalive }),
   });
   const metrics = options.metrics;
   const lbMetrics: LbMetrics = {
@@ -275,6 +287,19 @@ export function createXdsTransportWithInternals(
     ),
   });
 
+  // A9: connections close after idleTimeoutMs without calls; a call brings them back (in the serializer, as any
+  // policy work).
+  const activity = createIdleTracker(
+    clock,
+    idleTimeoutMs,
+    () => serializer.run(() => pool.enterIdle()),
+    () =>
+      serializer.run(() => {
+        pool.exitIdle();
+        manager.exitIdle();
+      }),
+  );
+
   const ctx: CallContext = {
     state,
     target: options.target,
@@ -284,6 +309,7 @@ export function createXdsTransportWithInternals(
     ...(options.retryThrottling === undefined ? {} : { retryThrottle: createRetryThrottle(options.retryThrottling) }),
     retryBuffer,
     ...(options.retryAfterResponseHeaders === true ? { retryAfterResponseHeaders: true } : {}),
+    activity,
   };
 
   return {
@@ -334,6 +360,7 @@ export function createXdsTransportWithInternals(
     async close() {
       if (closed !== undefined) return;
       closed = new ConnectError(`the xDS transport for ${options.target} is closed`, Code.Unavailable);
+      activity.close();
       resolver.stop();
       notify();
       serializer.run(() => {
