@@ -5,6 +5,7 @@ import {
   Code,
   ConnectError,
   type ContextValues,
+  type Interceptor,
   type StreamResponse,
   type Transport,
   type UnaryResponse,
@@ -25,6 +26,7 @@ import { type ClusterEntry, createClusterManager } from "./cluster-manager.js";
 import type { ConfigSelector } from "./config-selector.js";
 import { createEndpointSubchannel, type EndpointSubchannelBase } from "./endpoint-subchannel.js";
 import { createIdleTracker, resolveIdleTimeout } from "./idle.js";
+import { withInterceptors } from "./interceptors.js";
 import { type KeepaliveOptions, resolveKeepalive } from "./keepalive.js";
 import type { LbMetrics } from "./lb-policy.js";
 import { createLbPolicyRegistry, type LbPolicyRegistry } from "./lb-registry.js";
@@ -77,6 +79,11 @@ export interface XdsTransportOptions extends EndpointTransportOptions, Keepalive
    * connects again. Default 30 minutes (gRPC's); `Infinity`: never.
    */
   readonly idleTimeoutMs?: number;
+  /**
+   * Connect interceptors around each call (as connect-node's `createGrpcTransport` takes them), the first outermost.
+   * They run before routing: a header they set is matched by routes and sent on every attempt.
+   */
+  readonly interceptors?: readonly Interceptor[];
   readonly logger?: Logger;
 }
 
@@ -312,9 +319,7 @@ export function createXdsTransportWithInternals(
     activity,
   };
 
-  return {
-    target: options.target,
-    xdsClient: client,
+  const calls: Transport = {
     unary<I extends DescMessage, O extends DescMessage>(
       method: DescMethodUnary<I, O>,
       signal: AbortSignal | undefined,
@@ -357,6 +362,14 @@ export function createXdsTransportWithInternals(
         endStream,
       );
     },
+  };
+  const intercepted = withInterceptors(calls, options.interceptors ?? [], options.target);
+
+  return {
+    target: options.target,
+    xdsClient: client,
+    unary: intercepted.unary,
+    stream: intercepted.stream,
     async close() {
       if (closed !== undefined) return;
       closed = new ConnectError(`the xDS transport for ${options.target} is closed`, Code.Unavailable);
