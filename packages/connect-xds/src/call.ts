@@ -10,6 +10,7 @@ import { CallRetry } from "./call-retry.js";
 import type { ClusterEntry } from "./cluster-manager.js";
 import type { ConfigSelector, RouteSelection } from "./config-selector.js";
 import type { CallEndInfo, CompletePick, PickInfo, Subchannel } from "./lb-policy.js";
+import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
 import { countingBytes, MessageByteCounter } from "./message-bytes.js";
 import { CallMetricName, type CallMetricsRecorder, statusName } from "./metrics.js";
 import { callSleep, faultAbortError, routeFault } from "./policies/call-policies.js";
@@ -95,10 +96,10 @@ function waitForChange(
   what: () => string,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timer: LongTimer | undefined;
     const done = () => {
       stop();
-      if (timer !== undefined) clearTimeout(timer);
+      clearLongTimer(timer);
       signal?.removeEventListener("abort", onAbort);
     };
     const stop = state.onChange(() => {
@@ -115,7 +116,8 @@ function waitForChange(
     }
     signal?.addEventListener("abort", onAbort);
     if (deadlineAt !== undefined) {
-      timer = setTimeout(
+      // A caller's deadline, or a route's max_stream_duration: any length (docs/decisions.md#long-timers).
+      timer = setLongTimeout(
         () => {
           done();
           reject(new ConnectError(`deadline exceeded while waiting for ${what()}`, Code.DeadlineExceeded));

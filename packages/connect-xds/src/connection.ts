@@ -10,6 +10,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { GrpcTransportOptions } from "@connectrpc/connect-node";
 import { type Backoff, type Clock, createBackoff } from "@xdskit/orca-lrs-bridge";
 import { MIN_CONNECT_TIMEOUT_MS } from "./constants.js";
+import { normalizeGrpcMessage } from "./grpc-message.js";
 import { isTooManyPings, type KeepaliveConfig, startKeepalive } from "./keepalive.js";
 import type { ConnectivityState } from "./lb-policy.js";
 
@@ -18,21 +19,34 @@ export type Dialer = (authority: string, host: string, port: number) => http2.Cl
 
 const ignore = (): void => {};
 
-/** Open streams per session, so a session we stop using closes only once they are done. */
-const openStreams = new WeakMap<http2.ClientHttp2Session, number>();
+/** The open streams of each session, in the order they were opened (nghttp2 sends queued ones in that order). */
+const openStreams = new WeakMap<http2.ClientHttp2Session, Set<http2.ClientHttp2Stream>>();
+/** Sessions we stopped using: each closes once its last stream has ended. */
+const draining = new WeakSet<http2.ClientHttp2Session>();
 
 /** Why a session was ended by us while it had streams (a keepalive PING not acknowledged): their calls say it. */
 const endedBecause = new WeakMap<http2.ClientHttp2Session, Error>();
 
 /**
  * Stops new streams on `session` and closes it when its last stream ends. Closing at once would make nghttp2 refuse
- * (REFUSED_STREAM) a stream created in this tick whose HEADERS frame is not yet written.
+ * (REFUSED_STREAM) a stream created in this tick whose HEADERS frame is not yet written. Streams the server's
+ * SETTINGS_MAX_CONCURRENT_STREAMS keeps queued (never sent) fail at once, not sent: nothing else would ever end
+ * them, and the session with them (docs/decisions.md#connect-xds-connections).
  */
-function drain(session: http2.ClientHttp2Session): void {
-  const count = openStreams.get(session) ?? 0;
-  if (session.closed || session.destroyed || count < 0) return;
-  if (count === 0) session.close();
-  else openStreams.set(session, -count);
+function drain(session: http2.ClientHttp2Session, address: string): void {
+  if (session.closed || session.destroyed || draining.has(session)) return;
+  draining.add(session);
+  const streams = openStreams.get(session);
+  if (streams !== undefined) {
+    const limit = session.remoteSettings.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
+    let index = 0;
+    for (const stream of [...streams]) {
+      if (index++ < limit) continue;
+      streams.delete(stream);
+      stream.destroy(notSentError(`the connection to ${address} closed before the call was sent`));
+    }
+  }
+  if (streams === undefined || streams.size === 0) session.close();
 }
 
 /** Marks a call that never reached the connection: the call path may pick again (gRPC's transparent retry). */
@@ -51,6 +65,9 @@ export function notSentError(message: string): ConnectError {
 
 export const dialCleartext: Dialer = (authority, host, port) =>
   http2.connect(authority, {
+    // A client takes no pushed streams (gRPC uses none): a PUSH_PROMISE is a protocol error that fails the
+    // connection, instead of a stream nobody reads keeping it open.
+    settings: { enablePush: false },
     createConnection: () => {
       const socket = net.connect({ host, port });
       socket.on("error", ignore);
@@ -129,6 +146,8 @@ export class Http2Connection implements SessionManager {
     }
     this.pending = session;
     session.on("error", (error: Error) => this.onLost(session, error, attemptStart + delayMs));
+    // A dialer that did not turn push off: pushed streams are refused.
+    session.on("stream", (pushed: http2.ClientHttp2Stream) => pushed.close(http2.constants.NGHTTP2_REFUSED_STREAM));
     session.on("close", () => this.onLost(session, new Error("connection closed"), attemptStart + delayMs));
     session.on("goaway", (code: number, _lastStreamId: number, opaqueData?: Buffer) => {
       if (isTooManyPings(code, opaqueData)) this.keepaliveTimeMs = Math.min(this.keepaliveTimeMs * 2, 0x7fff_ffff);
@@ -162,7 +181,7 @@ export class Http2Connection implements SessionManager {
       session,
       this.options.clock,
       { ...keepalive, timeMs: this.keepaliveTimeMs },
-      () => (openStreams.get(session) ?? 0) !== 0,
+      () => (openStreams.get(session)?.size ?? 0) > 0,
       (error) => {
         endedBecause.set(session, error);
         this.onLost(session, error, 0);
@@ -185,7 +204,7 @@ export class Http2Connection implements SessionManager {
     } else if (session === this.session) {
       // In-flight streams on it finish or fail on their own; new calls need a new connection.
       this.session = undefined;
-      drain(session);
+      drain(session, this.options.address);
       this.lastError = error;
       if (!this.closed) this.setState("IDLE");
     }
@@ -251,15 +270,24 @@ export class Http2Connection implements SessionManager {
     //   report as nothing or as CANCELLED.
     // A call the caller cancels has already failed with its own error (connect-node's first error wins), so the
     // error emitted here changes nothing for it. (`on`, not `once`: each event comes at most once per stream.)
+    // These listeners come before the call's: a grpc-message that is not valid percent-encoding is rewritten in
+    // the headers (or trailers) object the call's listeners get, for connect's strict decoding (grpc-message.ts).
     let responded = false;
     let finished = false;
-    stream.on("response", () => {
+    stream.on("response", (headers: http2.IncomingHttpHeaders) => {
       responded = true;
+      normalizeGrpcMessage(headers);
     });
-    stream.on("trailers", () => {
+    stream.on("trailers", (trailers: http2.IncomingHttpHeaders) => {
       finished = true;
+      normalizeGrpcMessage(trailers);
     });
-    openStreams.set(session, (openStreams.get(session) ?? 0) + 1);
+    let streams = openStreams.get(session);
+    if (streams === undefined) {
+      streams = new Set();
+      openStreams.set(session, streams);
+    }
+    streams.add(stream);
     stream.on("close", () => {
       const code = stream.rstCode;
       const { NGHTTP2_NO_ERROR, NGHTTP2_CANCEL } = http2.constants;
@@ -282,14 +310,11 @@ export class Http2Connection implements SessionManager {
           lostConnectionError(`the connection to ${this.options.address} ended before the call did`),
         );
       }
-      // A negative count is a draining session (see drain()): it closes when the count comes back to 0.
-      const count = openStreams.get(session) ?? 0;
-      if (count > 0) {
-        openStreams.set(session, count - 1);
-        return;
+      const open = openStreams.get(session);
+      open?.delete(stream);
+      if (draining.has(session) && (open?.size ?? 0) === 0 && !session.closed && !session.destroyed) {
+        session.close();
       }
-      openStreams.set(session, count + 1);
-      if (count + 1 === 0 && !session.closed && !session.destroyed) session.close();
     });
     return stream;
   }
@@ -310,7 +335,7 @@ export class Http2Connection implements SessionManager {
     this.session = undefined;
     this.stopKeepalive?.();
     this.stopKeepalive = undefined;
-    if (session !== undefined) drain(session);
+    if (session !== undefined) drain(session, this.options.address);
     this.setState("IDLE");
   }
 
@@ -325,6 +350,6 @@ export class Http2Connection implements SessionManager {
     if (pending !== undefined && !pending.destroyed) pending.destroy();
     const session = this.session;
     this.session = undefined;
-    if (session !== undefined) drain(session);
+    if (session !== undefined) drain(session, this.options.address);
   }
 }

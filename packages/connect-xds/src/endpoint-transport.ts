@@ -1,20 +1,21 @@
 // The Connect transport of one connection (connection.ts): unary calls on the lean call (grpc-unary-call.ts,
-// docs/decisions.md#connect-xds-lean-unary-calls), streams through connect-node's gRPC protocol code over the same
-// session, and, when per-call metrics are on, a count of the compressed message bytes each way (A66: gRPC framing
-// excluded).
+// docs/decisions.md#connect-xds-lean-unary-calls), streams through connect's gRPC protocol code over the same
+// session (connect-path.ts), and, when per-call metrics are on, a count of the compressed message bytes each way
+// (A66: gRPC framing excluded).
 import type * as http2 from "node:http2";
 import { create, type DescMessage, type DescMethodUnary, type MessageInitShape } from "@bufbuild/protobuf";
 import type { Transport, UnaryResponse } from "@connectrpc/connect";
 import {
   type Compression,
   createMethodSerializationLookup,
-  type UniversalClientFn,
-  type UniversalClientRequest,
   validateReadWriteMaxBytes,
 } from "@connectrpc/connect/protocol";
 import { createTransport, requestHeaderWithCompression } from "@connectrpc/connect/protocol-grpc";
-import { compressionBrotli, compressionGzip, createNodeHttpClient } from "@connectrpc/connect-node";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
+import { createConnectHttpClient, withLongDeadlines } from "./connect-path.js";
 import type { Http2Connection } from "./connection.js";
+import { DEFAULT_READ_MAX_BYTES } from "./constants.js";
+import { encodeGrpcTimeout } from "./grpc-timeout.js";
 import { type MethodCodec, UnaryCall, type UnaryCallConfig } from "./grpc-unary-call.js";
 import { appendNodeHeader } from "./grpc-wire.js";
 import { takeCounter } from "./message-bytes.js";
@@ -30,95 +31,11 @@ export interface EndpointTransportSettings extends EndpointTransportOptions {
   readonly unaryCalls?: "lean" | "connect";
 }
 
-/** Adds the message bytes of gRPC length-prefixed messages in a byte stream, whatever the chunking. */
-class EnvelopeReader {
-  /** Bytes of the current prefix still to read (5 at a message boundary), or 0 inside a message. */
-  private prefixLeft = 5;
-  private length = 0;
-  private payloadLeft = 0;
-  total = 0;
-  /** Messages whose prefix was read. */
-  messages = 0;
-
-  read(chunk: Uint8Array): void {
-    let i = 0;
-    const n = chunk.length;
-    while (i < n) {
-      if (this.prefixLeft > 0) {
-        // Bytes 1-4 of the prefix are the big-endian message length; byte 0 is the flags.
-        if (this.prefixLeft <= 4) this.length = this.length * 256 + chunk[i]!;
-        i++;
-        if (--this.prefixLeft === 0) {
-          this.payloadLeft = this.length;
-          this.total += this.length;
-          this.messages++;
-          this.length = 0;
-          if (this.payloadLeft === 0) this.prefixLeft = 5;
-        }
-      } else {
-        const take = Math.min(this.payloadLeft, n - i);
-        i += take;
-        this.payloadLeft -= take;
-        if (this.payloadLeft === 0) this.prefixLeft = 5;
-      }
-    }
-  }
-}
-
-function counted(
-  body: AsyncIterable<Uint8Array>,
-  onTotal: (total: number, messages: number) => void,
-): AsyncIterable<Uint8Array> {
-  return {
-    [Symbol.asyncIterator]() {
-      const inner = body[Symbol.asyncIterator]();
-      const reader = new EnvelopeReader();
-      return {
-        next: () =>
-          inner.next().then((result) => {
-            if (result.done !== true) {
-              reader.read(result.value);
-              onTotal(reader.total, reader.messages);
-            }
-            return result;
-          }),
-        return: (value?: unknown) => inner.return?.(value) ?? Promise.resolve({ done: true, value: undefined }),
-        throw: (error?: unknown) => inner.throw?.(error) ?? Promise.reject(error),
-      } as AsyncIterator<Uint8Array>;
-    },
-  };
-}
-
-function countingClient(base: UniversalClientFn): UniversalClientFn {
-  return (req: UniversalClientRequest) => {
-    const counter = takeCounter();
-    if (counter === undefined) return base(req);
-    const body =
-      req.body === undefined
-        ? undefined
-        : counted(req.body, (total) => {
-            counter.sent = total;
-            counter.onSent?.(total);
-          });
-    return base(body === undefined ? req : { ...req, body }).then((res) => {
-      // A6's commit point. connect's HTTP client does not say whether the header block ended the stream, so a
-      // Trailers-Only response is told by connect's own test: a grpc-status among the headers.
-      if (!res.header.has("grpc-status")) counter.responseHeaders = true;
-      return {
-        ...res,
-        body: counted(res.body, (total, messages) => {
-          counter.received = total;
-          counter.responseMessages = messages;
-        }),
-      };
-    });
-  };
-}
-
 /**
  * The request headers of one call as connect's gRPC transport builds them (the caller's, then content-type, te,
  * grpc-encoding and grpc-accept-encoding set over them, user-agent when the caller gave none, grpc-timeout when the
- * call has a deadline), as the node header object connect-node sends, with the `:method` and `:path` of `path`.
+ * call has a deadline, in at most 8 digits), as the node header object connect-node sends, with the `:method` and
+ * `:path` of `path`.
  */
 function requestHeaderBuilder(
   useBinaryFormat: boolean,
@@ -146,29 +63,35 @@ function requestHeaderBuilder(
     });
     for (const [name, value] of fixed) out[name] = value;
     if (out["user-agent"] === undefined) out["user-agent"] = userAgent;
-    if (timeoutMs !== undefined) out["grpc-timeout"] = `${timeoutMs}m`;
+    if (timeoutMs !== undefined) out["grpc-timeout"] = encodeGrpcTimeout(timeoutMs);
     return out;
   };
 }
 
 /** A Connect gRPC transport whose calls go to `session` (one backend connection). */
 export function createEndpointTransport(session: Http2Connection, options: EndpointTransportSettings): Transport {
-  const base = createNodeHttpClient({ httpVersion: "2", sessionProvider: () => session });
   const useBinaryFormat = options.useBinaryFormat ?? true;
   const acceptCompression = options.acceptCompression ?? [compressionGzip, compressionBrotli];
   const sendCompression = options.sendCompression ?? null;
-  const limits = validateReadWriteMaxBytes(options.readMaxBytes, options.writeMaxBytes, options.compressMinBytes);
-  const connect = createTransport({
-    httpClient: countingClient(base),
-    baseUrl: session.authority,
-    useBinaryFormat,
-    interceptors: [],
-    acceptCompression,
-    sendCompression,
-    ...limits,
-    ...(options.jsonOptions === undefined ? {} : { jsonOptions: options.jsonOptions }),
-    ...(options.binaryOptions === undefined ? {} : { binaryOptions: options.binaryOptions }),
-  });
+  // gRPC's receive limit, not connect-node's 4 GiB (docs/decisions.md#connect-xds-receive-limit).
+  const limits = validateReadWriteMaxBytes(
+    options.readMaxBytes ?? DEFAULT_READ_MAX_BYTES,
+    options.writeMaxBytes,
+    options.compressMinBytes,
+  );
+  const connect = withLongDeadlines(
+    createTransport({
+      httpClient: createConnectHttpClient(session, limits.readMaxBytes),
+      baseUrl: session.authority,
+      useBinaryFormat,
+      interceptors: [],
+      acceptCompression,
+      sendCompression,
+      ...limits,
+      ...(options.jsonOptions === undefined ? {} : { jsonOptions: options.jsonOptions }),
+      ...(options.binaryOptions === undefined ? {} : { binaryOptions: options.binaryOptions }),
+    }),
+  );
   if (options.unaryCalls === "connect") return connect;
 
   const config: UnaryCallConfig = {

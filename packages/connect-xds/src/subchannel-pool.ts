@@ -101,12 +101,18 @@ export interface SubchannelPool {
   enterIdle(): void;
   /** A9: the connections asked for while idle connect. */
   exitIdle(): void;
+  /**
+   * Closes every connection the pool holds, whatever still holds its subchannels (the transport closed); a
+   * connection acquired afterwards never connects.
+   */
+  close(): void;
 }
 
 export function createSubchannelPool(options: SubchannelPoolOptions): SubchannelPool {
   const entries = new Map<string, PoolEntry>();
   let idle = false;
   const wanted = new Set<PoolEntry>();
+  let closed = false;
   const release = (address: string) => (handle: PooledSubchannel) => {
     const entry = entries.get(address);
     if (entry === undefined) return;
@@ -151,6 +157,10 @@ export function createSubchannelPool(options: SubchannelPoolOptions): Subchannel
         };
         entry = made;
         entries.set(address, entry);
+        if (closed) {
+          orca.close();
+          connection.close();
+        }
       }
       const handle = new PooledSubchannel(entry, endpoint, release(address));
       entry.handles.add(handle);
@@ -165,6 +175,13 @@ export function createSubchannelPool(options: SubchannelPoolOptions): Subchannel
       const asked = [...wanted];
       wanted.clear();
       for (const entry of asked) entry.connection.requestConnection();
+    },
+    close() {
+      closed = true;
+      for (const entry of entries.values()) {
+        entry.orca.close();
+        entry.connection.close();
+      }
     },
   };
 }

@@ -1,11 +1,12 @@
 // The xDS resolver (A27): watches the target's Listener, then its RouteConfiguration (by RDS, or inline), and turns
 // each usable pair into a config selector. A resource that goes away or becomes invalid (A88: a new error result)
 // replaces the selector with an error that fails calls UNAVAILABLE, naming the resource by type and the node ID
-// once (xds-errors.ts); ambient errors keep the last selector. A Listener that switches to another RDS name keeps the old selector until the new
-// RouteConfiguration arrives.
+// once (xds-errors.ts); ambient errors keep the last selector. A Listener that switches to another RDS name keeps the
+// old selector until the new RouteConfiguration arrives. A server Listener (an `address`, no `api_listener`) under the
+// target's name is not one a client can use: it fails calls as an invalid Listener does.
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
-  type ListenerUpdate,
+  type ClientListenerUpdate,
   listenerResourceType,
   type RouteConfigurationUpdate,
   routeConfigurationResourceType,
@@ -43,7 +44,7 @@ export interface XdsResolver {
 export function startXdsResolver(options: ResolverOptions): XdsResolver {
   const { client, listenerName, host, serializer, onUpdate } = options;
   const nodeId = client.bootstrap.node.id;
-  let listener: ListenerUpdate | undefined;
+  let listener: ClientListenerUpdate | undefined;
   let rdsName: string | undefined;
   let cancelRds: (() => void) | undefined;
   /** The last RouteConfiguration of `rdsName`, rebuilt when the Listener changes but keeps its RDS name. */
@@ -110,6 +111,12 @@ export function startXdsResolver(options: ResolverOptions): XdsResolver {
           fail(describeXdsError(result.error));
           return;
         }
+        if (result.resource.kind !== "client") {
+          listener = undefined;
+          stopRds();
+          fail(`${listenerLabel} is a server Listener (no api_listener)`);
+          return;
+        }
         listener = result.resource;
         const route = listener.route;
         if (route.type === "inline") {
@@ -118,7 +125,7 @@ export function startXdsResolver(options: ResolverOptions): XdsResolver {
         } else if (route.routeConfigName !== rdsName) {
           watchRds(route.routeConfigName);
         } else if (rdsRoutes !== undefined) {
-          build(rdsRoutes, routeLabel(rdsName));
+          build(rdsRoutes, routeLabel(route.routeConfigName));
         }
       }),
     onAmbientError: (error) => options.onAmbientError?.(error),

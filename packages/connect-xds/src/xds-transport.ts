@@ -95,7 +95,11 @@ export interface XdsTransport extends Transport {
    * made is closed by `close()`: do not close it yourself.
    */
   readonly xdsClient: XdsClient;
-  /** Stops watching, fails waiting calls UNAVAILABLE, closes connections once their calls end, closes an owned client. */
+  /**
+   * Stops watching, fails waiting calls UNAVAILABLE, closes an owned client, and ends every connection it opened:
+   * at once when connecting, once their calls end otherwise (calls a server's SETTINGS_MAX_CONCURRENT_STREAMS keeps
+   * queued fail UNAVAILABLE).
+   */
   close(): Promise<void>;
 }
 
@@ -380,6 +384,8 @@ export function createXdsTransportWithInternals(
         for (const entry of clusters.values()) manager.release(entry);
         clusters = new Map();
         manager.closeAll();
+        // Every connection the transport opened, whatever a policy still holds.
+        pool.close();
       });
       if (lrs !== undefined) await releaseLrs(client);
       if (ownsClient) await client.close();
