@@ -15,6 +15,11 @@ export interface RingHashConfig {
   /** Already capped: 1 ≤ minRingSize ≤ maxRingSize ≤ the local cap. */
   readonly minRingSize: number;
   readonly maxRingSize: number;
+  /**
+   * A76: the request header whose value is the request hash key, instead of the route's `hash_policy` (a call
+   * without it, or with it empty, gets a random hash). Absent: the route's hash policies (A42).
+   */
+  readonly requestHashHeader?: string;
 }
 
 export type RingHashConfigResult = { ok: true; config: RingHashConfig } | { ok: false; error: string };
