@@ -4,6 +4,7 @@
 // "too_many_pings" gets pings half as often on that connection from then on. See docs/decisions.md#connect-xds-keepalive-and-idle.
 import type * as http2 from "node:http2";
 import type { Clock } from "@xdskit/orca-lrs-bridge";
+import type { KeepaliveOptions } from "./transport-options.js";
 
 /** gRPC's default: no keepalive pings from clients. */
 export const DEFAULT_KEEPALIVE_TIME_MS = Number.POSITIVE_INFINITY;
@@ -19,15 +20,6 @@ export interface KeepaliveConfig {
   readonly timeMs: number;
   readonly timeoutMs: number;
   readonly permitWithoutCalls: boolean;
-}
-
-export interface KeepaliveOptions {
-  /** Default: off (gRPC's). At least 10 s; larger than Node's timer limit (about 24.8 days) means that limit. */
-  readonly keepaliveTimeMs?: number;
-  /** Default 20 s. */
-  readonly keepaliveTimeoutMs?: number;
-  /** Default false: ping only while calls are in flight. */
-  readonly keepalivePermitWithoutCalls?: boolean;
 }
 
 function duration(value: number | undefined, fallback: number, name: string): number {
