@@ -95,7 +95,7 @@ export {
   principalNamesOf,
   rfc2253Subject,
 } from "./mesh/peer-certificate.js";
-export type { SubjectAltName } from "./mesh/peer-certificate.js";
+export type { PeerCertificate, SubjectAltName } from "./mesh/peer-certificate.js";
 export type {
   ConnectionAddresses,
   ConnectionSourceType,
