@@ -1,6 +1,6 @@
-// The connect path: streaming calls (and unary ones with the internal `unaryCalls: "connect"`) run connect's gRPC
-// protocol code over connect-node's HTTP/2 client on one connection. Around connect, what the lean unary call does
-// too where gRPC's rules and connect-node's differ:
+// The connect path: client and bidi streams (and every call with the internal `unaryCalls: "connect"`) run
+// connect's gRPC protocol code over connect-node's HTTP/2 client on one connection. Around connect, what the lean
+// unary call does too where gRPC's rules and connect-node's differ:
 // - each response body passes an EnvelopeGate: every length prefix is checked against the receive limit, and
 //   connect's decoder reserves memory only for messages whose bytes all arrived
 //   (docs/decisions.md#connect-xds-receive-limit);

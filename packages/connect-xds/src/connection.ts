@@ -23,6 +23,23 @@ const ignore = (): void => {};
 const openStreams = new WeakMap<http2.ClientHttp2Session, Set<http2.ClientHttp2Stream>>();
 /** Sessions we stopped using: each closes once its last stream has ended. */
 const draining = new WeakSet<http2.ClientHttp2Session>();
+/** Sessions that went away with streams still open, whose queued streams were marked as never sent. */
+const classified = new WeakSet<http2.ClientHttp2Session>();
+/** Streams a server's SETTINGS_MAX_CONCURRENT_STREAMS kept queued when their session went away. */
+const queuedAtLoss = new WeakSet<http2.ClientHttp2Stream>();
+/** Each session's last SETTINGS_MAX_CONCURRENT_STREAMS from the server (a destroyed session no longer tells). */
+const streamLimits = new WeakMap<http2.ClientHttp2Session, number>();
+
+/**
+ * The open streams of `session` past the server's SETTINGS_MAX_CONCURRENT_STREAMS, in opening order: nghttp2
+ * sends a queued stream's HEADERS only when an earlier stream ends, so these were never sent.
+ */
+function queuedStreams(session: http2.ClientHttp2Session): http2.ClientHttp2Stream[] {
+  const streams = openStreams.get(session);
+  if (streams === undefined) return [];
+  const limit = streamLimits.get(session) ?? Number.POSITIVE_INFINITY;
+  return [...streams].slice(Math.min(limit, streams.size));
+}
 
 /** Why a session was ended by us while it had streams (a keepalive PING not acknowledged): their calls say it. */
 const endedBecause = new WeakMap<http2.ClientHttp2Session, Error>();
@@ -37,14 +54,9 @@ function drain(session: http2.ClientHttp2Session, address: string): void {
   if (session.closed || session.destroyed || draining.has(session)) return;
   draining.add(session);
   const streams = openStreams.get(session);
-  if (streams !== undefined) {
-    const limit = session.remoteSettings.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
-    let index = 0;
-    for (const stream of [...streams]) {
-      if (index++ < limit) continue;
-      streams.delete(stream);
-      stream.destroy(notSentError(`the connection to ${address} closed before the call was sent`));
-    }
+  for (const stream of queuedStreams(session)) {
+    streams?.delete(stream);
+    stream.destroy(notSentError(`the connection to ${address} closed before the call was sent`));
   }
   if (streams === undefined || streams.size === 0) session.close();
 }
@@ -152,6 +164,9 @@ export class Http2Connection implements SessionManager {
     session.on("goaway", (code: number, _lastStreamId: number, opaqueData?: Buffer) => {
       if (isTooManyPings(code, opaqueData)) this.keepaliveTimeMs = Math.min(this.keepaliveTimeMs * 2, 0x7fff_ffff);
       this.onLost(session, new Error(`GOAWAY (code ${code})`), 0);
+    });
+    session.on("remoteSettings", (settings: http2.Settings) => {
+      if (settings.maxConcurrentStreams !== undefined) streamLimits.set(session, settings.maxConcurrentStreams);
     });
     session.once("remoteSettings", () => {
       if (this.pending !== session) return;
@@ -292,22 +307,35 @@ export class Http2Connection implements SessionManager {
       const code = stream.rstCode;
       const { NGHTTP2_NO_ERROR, NGHTTP2_CANCEL } = http2.constants;
       const why = endedBecause.get(session);
+      const gone = session.closed || session.destroyed;
+      // The first stream to close with its session gone marks those still queued then (before any of them closes
+      // and shifts the order): a call on one never reached the server, and the call path may send it again.
+      if (gone && !classified.has(session)) {
+        classified.add(session);
+        for (const queued of queuedStreams(session)) queuedAtLoss.add(queued);
+      }
       if (finished) {
         // Ended with its trailers.
       } else if (why !== undefined) {
         stream.emit(
           "error",
-          lostConnectionError(`the connection to ${this.options.address} ended before the call did (${why.message})`),
+          queuedAtLoss.has(stream)
+            ? notSentError(`the connection to ${this.options.address} closed before the call was sent (${why.message})`)
+            : lostConnectionError(
+                `the connection to ${this.options.address} ended before the call did (${why.message})`,
+              ),
         );
       } else if (!responded && code === NGHTTP2_NO_ERROR) {
         stream.emit(
           "error",
           lostConnectionError(`${this.options.address} closed the stream before responding (HTTP/2 NO_ERROR)`),
         );
-      } else if ((code === NGHTTP2_NO_ERROR || code === NGHTTP2_CANCEL) && (session.closed || session.destroyed)) {
+      } else if ((code === NGHTTP2_NO_ERROR || code === NGHTTP2_CANCEL) && gone) {
         stream.emit(
           "error",
-          lostConnectionError(`the connection to ${this.options.address} ended before the call did`),
+          queuedAtLoss.has(stream)
+            ? notSentError(`the connection to ${this.options.address} closed before the call was sent`)
+            : lostConnectionError(`the connection to ${this.options.address} ended before the call did`),
         );
       }
       const open = openStreams.get(session);

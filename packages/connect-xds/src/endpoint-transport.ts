@@ -1,10 +1,17 @@
 // The Connect transport of one connection (connection.ts): unary calls on the lean call (grpc-unary-call.ts,
-// docs/decisions.md#connect-xds-lean-unary-calls), streams through connect's gRPC protocol code over the same
-// session (connect-path.ts), and, when per-call metrics are on, a count of the compressed message bytes each way
-// (A66: gRPC framing excluded).
+// docs/decisions.md#connect-xds-lean-unary-calls), server streams on the lean server stream (grpc-server-stream.ts),
+// client and bidi streams through connect's gRPC protocol code over the same session (connect-path.ts), and, when
+// per-call metrics are on, a count of the compressed message bytes each way (A66: gRPC framing excluded).
 import type * as http2 from "node:http2";
-import { create, type DescMessage, type DescMethodUnary, type MessageInitShape } from "@bufbuild/protobuf";
-import type { Transport, UnaryResponse } from "@connectrpc/connect";
+import {
+  create,
+  type DescMessage,
+  type DescMethod,
+  type DescMethodStreaming,
+  type DescMethodUnary,
+  type MessageInitShape,
+} from "@bufbuild/protobuf";
+import type { ContextValues, StreamResponse, Transport, UnaryResponse } from "@connectrpc/connect";
 import {
   type Compression,
   createMethodSerializationLookup,
@@ -15,6 +22,7 @@ import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { createConnectHttpClient, withLongDeadlines } from "./connect-path.js";
 import type { Http2Connection } from "./connection.js";
 import { DEFAULT_READ_MAX_BYTES } from "./constants.js";
+import { ServerStreamCall } from "./grpc-server-stream.js";
 import { encodeGrpcTimeout } from "./grpc-timeout.js";
 import { type MethodCodec, UnaryCall, type UnaryCallConfig } from "./grpc-unary-call.js";
 import { appendNodeHeader } from "./grpc-wire.js";
@@ -27,7 +35,7 @@ type HeaderInit = ConstructorParameters<typeof Headers>[0];
 
 /** The transport options plus the internal choice of the unary call path. */
 export interface EndpointTransportSettings extends EndpointTransportOptions {
-  /** `"connect"`: unary calls through connect's gRPC transport as well (the slow path). Default `"lean"`. */
+  /** `"connect"`: unary calls and server streams through connect's gRPC transport as well (the slow path). */
   readonly unaryCalls?: "lean" | "connect";
 }
 
@@ -103,7 +111,7 @@ export function createEndpointTransport(session: Http2Connection, options: Endpo
   const requestHeaders = requestHeaderBuilder(useBinaryFormat, acceptCompression, sendCompression);
   // connect builds these per call; they depend only on the method and the options.
   const codecs = new WeakMap<object, MethodCodec>();
-  const codecOf = (method: DescMethodUnary): MethodCodec => {
+  const codecOf = (method: DescMethod): MethodCodec => {
     let codec = codecs.get(method);
     if (codec === undefined) {
       const lookup = createMethodSerializationLookup(method, options.binaryOptions, options.jsonOptions, limits);
@@ -140,6 +148,35 @@ export function createEndpointTransport(session: Http2Connection, options: Endpo
         return Promise.reject(error);
       }
     },
-    stream: connect.stream,
+    stream<I extends DescMessage, O extends DescMessage>(
+      method: DescMethodStreaming<I, O>,
+      signal: AbortSignal | undefined,
+      timeoutMs: number | undefined,
+      header: HeaderInit,
+      input: AsyncIterable<MessageInitShape<I>>,
+      contextValues?: ContextValues,
+    ): Promise<StreamResponse<I, O>> {
+      // Client and bidi streams go through connect's protocol code; server streams run lean, as unary calls do.
+      if (method.methodKind !== "server_streaming") {
+        return connect.stream(method, signal, timeoutMs, header, input, contextValues);
+      }
+      const counter = takeCounter();
+      try {
+        const timeout = timeoutMs === undefined || timeoutMs <= 0 ? undefined : timeoutMs;
+        const codec = codecOf(method);
+        const headers = requestHeaders(header, timeout, codec.path);
+        const call = new ServerStreamCall<O>(
+          method as DescMethodStreaming<DescMessage, O>,
+          config,
+          codec,
+          signal,
+          counter,
+        );
+        call.start(session, headers, timeout, input);
+        return call.response as Promise<StreamResponse<I, O>>;
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
   };
 }

@@ -111,7 +111,7 @@ export interface XdsTransportInternals {
   readonly clusterType?: ResourceType<ClusterUpdate>;
   /** LOGICAL_DNS resolution: the lookup and the minimum time between two resolutions. */
   readonly dns?: { readonly lookup?: DnsLookup; readonly minIntervalMs?: number };
-  /** `"connect"`: unary calls through connect's gRPC transport instead of the lean call (the slow path). */
+  /** `"connect"`: unary calls and server streams through connect's gRPC transport instead of the lean calls. */
   readonly unaryCalls?: "lean" | "connect";
   /** The least keepalive time accepted (default 10 s, as grpc-go and grpc-java). */
   readonly minKeepaliveTimeMs?: number;

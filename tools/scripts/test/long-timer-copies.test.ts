@@ -17,6 +17,7 @@ describe("long-timer copies", () => {
       "connect-xds",
       "control-plane",
       "dpds-wrapper",
+      "etcd-source",
       "orca-lrs-bridge",
       "xds-client",
       "xds-relay",

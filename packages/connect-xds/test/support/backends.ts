@@ -21,6 +21,10 @@ export interface Backend {
   served(method: string, count: number): Promise<void>;
   /** Resolves when one of its HTTP/2 sessions next closes. */
   nextSessionClose(): Promise<void>;
+  /** HTTP/2 connections accepted and not yet closed. */
+  readonly openSessions: number;
+  /** Resolves once no accepted connection is open. */
+  untilNoSessions(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -87,15 +91,21 @@ export async function startBackend(name: string, options: BackendOptions = {}): 
   );
   const sessions = new Set<http2.ServerHttp2Session>();
   let accepted = 0;
+  let noSessions: (() => void)[] = [];
   server.on("session", (session) => {
     accepted++;
     sessions.add(session);
     session.on("error", () => {});
     session.on("close", () => {
       sessions.delete(session);
-      const waiting = sessionClosed;
+      const closed = sessionClosed;
       sessionClosed = [];
-      for (const resolve of waiting) resolve();
+      for (const resolve of closed) resolve();
+      if (sessions.size === 0) {
+        const waiting = noSessions;
+        noSessions = [];
+        for (const resolve of waiting) resolve();
+      }
     });
     options.onSession?.(session);
   });
@@ -117,6 +127,11 @@ export async function startBackend(name: string, options: BackendOptions = {}): 
         ? Promise.resolve()
         : new Promise((resolve) => waiters.push({ method, count: wanted, resolve })),
     nextSessionClose: () => new Promise((resolve) => sessionClosed.push(resolve)),
+    get openSessions() {
+      return sessions.size;
+    },
+    untilNoSessions: () =>
+      sessions.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => noSessions.push(resolve)),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

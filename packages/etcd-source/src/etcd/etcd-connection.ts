@@ -21,6 +21,7 @@ import {
 import type { KeyValue } from "../gen/mvccpb/kv_pb.js";
 import type { Logger } from "../logger.js";
 import { silentLogger } from "../logger.js";
+import { MAX_TIMER_DELAY_MS } from "../long-timer.js";
 import { type EtcdEndpoint, parseEndpoints } from "./endpoints.js";
 import { EtcdError } from "./etcd-error.js";
 
@@ -114,7 +115,8 @@ export function connectEtcd(options: EtcdConnectionOptions): EtcdConnection {
   const cert = readPem(tlsOptions?.certFile, "cert");
   const key = readPem(tlsOptions?.keyFile, "key");
   const logger = options.logger ?? silentLogger;
-  const timeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  // Connect arms one Node timer per call: past its limit it would fire at once (docs/decisions.md#long-timers).
+  const timeoutMs = Math.min(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, MAX_TIMER_DELAY_MS);
   const auth = options.auth;
   let token: string | undefined;
   let authenticating: Promise<string> | undefined;

@@ -11,6 +11,7 @@ import type { Event } from "../gen/mvccpb/kv_pb.js";
 import { Event_EventType } from "../gen/mvccpb/kv_pb.js";
 import { DEFAULT_PREFIX, normalizePrefix, prefixRange } from "../keys/resource-key.js";
 import { type Logger, prefixed, silentLogger } from "../logger.js";
+import { clearLongTimer, type LongTimer, setLongTimeout } from "../long-timer.js";
 import { DEFAULT_PAGE_SIZE, readPrefix } from "./read-prefix.js";
 import {
   type ApplyOutcome,
@@ -208,7 +209,7 @@ export function createEtcdSource(options: EtcdSourceOptions): EtcdSource {
     // Liveness: any response shows etcd is there; after a quiet interval, ask for progress and wait for an answer.
     let lost: EtcdError | undefined;
     let answered = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timer: LongTimer | undefined;
     const check = () => {
       if (!answered) {
         lost = new EtcdError("unavailable", 4, `etcd did not answer a progress request within ${progressTimeoutMs} ms`);
@@ -218,12 +219,12 @@ export function createEtcdSource(options: EtcdSourceOptions): EtcdSource {
       }
       answered = false;
       opened.send({ requestUnion: { case: "progressRequest", value: {} } });
-      timer = setTimeout(check, progressTimeoutMs);
+      timer = setLongTimeout(check, progressTimeoutMs);
     };
     const quiet = () => {
       answered = true;
-      clearTimeout(timer);
-      timer = setTimeout(check, progressIntervalMs);
+      clearLongTimer(timer);
+      timer = setLongTimeout(check, progressIntervalMs);
     };
     quiet();
     try {
@@ -276,7 +277,7 @@ export function createEtcdSource(options: EtcdSourceOptions): EtcdSource {
     } catch (error) {
       throw lost ?? error;
     } finally {
-      clearTimeout(timer);
+      clearLongTimer(timer);
       opened.close();
       if (stream === opened) stream = undefined;
     }
@@ -286,9 +287,9 @@ export function createEtcdSource(options: EtcdSourceOptions): EtcdSource {
     const ms = Math.min(retryMaxMs, retryInitialMs * 2 ** Math.min(attempt, 16));
     attempt++;
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms * (0.8 + Math.random() * 0.4));
+      const timer = setLongTimeout(resolve, ms * (0.8 + Math.random() * 0.4));
       wake = () => {
-        clearTimeout(timer);
+        clearLongTimer(timer);
         resolve();
       };
     });
