@@ -225,3 +225,45 @@ describe("ring_hash requestHashHeader (A76)", () => {
     expect(spread.size).toBeGreaterThan(1);
   });
 });
+
+describe("ring_hash endpoint hash keys (A76)", () => {
+  it("places endpoints by their hash keys: keys moved to other addresses take their calls along", () => {
+    const h = createHarness();
+    const factory = createRingHashPolicyFactory();
+    const policy = factory.create(h.helper);
+    const config = factory.parseConfig({ minRingSize: 64, maxRingSize: 256 });
+    const keyed = (keys: readonly string[]) =>
+      addresses.map((a, i) => ({ ...endpoint(a), hashKey: keys[i] as string }));
+    const keys = ["pod-0", "pod-1", "pod-2", "pod-3"];
+    policy.update({ config, endpoints: keyed(keys) });
+    for (const a of addresses) h.sub(a).set("READY");
+    const keyOf = new Map(addresses.map((a, i) => [a, keys[i] as string]));
+    const before = new Map(
+      Array.from({ length: 80 }, (_, i) => {
+        const owner = pickedAddress(h.pick({ "x-user": `u${i}` }, BY_USER));
+        return [`u${i}`, keyOf.get(owner) as string] as const;
+      }),
+    );
+    expect(new Set(before.values()).size).toBe(4);
+    // The pods restart at each other's addresses: every call follows its pod's key, not the address it had.
+    const moved = ["pod-2", "pod-3", "pod-0", "pod-1"];
+    policy.update({ config, endpoints: keyed(moved) });
+    const addressOf = new Map(moved.map((k, i) => [k, addresses[i] as string]));
+    for (const [user, key] of before) {
+      expect(pickedAddress(h.pick({ "x-user": user }, BY_USER))).toBe(addressOf.get(key));
+    }
+    // Same addresses: the connections stay.
+    expect(addresses.every((a) => !h.sub(a).closed)).toBe(true);
+    // An empty key is no key: the endpoint is placed by its address again.
+    policy.update({ config, endpoints: addresses.map((a) => ({ ...endpoint(a), hashKey: "" })) });
+    const byAddress = createHarness();
+    const plain = factory.create(byAddress.helper);
+    plain.update({ config, endpoints: addresses.map((a) => endpoint(a)) });
+    for (const a of addresses) byAddress.sub(a).set("READY");
+    for (const user of before.keys()) {
+      expect(pickedAddress(h.pick({ "x-user": user }, BY_USER))).toBe(
+        pickedAddress(byAddress.pick({ "x-user": user }, BY_USER)),
+      );
+    }
+  });
+});

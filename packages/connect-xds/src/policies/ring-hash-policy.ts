@@ -99,6 +99,8 @@ function createRingHashPolicy(helper: LbHelper): LbPolicy<RingHashConfig> {
   let config: RingHashConfig | undefined;
   let ring: HashRing | undefined;
   let ringEntries: readonly EndpointEntry<EndpointData>[] = [];
+  /** What each ring entry's points hash (A76: its hash key, else its first address), joined, to see a change. */
+  let ringKeys = "";
   let note: string | undefined;
   let closed = false;
 
@@ -146,12 +148,12 @@ function createRingHashPolicy(helper: LbHelper): LbPolicy<RingHashConfig> {
       config = update.config;
       note = update.resolutionNote;
       const changed = list.update(update.endpoints);
-      if (changed || configChanged || ring === undefined) {
+      const entries = list.entries.map((e) => ({ key: ringKey(e), weight: e.weight }));
+      const keys = entries.map((e) => e.key).join("\n");
+      if (changed || configChanged || ring === undefined || keys !== ringKeys) {
         ringEntries = list.entries;
-        ring = buildHashRing(
-          ringEntries.map((e) => ({ key: e.key, weight: e.weight })),
-          config,
-        );
+        ringKeys = keys;
+        ring = buildHashRing(entries, config);
       }
       for (const e of ringEntries)
         if (e.data.state === undefined) e.data.state = nextRingHashEndpointState(undefined, e.subchannel.state);
@@ -167,6 +169,12 @@ function createRingHashPolicy(helper: LbHelper): LbPolicy<RingHashConfig> {
       list.close();
     },
   };
+}
+
+/** A76: an endpoint's place on the ring comes from its hash key when it has one, else from its first address. */
+function ringKey(entry: EndpointEntry<EndpointData>): string {
+  const hashKey = entry.endpoint.hashKey;
+  return hashKey === undefined || hashKey === "" ? entry.key : hashKey;
 }
 
 /** A76: the hash of the request hash header's value; undefined (a random hash) when absent or empty. */
