@@ -14,12 +14,16 @@ function detailText(details: readonly unknown[]): string {
   return details.map((d) => ` ${d instanceof Error ? d.message : String(d)}`).join("");
 }
 
-/** The control plane's own log: warnings and errors, and info with --verbose. Its debug lines are left out. */
-export function serveLogger(io: CliIo, verbose: boolean): Logger {
+/**
+ * The control plane's own log: warnings and errors, and info with --verbose. Its debug lines are left out. Nothing
+ * is written while `on()` is false (before the server listens: a failure to listen is told once, by the command).
+ */
+export function serveLogger(io: CliIo, verbose: boolean, on: () => boolean = () => true): Logger {
   const write =
     (level: string) =>
-    (message: string, ...details: unknown[]) =>
-      line(io, `${level} ${message}${detailText(details)}`);
+    (message: string, ...details: unknown[]) => {
+      if (on()) line(io, `${level} ${message}${detailText(details)}`);
+    };
   const skip = () => {};
   const levels: readonly LogLevel[] = verbose ? ["error", "warn", "info"] : ["error", "warn"];
   return {
