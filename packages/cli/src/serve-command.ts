@@ -2,6 +2,7 @@
 // JSON/YAML files, reloaded when the files change, with CSDS and health on the same port.
 import { access, stat } from "node:fs/promises";
 import { createManagementServer, type ManagementServer, type ServerTlsOptions } from "@xdskit/control-plane";
+import { environmentLogLevel } from "@xdskit/xds-client/internal";
 import { aborted, CliError, type CommandRun, durationOption, ExitCode, integerOption, UsageError } from "./command.js";
 import { checkResources, formatWarning, type ResourceWarning } from "./resource-checks.js";
 import { countByType, describeChanges, diffResources } from "./resource-diff.js";
@@ -34,14 +35,26 @@ async function tlsOption(values: Record<string, unknown>): Promise<ServerTlsOpti
   return { certFile, keyFile, ...(caFile !== undefined ? { caFile } : {}) };
 }
 
-/** The resources of `dir` and what the checks say of them; `problems` are files that could not be read at all. */
-async function load(dir: string): Promise<LoadedResources & { warnings: readonly ResourceWarning[] }> {
+/**
+ * The resources of `dir` and what the checks say of them; `problems` are files that could not be read at all.
+ * `debug` (XDSKIT_LOG=cli=debug) is told what was read and how long it took.
+ */
+async function load(
+  dir: string,
+  debug?: (line: string) => void,
+): Promise<LoadedResources & { warnings: readonly ResourceWarning[] }> {
+  const started = performance.now();
   const loaded = await loadResourceFiles(dir).catch((error: Error) => ({
     problems: [error.message],
     resources: [],
     files: 0,
   }));
-  return { ...loaded, warnings: loaded.problems.length > 0 ? [] : checkResources(loaded.resources) };
+  const warnings = loaded.problems.length > 0 ? [] : checkResources(loaded.resources);
+  debug?.(
+    `read ${loaded.files} file(s) under ${dir}: ${loaded.resources.length} resource(s), ${loaded.problems.length} ` +
+      `problem(s), ${warnings.length} warning(s) in ${(performance.now() - started).toFixed(1)} ms`,
+  );
+  return { ...loaded, warnings };
 }
 
 const stamp = () => new Date().toISOString();
@@ -60,7 +73,12 @@ export const run: CommandRun = async (positionals, values, io) => {
   const tls = await tlsOption(values);
   if (!(await stat(dir).catch(() => undefined))?.isDirectory()) throw new CliError(`${dir} is not a folder`);
 
-  const first = await load(dir);
+  const cliLevel = environmentLogLevel("cli", io.env);
+  const debug =
+    cliLevel === "debug" || cliLevel === "trace"
+      ? (text: string) => io.stderr(`${stamp()} debug [cli] ${text}\n`)
+      : undefined;
+  const first = await load(dir, debug);
   if (first.problems.length > 0) throw new CliError(`cannot serve ${dir}:\n${indented(first.problems)}`);
   if (strict && first.warnings.length > 0) {
     throw new CliError(`cannot serve ${dir} (--strict):\n${indented(first.warnings.map(formatWarning))}`);
@@ -106,7 +124,7 @@ export const run: CommandRun = async (positionals, values, io) => {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let reloading = Promise.resolve();
   const reload = async () => {
-    const loaded = await load(dir);
+    const loaded = await load(dir, debug);
     if (io.signal.aborted) return;
     if (loaded.problems.length > 0) {
       io.stderr(`${stamp()} not reloaded, still serving the previous resources:\n${indented(loaded.problems)}`);

@@ -3,6 +3,7 @@
 // line per stream opened or closed, request and response, each with the stream's node id. Every line starts with
 // the time. A client that goes away (closes its stream, cancels it, drops the connection) is a normal close.
 import type { HookEventMap, Logger, LogLevel, ManagementServer } from "@xdskit/control-plane";
+import { environmentLogLevel } from "@xdskit/xds-client/internal";
 import type { CliIo } from "./command.js";
 import { shortTypeName } from "./resource-diff.js";
 
@@ -14,25 +15,24 @@ function detailText(details: readonly unknown[]): string {
   return details.map((d) => ` ${d instanceof Error ? d.message : String(d)}`).join("");
 }
 
+const ORDER: readonly LogLevel[] = ["error", "warn", "info", "debug", "trace"];
+
 /**
- * The control plane's own log: warnings and errors, and info with --verbose. Its debug lines are left out. Nothing
- * is written while `on()` is false (before the server listens: a failure to listen is told once, by the command).
+ * The control plane's own log: warnings and errors, info with --verbose, and down to the level XDSKIT_LOG (or
+ * GRPC_VERBOSITY/GRPC_TRACE) sets for control-plane in `io.env` (docs/logging.md). Nothing is written while `on()`
+ * is false (before the server listens: a failure to listen is told once, by the command).
  */
 export function serveLogger(io: CliIo, verbose: boolean, on: () => boolean = () => true): Logger {
+  const fromEnv = environmentLogLevel("control-plane", io.env);
+  const base: LogLevel = verbose ? "info" : "warn";
+  const level = fromEnv !== undefined && ORDER.indexOf(fromEnv) > ORDER.indexOf(base) ? fromEnv : base;
+  const isEnabled = (wanted: LogLevel) => ORDER.indexOf(wanted) <= ORDER.indexOf(level);
   const write =
-    (level: string) =>
+    (name: LogLevel) =>
     (message: string, ...details: unknown[]) => {
-      if (on()) line(io, `${level} ${message}${detailText(details)}`);
+      if (on() && isEnabled(name)) line(io, `${name} ${message}${detailText(details)}`);
     };
-  const skip = () => {};
-  const levels: readonly LogLevel[] = verbose ? ["error", "warn", "info"] : ["error", "warn"];
-  return {
-    error: write("error"),
-    warn: write("warn"),
-    info: verbose ? write("info") : skip,
-    debug: skip,
-    isEnabled: (level) => levels.includes(level),
-  };
+  return { error: write("error"), warn: write("warn"), info: write("info"), debug: write("debug"), isEnabled };
 }
 
 const typeOf = (typeUrl: string) => shortTypeName(typeUrl.slice(typeUrl.lastIndexOf("/") + 1));

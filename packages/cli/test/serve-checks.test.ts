@@ -60,7 +60,10 @@ describe("xdskit serve checks and loads", () => {
       join(files, "more.yaml"),
       `"@type": type.googleapis.com/envoy.config.cluster.v3.Cluster\nname: lonely\ntype: EDS\nedsClusterConfig: { edsConfig: { ads: {} } }\n`,
     );
-    const serve = startXdskit(["serve", files, "--port", "0", "--debounce-ms", "50"]);
+    // The control plane's own debug lines and the CLI's, from the environment (docs/logging.md).
+    const serve = startXdskit(["serve", files, "--port", "0", "--debounce-ms", "50"], {
+      XDSKIT_LOG: "warn,control-plane=debug,cli=debug",
+    });
     const banner = await serve.waitFor(/^serving .*\n/);
     const warnings = await serve.waitFor(/lonely.*\n/, { from: "stderr" });
     expect(warnings).toMatch(
@@ -89,6 +92,14 @@ describe("xdskit serve checks and loads", () => {
     await serve.waitFor(/NACK \[stream \d+, node checked\] Cluster: .*lb_policy: LB policy is not supported/, {
       from: "stderr",
     });
+
+    expect(serve.stderr()).toMatch(
+      new RegExp(
+        `^${TIME} debug \\[cli\\] read 4 file\\(s\\) under .*: 5 resource\\(s\\), 0 problem\\(s\\), 3 warning\\(s\\) in `,
+        "m",
+      ),
+    );
+    expect(serve.stderr()).toMatch(new RegExp(`^${TIME} debug \\[control-plane\\] \\[ads #\\d+\\]`, "m"));
 
     // The listener's route configuration removed: the reload names the dangling listener, with its time.
     rmSync(join(files, "routes.yaml"));

@@ -20,6 +20,7 @@ import {
   type XdsClient,
   type XdsMetricsRecorder,
 } from "@xdskit/xds-client";
+import { loggerFromEnvironment } from "@xdskit/xds-client/internal";
 import { type CallContext, type CallState, endStream, endUnary, runCall } from "./call.js";
 import { type ClusterEntry, createClusterManager } from "./cluster-manager.js";
 import type { ConfigSelector } from "./config-selector.js";
@@ -116,7 +117,7 @@ function methodName(method: { readonly parent: { readonly typeName: string }; re
   return name;
 }
 
-const noopLogger: Logger = { error() {}, warn() {}, info() {}, debug() {} };
+const noopLogger: Logger = { error() {}, warn() {}, info() {}, debug() {}, isEnabled: () => false };
 
 export function createXdsTransport(options: XdsTransportOptions): XdsTransport {
   return createXdsTransportWithInternals(options, {});
@@ -126,7 +127,8 @@ export function createXdsTransportWithInternals(
   options: XdsTransportOptions,
   internals: XdsTransportInternals,
 ): XdsTransport {
-  const logger = options.logger ?? noopLogger;
+  // An explicit logger serves the transport and what it makes; otherwise each reads its own from the environment.
+  const logger: Logger = options.logger ?? loggerFromEnvironment("connect-xds") ?? noopLogger;
   // Bad limits throw here, before a client is made.
   const retryBuffer = createRetryBufferPool(options.retryBufferLimits);
   const ownsClient = options.client === undefined;
@@ -135,7 +137,7 @@ export function createXdsTransportWithInternals(
     createXdsClient({
       ...(options.bootstrap === undefined ? {} : { bootstrap: options.bootstrap }),
       target: options.target,
-      logger,
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
       ...(options.metrics === undefined ? {} : { metrics: options.metrics as unknown as XdsMetricsRecorder }),
     });
   let target: ReturnType<typeof parseXdsTarget>;
@@ -206,7 +208,7 @@ export function createXdsTransportWithInternals(
     },
     lrs: () => {
       if (!loadReporting || closed !== undefined) return undefined;
-      lrs ??= acquireLrs(client, logger);
+      lrs ??= acquireLrs(client, options.logger);
       return lrs;
     },
     onPicker: notify,
@@ -244,6 +246,8 @@ export function createXdsTransportWithInternals(
     serializer,
     onUpdate(update) {
       if (closed !== undefined) return;
+      if (update instanceof ConnectError) logger.warn(`[connect-xds ${options.target}] calls fail: ${update.message}`);
+      else logger.info(`[connect-xds ${options.target}] routes updated: clusters ${[...update.clusters].join(", ")}`);
       const next = new Map<string, ClusterEntry>();
       if (!(update instanceof ConnectError)) for (const name of update.clusters) next.set(name, manager.acquire(name));
       for (const entry of clusters.values()) manager.release(entry);
@@ -253,6 +257,19 @@ export function createXdsTransportWithInternals(
     },
     onAmbientError: (error) => logger.warn(`[connect-xds ${options.target}] ${error.message}`),
   });
+
+  // Why each call failed, at debug: read once, so calls pay nothing when debug is off.
+  const debugCalls = logger.isEnabled?.("debug") ?? true;
+  function traceFailure<R>(
+    call: Promise<R>,
+    method: { readonly parent: { readonly typeName: string }; readonly name: string },
+  ): Promise<R> {
+    if (!debugCalls) return call;
+    return call.catch((error: unknown) => {
+      logger.debug(`[connect-xds ${options.target}] ${methodName(method)} failed: ${ConnectError.from(error).message}`);
+      throw error;
+    });
+  }
 
   const ctx: CallContext = {
     state,
@@ -275,15 +292,18 @@ export function createXdsTransportWithInternals(
       contextValues?: ContextValues,
     ): Promise<UnaryResponse<I, O>> {
       const headers = new Headers(header);
-      return runCall(
-        ctx,
-        methodName(method),
-        true,
-        signal,
-        timeoutMs,
-        headers,
-        (transport, remaining) => transport.unary(method, signal, remaining, headers, input, contextValues),
-        endUnary,
+      return traceFailure(
+        runCall(
+          ctx,
+          methodName(method),
+          true,
+          signal,
+          timeoutMs,
+          headers,
+          (transport, remaining) => transport.unary(method, signal, remaining, headers, input, contextValues),
+          endUnary,
+        ),
+        method,
       );
     },
     stream<I extends DescMessage, O extends DescMessage>(
@@ -295,15 +315,18 @@ export function createXdsTransportWithInternals(
       contextValues?: ContextValues,
     ): Promise<StreamResponse<I, O>> {
       const headers = new Headers(header);
-      return runCall(
-        ctx,
-        methodName(method),
-        false,
-        signal,
-        timeoutMs,
-        headers,
-        (transport, remaining) => transport.stream(method, signal, remaining, headers, input, contextValues),
-        endStream,
+      return traceFailure(
+        runCall(
+          ctx,
+          methodName(method),
+          false,
+          signal,
+          timeoutMs,
+          headers,
+          (transport, remaining) => transport.stream(method, signal, remaining, headers, input, contextValues),
+          endStream,
+        ),
+        method,
       );
     },
     async close() {

@@ -2,6 +2,8 @@
 export type { Backoff, BackoffOptions, Clock } from "./clock.js";
 export { createBackoff, systemClock } from "./clock.js";
 export { resolveFeatures } from "./features.js";
+export type { LogComponent } from "./log-environment.js";
+export { environmentLogLevel, GRPC_TRACERS, LOG_COMPONENTS, loggerFromEnvironment } from "./log-environment.js";
 export { OLD_STYLE_AUTHORITY, parseResourceName } from "./resource-name.js";
 export type { XdsClientInternals } from "./xds-client.js";
 export { createXdsClientWithInternals } from "./xds-client.js";

@@ -11,6 +11,7 @@ import {
 import { createManagementServerWithSource } from "@xdskit/control-plane/internal";
 import { clientStatusRoutes, createClientStatusRegistry } from "@xdskit/csds";
 import { createXdsClient, type XdsClient, type XdsClientOptions } from "@xdskit/xds-client";
+import { loggerFromEnvironment } from "@xdskit/xds-client/internal";
 import { createRelaySource } from "./downstream.js";
 import { prefixed } from "./logger.js";
 import { RelayTable } from "./relay-table.js";
@@ -82,10 +83,12 @@ export interface XdsRelay {
 export async function createXdsRelay(options: XdsRelayOptions): Promise<XdsRelay> {
   const { upstream: upstreamOptions, retainUnusedMs = 30_000, csds = true, ...serverOptions } = options;
   if (!(retainUnusedMs >= 0)) throw new RangeError("retainUnusedMs must be >= 0");
-  const logger = options.logger;
+  // Without a logger, the relay and its server log as the environment says for xds-relay, its upstream client as
+  // it says for xds-client (docs/logging.md).
+  const logger = options.logger ?? loggerFromEnvironment("xds-relay");
   const client = createXdsClient({
     ...upstreamOptions,
-    ...(upstreamOptions.logger === undefined && logger !== undefined ? { logger } : {}),
+    ...(upstreamOptions.logger === undefined && options.logger !== undefined ? { logger: options.logger } : {}),
     target: "#relay",
     features: { ...upstreamOptions.features, dynamicParameters: true, dataErrorHandling: true },
   });
@@ -106,7 +109,10 @@ export async function createXdsRelay(options: XdsRelayOptions): Promise<XdsRelay
   };
   let server: Awaited<ReturnType<typeof createManagementServerWithSource>>;
   try {
-    server = await createManagementServerWithSource({ ...serverOptions, routes }, createRelaySource(table, upstream));
+    server = await createManagementServerWithSource(
+      { ...serverOptions, ...(logger === undefined ? {} : { logger: prefixed(logger, "[xds-relay]") }), routes },
+      createRelaySource(table, upstream),
+    );
   } catch (error) {
     upstream.close();
     await client.close();
