@@ -1,7 +1,8 @@
 // What a gRPC client would make of a set of resources before they are served: each resource decoded and validated
 // by @xdskit/xds-client's own LDS/RDS/CDS/EDS types (what it would NACK, with the field path of each problem), and
 // the references between resources (listener → route configuration → cluster → endpoints) that point at nothing.
-// Used by `xdskit serve` on every load; any command that serves a set of resources can run the same checks.
+// Used by `xdskit serve` on every load (docs/decisions.md#cli-serve-checks); any command that serves a set of
+// resources can run the same checks.
 import type { Message, Registry } from "@bufbuild/protobuf";
 import { type Any, anyPack, anyUnpack } from "@bufbuild/protobuf/wkt";
 import { xdsRegistry } from "@xdskit/protos";
