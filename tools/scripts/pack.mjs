@@ -4,7 +4,8 @@
 // dependencies on our other packages (`^0.1.0` in a tarball for the registry) to `file:` the sibling tarball in
 // that folder, by absolute path (docs/decisions.md#local-tarballs), so `npm install <folder>/xdskit-connect-xds.tgz`
 // alone brings the xdskit packages it needs. Names carry no version (`xdskit-<package>.tgz`), so install lines stay
-// the same from one release to the next. These tarballs are for this machine only: never publish them (`pnpm release` packs its own).
+// the same from one release to the next. These tarballs are for this machine only: never publish them (`pnpm
+// release` packs its own).
 //   node tools/scripts/pack.mjs [--out DIR]
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
