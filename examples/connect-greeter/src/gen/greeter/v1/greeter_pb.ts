@@ -2,18 +2,15 @@
 // @generated from file greeter/v1/greeter.proto (package greeter.v1, syntax proto3)
 /* eslint-disable */
 
-import type { Message } from "@bufbuild/protobuf";
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file greeter/v1/greeter.proto.
  */
-export const file_greeter_v1_greeter: GenFile =
-  /*@__PURE__*/
-  fileDesc(
-    "ChhncmVldGVyL3YxL2dyZWV0ZXIucHJvdG8SCmdyZWV0ZXIudjEiHwoPU2F5SGVsbG9SZXF1ZXN0EgwKBG5hbWUYASABKAkiQgoQU2F5SGVsbG9SZXNwb25zZRIPCgdtZXNzYWdlGAEgASgJEg8KB2JhY2tlbmQYAiABKAkSDAoEem9uZRgDIAEoCTJXCg5HcmVldGVyU2VydmljZRJFCghTYXlIZWxsbxIbLmdyZWV0ZXIudjEuU2F5SGVsbG9SZXF1ZXN0GhwuZ3JlZXRlci52MS5TYXlIZWxsb1Jlc3BvbnNlYgZwcm90bzM",
-  );
+export const file_greeter_v1_greeter: GenFile = /*@__PURE__*/
+  fileDesc("ChhncmVldGVyL3YxL2dyZWV0ZXIucHJvdG8SCmdyZWV0ZXIudjEiHwoPU2F5SGVsbG9SZXF1ZXN0EgwKBG5hbWUYASABKAkiQgoQU2F5SGVsbG9SZXNwb25zZRIPCgdtZXNzYWdlGAEgASgJEg8KB2JhY2tlbmQYAiABKAkSDAoEem9uZRgDIAEoCTJXCg5HcmVldGVyU2VydmljZRJFCghTYXlIZWxsbxIbLmdyZWV0ZXIudjEuU2F5SGVsbG9SZXF1ZXN0GhwuZ3JlZXRlci52MS5TYXlIZWxsb1Jlc3BvbnNlYgZwcm90bzM");
 
 /**
  * @generated from message greeter.v1.SayHelloRequest
@@ -29,7 +26,8 @@ export type SayHelloRequest = Message<"greeter.v1.SayHelloRequest"> & {
  * Describes the message greeter.v1.SayHelloRequest.
  * Use `create(SayHelloRequestSchema)` to create a new message.
  */
-export const SayHelloRequestSchema: GenMessage<SayHelloRequest> = /*@__PURE__*/ messageDesc(file_greeter_v1_greeter, 0);
+export const SayHelloRequestSchema: GenMessage<SayHelloRequest> = /*@__PURE__*/
+  messageDesc(file_greeter_v1_greeter, 0);
 
 /**
  * @generated from message greeter.v1.SayHelloResponse
@@ -59,8 +57,7 @@ export type SayHelloResponse = Message<"greeter.v1.SayHelloResponse"> & {
  * Describes the message greeter.v1.SayHelloResponse.
  * Use `create(SayHelloResponseSchema)` to create a new message.
  */
-export const SayHelloResponseSchema: GenMessage<SayHelloResponse> =
-  /*@__PURE__*/
+export const SayHelloResponseSchema: GenMessage<SayHelloResponse> = /*@__PURE__*/
   messageDesc(file_greeter_v1_greeter, 1);
 
 /**
@@ -76,5 +73,7 @@ export const GreeterService: GenService<{
     methodKind: "unary";
     input: typeof SayHelloRequestSchema;
     output: typeof SayHelloResponseSchema;
-  };
-}> = /*@__PURE__*/ serviceDesc(file_greeter_v1_greeter, 0);
+  },
+}> = /*@__PURE__*/
+  serviceDesc(file_greeter_v1_greeter, 0);
+
