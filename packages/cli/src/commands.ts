@@ -99,7 +99,8 @@ Options:
   --loads             print each load report received (LRS) on stdout: calls, errors, drops and ORCA means per
                       cluster and locality, as a table
   --loads-json        the same as one JSON object per line: {time, streamId, node, clusters: [...]}
-  --load-report-interval <d>  how often clients are asked to report load (500ms, 10s, 2m), default 10s
+  --load-report-interval <d>  how often clients are asked to report load (5s, 1m; gRPC clients report at most
+                      once a second), default 10s
   --verbose           on stderr, with the time: every stream opened and closed, request and response, with the
                       client's node id, a line per load report, and the server's info log
   -h, --help
