@@ -6,6 +6,9 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const fixture = fileURLToPath(new URL("./fixtures/log-everything.mjs", import.meta.url));
+// Each test runs the fixture one to three times: about 1 s each on a quiet machine, 3 to 5 s with 25 processes
+// competing for the 2 cores.
+const TIMEOUT_MS = 60_000;
 
 function run(env: Record<string, string>): { stdout: string; stderr: string } {
   const clean = Object.fromEntries(
@@ -32,7 +35,7 @@ function components(stderr: string, level: string): string[] {
 
 const TIME_LEVEL = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (ERROR|WARN|INFO|DEBUG) \[/;
 
-describe("logging from the environment", () => {
+describe("logging from the environment", { timeout: TIMEOUT_MS }, () => {
   it("without XDSKIT_LOG or GRPC_VERBOSITY, nothing is written", () => {
     expect(run({}).stderr).toBe("");
   });
