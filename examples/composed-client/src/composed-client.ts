@@ -82,6 +82,7 @@ export async function runComposedClient(log: (line: string) => void = console.lo
   const cancels: (() => void)[] = [];
   try {
     const listener = await firstUpdate(client, listenerResourceType, "echo.test", cancels);
+    if (listener.kind !== "client") throw new Error(`listener ${listener.name} is a server Listener`);
     if (listener.route.type !== "rds") throw new Error(`listener ${listener.name} has an inline route`);
     log(`listener ${listener.name} -> route ${listener.route.routeConfigName}`);
 

@@ -131,6 +131,7 @@ function references(decoded: Decoded, has: Has): ResourceWarning[] {
       message,
     });
   for (const [resource, listener] of decoded.listeners.values()) {
+    if (listener.kind !== "client") continue;
     if (listener.route.type === "rds") {
       const route = listener.route.routeConfigName;
       if (!has("envoy.config.route.v3.RouteConfiguration", route)) {

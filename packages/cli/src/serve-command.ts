@@ -4,6 +4,7 @@ import { access, stat } from "node:fs/promises";
 import { createManagementServer, type ManagementServer, type ServerTlsOptions } from "@xdskit/control-plane";
 import { environmentLogLevel } from "@xdskit/xds-client/internal";
 import { aborted, CliError, type CommandRun, durationOption, ExitCode, integerOption, UsageError } from "./command.js";
+import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
 import { checkResources, formatWarning, type ResourceWarning } from "./resource-checks.js";
 import { countByType, describeChanges, diffResources } from "./resource-diff.js";
 import { type LoadedResource, type LoadedResources, loadResourceFiles, RESOURCE_FILE } from "./resource-files.js";
@@ -13,7 +14,7 @@ import { serveStatusRoutes } from "./serve-status.js";
 import { watchTree } from "./tree-watcher.js";
 
 /** `--tls-cert`, `--tls-key` and `--tls-ca` as the control plane's TLS options; undefined for cleartext. */
-async function tlsOption(values: Record<string, unknown>): Promise<ServerTlsOptions | undefined> {
+export async function tlsOption(values: Record<string, unknown>): Promise<ServerTlsOptions | undefined> {
   const certFile = values["tls-cert"] as string | undefined;
   const keyFile = values["tls-key"] as string | undefined;
   const caFile = values["tls-ca"] as string | undefined;
@@ -61,7 +62,11 @@ const stamp = () => new Date().toISOString();
 const indented = (lines: readonly string[]) => lines.map((line) => `  ${line}\n`).join("");
 
 export const run: CommandRun = async (positionals, values, io) => {
-  if (positionals.length !== 1) throw new UsageError("expected one <dir>");
+  if (values.etcd !== undefined) {
+    const { serveFromEtcd } = await import("./serve-etcd.js");
+    return serveFromEtcd(positionals, values, io, await tlsOption(values));
+  }
+  if (positionals.length !== 1) throw new UsageError("expected one <dir> (or --etcd <endpoints>)");
   const dir = positionals[0]!;
   const port = integerOption(values, "port", 18000);
   const debounceMs = integerOption(values, "debounce-ms", 100);
@@ -121,7 +126,7 @@ export const run: CommandRun = async (positionals, values, io) => {
     for (const warning of warnings) io.stderr(`${stamp()} warning: ${formatWarning(warning)}\n`);
   };
 
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: LongTimer | undefined;
   let reloading = Promise.resolve();
   const reload = async () => {
     const loaded = await load(dir, debug);
@@ -144,8 +149,9 @@ export const run: CommandRun = async (positionals, values, io) => {
   const watcher = await watchTree(dir, {
     relevant: (name) => RESOURCE_FILE.test(name),
     onChange: () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => {
+      clearLongTimer(timer);
+      // --debounce-ms: any length (docs/decisions.md#long-timers).
+      timer = setLongTimeout(() => {
         reloading = reloading.then(reload, reload);
       }, debounceMs);
     },
@@ -158,7 +164,7 @@ export const run: CommandRun = async (positionals, values, io) => {
 
   await aborted(io.signal);
   io.stdout(`${stamp()} stopping: closing ${server.streams().length} client stream(s)\n`);
-  clearTimeout(timer);
+  clearLongTimer(timer);
   watcher.close();
   stopLoads();
   await reloading;

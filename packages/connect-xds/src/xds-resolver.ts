@@ -2,10 +2,11 @@
 // each usable pair into a config selector. A resource that goes away or becomes invalid (A88: a new error result)
 // replaces the selector with an error that fails calls UNAVAILABLE, naming the resource and the node ID; ambient
 // errors keep the last selector. A Listener that switches to another RDS name keeps the old selector until the new
-// RouteConfiguration arrives.
+// RouteConfiguration arrives. A server Listener (an `address`, no `api_listener`) under the target's name is not one a
+// client can use: it fails calls as an invalid Listener does.
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
-  type ListenerUpdate,
+  type ClientListenerUpdate,
   listenerResourceType,
   type RouteConfigurationUpdate,
   routeConfigurationResourceType,
@@ -35,7 +36,7 @@ export interface ResolverOptions {
 export function startXdsResolver(options: ResolverOptions): () => void {
   const { client, listenerName, host, serializer, onUpdate } = options;
   const nodeId = client.bootstrap.node.id;
-  let listener: ListenerUpdate | undefined;
+  let listener: ClientListenerUpdate | undefined;
   let rdsName: string | undefined;
   let cancelRds: (() => void) | undefined;
   /** The last RouteConfiguration of `rdsName`, rebuilt when the Listener changes but keeps its RDS name. */
@@ -99,6 +100,12 @@ export function startXdsResolver(options: ResolverOptions): () => void {
           listener = undefined;
           stopRds();
           fail(`xDS Listener "${listenerName}"`, result.error.message);
+          return;
+        }
+        if (result.resource.kind !== "client") {
+          listener = undefined;
+          stopRds();
+          fail(`xDS Listener "${listenerName}"`, "is a server Listener (no api_listener)");
           return;
         }
         listener = result.resource;

@@ -44,9 +44,33 @@ export interface AuthorityConfig {
   readonly dynamicParameters: Readonly<Record<string, string>>;
 }
 
+/**
+ * The `file_watcher` certificate provider plugin's config (A29): PEM files read at start and every
+ * `refresh_interval`. Relative paths are resolved from the bootstrap file's directory. The identity needs both the
+ * certificate and its key; at least one of the identity and the CA is set.
+ */
+export interface FileWatcherConfig {
+  /** The identity certificate chain (leaf first). */
+  readonly certificateFile?: string;
+  /** The identity certificate's private key. */
+  readonly privateKeyFile?: string;
+  /** The root certificates that verify peers. */
+  readonly caCertificateFile?: string;
+  /** `refresh_interval` (a proto-JSON Duration such as `"600s"`); default 600 000 (10 minutes, as gRPC). */
+  readonly refreshIntervalMs: number;
+}
+
+/**
+ * One entry of `certificate_providers`: an instance that `DownstreamTlsContext` / `UpstreamTlsContext` name by its
+ * key. `file_watcher` is the one plugin gRPC ships, and the one this client knows; any other plugin name is a
+ * bootstrap error (docs/decisions.md#certificate-providers).
+ */
 export interface CertificateProviderConfig {
-  readonly pluginName: string;
+  readonly pluginName: "file_watcher";
+  /** `config` as written. */
   readonly config: unknown;
+  /** `config`, validated. */
+  readonly fileWatcher: FileWatcherConfig;
 }
 
 /** A validated bootstrap (gRPC's JSON bootstrap format). */
@@ -57,7 +81,12 @@ export interface Bootstrap {
   /** A67: parameters sent with every old-style (non-xdstp) name. */
   readonly dynamicParameters: Readonly<Record<string, string>>;
   readonly clientDefaultListenerResourceNameTemplate: string;
+  /**
+   * A36: the name of the Listener an xDS-enabled server watches; `%s` stands for its listening `ip:port`
+   * (`serverListenerResourceName` fills it in). No default: a server cannot start without it.
+   */
   readonly serverListenerResourceNameTemplate?: string;
+  /** A29: certificate provider instances by name. */
   readonly certificateProviders: ReadonlyMap<string, CertificateProviderConfig>;
 }
 
@@ -75,10 +104,29 @@ export interface BootstrapConfig {
   readonly dynamic_parameters?: Readonly<Record<string, string>>;
   /** `%s` is replaced by the data-plane target's name; default `%s`. */
   readonly client_default_listener_resource_name_template?: string;
+  /**
+   * A36: the Listener an xDS-enabled server watches; `%s` becomes the listening `ip:port` (`[v6]:port`), percent-encoded
+   * in an `xdstp:` template, whose authority must be in `authorities` (A47).
+   */
   readonly server_listener_resource_name_template?: string;
-  readonly certificate_providers?: Readonly<
-    Record<string, { readonly plugin_name: string; readonly config?: unknown; readonly [key: string]: unknown }>
-  >;
+  /** A29: certificate provider instances, by the name the TLS contexts of clusters and listeners give. */
+  readonly certificate_providers?: Readonly<Record<string, BootstrapCertificateProvider>>;
+}
+
+/** One entry of `certificate_providers` as written. */
+export interface BootstrapCertificateProvider {
+  /** `file_watcher` (the only plugin gRPC ships). */
+  readonly plugin_name: string;
+  readonly config?: {
+    /** PEM files; relative paths resolved from the bootstrap file's directory. */
+    readonly certificate_file?: string;
+    readonly private_key_file?: string;
+    readonly ca_certificate_file?: string;
+    /** A proto-JSON Duration, e.g. `"600s"` (the default) or `"1.5s"`. */
+    readonly refresh_interval?: string;
+    readonly [key: string]: unknown;
+  };
+  readonly [key: string]: unknown;
 }
 
 /** One entry of `xds_servers` as written. */

@@ -1,6 +1,7 @@
 // gRPC's JSON bootstrap (A27, A47, A67 draft, A71), parsed into a frozen Bootstrap. Every problem is reported with
 // the JSON path of the field, and all problems are reported at once.
 import { readFileSync } from "node:fs";
+import { parseCertificateProviders } from "./bootstrap-certificate-providers.js";
 import type {
   AuthorityConfig,
   Bootstrap,
@@ -9,6 +10,7 @@ import type {
   NodeConfig,
   XdsServerConfig,
 } from "./bootstrap-types.js";
+import { parseResourceName } from "./resource-name.js";
 import { parseServerTarget } from "./server-target.js";
 import { StatusCode, XdsError } from "./xds-error.js";
 
@@ -282,6 +284,35 @@ function parseNode(r: Reader, value: Json): NodeConfig {
   });
 }
 
+const LISTENER_TYPE = "envoy.config.listener.v3.Listener";
+
+/**
+ * A36/A47: the template must be usable once `%s` is filled in. An `xdstp:` template must name a Listener of an
+ * authority the bootstrap lists (unchecked when federation is off: `authorities` is then undefined, and a server
+ * watching such a name gets the watch's own error).
+ */
+function checkServerListenerTemplate(
+  r: Reader,
+  template: string,
+  authorities: ReadonlyMap<string, AuthorityConfig> | undefined,
+): void {
+  const path = "server_listener_resource_name_template";
+  if (template === "") {
+    r.problem(path, "must not be empty");
+    return;
+  }
+  if (!template.startsWith("xdstp:")) return;
+  if (authorities === undefined) return;
+  const parsed = parseResourceName(template.replaceAll("%s", "0.0.0.0:0"), LISTENER_TYPE);
+  if (!parsed.ok) {
+    r.problem(path, parsed.error.replace(/, watched as .*$/, ` (expected ${LISTENER_TYPE})`));
+    return;
+  }
+  if (!authorities.has(parsed.authority)) {
+    r.problem(path, `authority "${parsed.authority}" is not in authorities`);
+  }
+}
+
 export interface ParseBootstrapOptions {
   /** Where relative certificate paths are resolved from (the bootstrap file's directory). */
   readonly baseDir?: string;
@@ -339,16 +370,12 @@ export function parseBootstrap(json: unknown, options: ParseBootstrapOptions = {
       );
     }
   }
-  const certificateProviders = new Map<string, CertificateProviderConfig>();
-  if (root.certificate_providers !== undefined) {
-    const map = r.object(root.certificate_providers, "certificate_providers") ?? {};
-    for (const [name, raw] of Object.entries(map)) {
-      const path = `certificate_providers.${name}`;
-      const entry = r.object(raw, path);
-      if (!entry) continue;
-      const pluginName = r.requiredString(entry, "plugin_name", `${path}.plugin_name`);
-      if (pluginName !== undefined) certificateProviders.set(name, Object.freeze({ pluginName, config: entry.config }));
-    }
+  const certificateProviders =
+    root.certificate_providers === undefined
+      ? new Map<string, CertificateProviderConfig>()
+      : parseCertificateProviders(r, root.certificate_providers, options.baseDir);
+  if (serverListenerResourceNameTemplate !== undefined) {
+    checkServerListenerTemplate(r, serverListenerResourceNameTemplate, federation ? authorities : undefined);
   }
   if (r.problems.length > 0) throw new BootstrapError(r.problems);
   return Object.freeze({

@@ -2,6 +2,7 @@
 export { createXdsClient, DEFAULT_CONNECT_TIMEOUT_MS } from "./xds-client.js";
 export type { WatchOptions, XdsClient, XdsClientOptions } from "./xds-client.js";
 export type { CacheState, ResourceResult, ResourceWatcher } from "./resource-state.js";
+export type { WildcardWatcher } from "./wildcard-state.js";
 export { isXdsError, StatusCode, statusCodeName, XdsError } from "./xds-error.js";
 export type { StatusCode as StatusCodeValue, XdsErrorKind } from "./xds-error.js";
 export { BootstrapError, parseBootstrap, parseBootstrapText } from "./bootstrap.js";
@@ -12,8 +13,16 @@ export type {
   BootstrapConfig,
   BootstrapNodeConfig,
   BootstrapServerConfig,
+  BootstrapCertificateProvider,
   XdsServerConfig,
 } from "./bootstrap-types.js";
+export {
+  expandServerListenerTemplate,
+  formatListeningAddress,
+  listenerAddressMatches,
+  serverListenerResourceName,
+} from "./server-listener-name.js";
+export type { ListeningAddress } from "./server-listener-name.js";
 export type { XdsFeatures } from "./features.js";
 export type { Logger, LogLevel } from "./logger.js";
 export { XdsMetricName } from "./metrics.js";
@@ -41,6 +50,7 @@ export type {
   HealthStatusName,
   HttpFilter,
   LbPolicyConfig,
+  ClientListenerUpdate,
   ListenerRouteSource,
   ListenerUpdate,
   Locality,
@@ -61,12 +71,62 @@ export type {
   VirtualHost,
 } from "./resources/index.js";
 
+// The mesh layer (A36 servers, A29 TLS, A41 RBAC): what an xDS-enabled server and a client's TLS read of the updates.
+export type {
+  CertificateProviderInstance,
+  DownstreamTlsConfig,
+  FilterChainMatch,
+  ListenerAddress,
+  RbacFilterConfig,
+  RbacPolicy,
+  RbacRule,
+  RbacRules,
+  ServerFilterChain,
+  ServerHttpFilter,
+  ServerHttpFilterConfig,
+  ServerListenerUpdate,
+} from "./resources/index.js";
+export type { CidrRange } from "./ip-address.js";
+export { lookupFilterChain, selectFilterChain } from "./mesh/filter-chain-table.js";
+export { compileRbac, evaluateRbac } from "./mesh/rbac-engine.js";
+export {
+  compileSanMatcher,
+  parseSubjectAltNames,
+  principalNamesOf,
+  rfc2253Subject,
+} from "./mesh/peer-certificate.js";
+export type { PeerCertificate, SubjectAltName } from "./mesh/peer-certificate.js";
+export type {
+  ConnectionAddresses,
+  ConnectionSourceType,
+  FilterChainMatchEntry,
+  FilterChainTable,
+} from "./mesh/filter-chain-types.js";
+export type {
+  CompiledRbac,
+  RbacDecision,
+  RbacHeaders,
+  RbacLocal,
+  RbacPeer,
+  RbacRequest,
+} from "./mesh/rbac-types.js";
+export { createCertificateProviders } from "./certificates/certificate-providers.js";
+export type {
+  CertificateIdentity,
+  CertificateMaterial,
+  CertificateProvider,
+  CertificateProviders,
+  CertificateProvidersOptions,
+  CertificateRoots,
+} from "./certificates/certificate-provider-types.js";
+
 // For people extending the library: custom resource types, bootstrap pieces and transports.
 export type { DecodeContext, DecodeResult, ResourceType } from "./resource-type.js";
 export type {
   AuthorityConfig,
   CertificateProviderConfig,
   ChannelCredentialsConfig,
+  FileWatcherConfig,
   NodeConfig,
 } from "./bootstrap-types.js";
 export { createConnectTransport, DEFAULT_MAX_RECEIVE_MESSAGE_BYTES } from "./transport.js";

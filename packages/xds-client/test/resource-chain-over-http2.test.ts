@@ -73,6 +73,7 @@ describe("LDS → RDS → CDS → EDS over HTTP/2", () => {
       }),
     ]);
     const listener = await next<ListenerUpdate>((w) => client.watch(listenerResourceType, "svc", w));
+    if (listener.kind !== "client") throw new Error("expected a client Listener");
     expect(listener.route).toEqual({ type: "rds", routeConfigName: "svc-routes" });
     expect(listener.httpFilters.map((f) => f.name)).toEqual(["envoy.filters.http.router"]);
     expect(Object.isFrozen(listener)).toBe(true);

@@ -56,6 +56,18 @@ describe("proto/ is wire-compatible with upstream", () => {
       "envoy/config/cluster/v3/cluster.proto",
       "envoy/config/endpoint/v3/endpoint.proto",
       "envoy/config/dynamic_parameters/v3/dynamic_parameters.proto",
+      // The mesh layer (A36 server Listeners, A29 TLS, A41 RBAC).
+      "envoy/config/listener/v3/listener_components.proto",
+      "envoy/config/core/v3/address.proto",
+      "envoy/extensions/transport_sockets/tls/v3/tls.proto",
+      "envoy/extensions/transport_sockets/tls/v3/common.proto",
+      "envoy/config/rbac/v3/rbac.proto",
+      "envoy/extensions/filters/http/rbac/v3/rbac.proto",
+      "envoy/type/matcher/v3/path.proto",
+      "envoy/type/matcher/v3/filter_state.proto",
+      "google/api/expr/v1alpha1/syntax.proto",
+      "google/api/expr/v1alpha1/checked.proto",
+      "xds/type/matcher/v3/matcher.proto",
     ]) {
       expect(names).toContain(required);
     }

@@ -6,8 +6,8 @@ import {
   type ClusterLoadAssignmentView,
   ClusterLoadAssignmentViewReader,
 } from "../gen/envoy/config/endpoint/v3/endpoint_view.js";
+import { canonicalIp, ipv4Value, joinHostPort } from "../ip-address.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "../resource-type.js";
-import { canonicalIp, ipv4Value, joinHostPort } from "./address.js";
 import { decodeResource, type ResourceMessage } from "./decode-view.js";
 import { perMillion } from "./fraction.js";
 import { UINT32_MAX, type ValidationErrors } from "./validation.js";

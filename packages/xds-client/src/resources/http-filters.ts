@@ -1,5 +1,7 @@
 import { RouterViewReader } from "../gen/envoy/extensions/filters/http/router/v3/router_view.js";
 import { decodeExtension, type XdsExtension } from "./extension.js";
+import type { ServerHttpFilterConfig } from "./http-filter-config.js";
+import { parseRbacConfig, parseRbacOverride } from "./rbac.js";
 import type { ValidationErrors } from "./validation.js";
 
 /** What the decoders know of one HTTP filter type (gRPC's HTTP filter registry, A39). */
@@ -15,6 +17,21 @@ interface HttpFilterKind {
   readonly needsMessage: boolean;
   /** Fully validates the serialized config (only where this package has the message definition). */
   readonly validate?: (extension: XdsExtension, errors: ValidationErrors) => void;
+  /** For filters servers run: the validated config (undefined after reporting a problem). */
+  readonly parseServer?: (extension: XdsExtension, errors: ValidationErrors) => ServerHttpFilterConfig | undefined;
+  /** For filters servers run: a validated `typed_per_filter_config` override (undefined after reporting). */
+  readonly parseOverride?: (extension: XdsExtension, errors: ValidationErrors) => ServerHttpFilterConfig | undefined;
+}
+
+const ROUTER_CONFIG: ServerHttpFilterConfig = Object.freeze({ type: "router" });
+
+function rbacConfig(
+  parse: typeof parseRbacConfig,
+): (extension: XdsExtension, errors: ValidationErrors) => ServerHttpFilterConfig | undefined {
+  return (extension, errors) => {
+    const config = parse(extension, errors);
+    return config === undefined ? undefined : Object.freeze({ type: "rbac", ...config });
+  };
 }
 
 const ROUTER = "envoy.extensions.filters.http.router.v3.Router";
@@ -26,8 +43,9 @@ function validateRouter(extension: XdsExtension, errors: ValidationErrors): void
 }
 
 /**
- * The filters gRPC clients and servers implement. Configs other than the router's are carried as the serialized
- * message; this package has no definitions to validate them further.
+ * The filters gRPC clients and servers implement (A39's registry: each says whether clients, servers or both run
+ * it). The router and RBAC configs are validated here; the client-only ones are carried as the serialized message for
+ * the transport to read.
  */
 const KINDS: readonly HttpFilterKind[] = [
   {
@@ -38,6 +56,7 @@ const KINDS: readonly HttpFilterKind[] = [
     onServers: true,
     needsMessage: true,
     validate: validateRouter,
+    parseServer: () => ROUTER_CONFIG,
   },
   {
     configType: "envoy.extensions.filters.http.fault.v3.HTTPFault",
@@ -54,6 +73,8 @@ const KINDS: readonly HttpFilterKind[] = [
     onClients: false,
     onServers: true,
     needsMessage: true,
+    parseServer: rbacConfig(parseRbacConfig),
+    parseOverride: rbacConfig(parseRbacOverride),
   },
   {
     configType: "envoy.extensions.filters.http.stateful_session.v3.StatefulSession",

@@ -21,9 +21,23 @@ export {
   type Priority,
 } from "./endpoint.js";
 export type { TypedConfig } from "./extension.js";
+export type { ServerHttpFilterConfig } from "./http-filter-config.js";
 export type { LbPolicyConfig } from "./lb-policy.js";
-export { type HttpFilter, type ListenerRouteSource, type ListenerUpdate, listenerResourceType } from "./listener.js";
+export { listenerResourceType } from "./listener.js";
+export type {
+  ClientListenerUpdate,
+  DownstreamTlsConfig,
+  FilterChainMatch,
+  HttpFilter,
+  ListenerAddress,
+  ListenerRouteSource,
+  ListenerUpdate,
+  ServerFilterChain,
+  ServerHttpFilter,
+  ServerListenerUpdate,
+} from "./listener-types.js";
 export type { HeaderMatcher, PathMatcher, StringMatcher } from "./matchers.js";
+export type { RbacFilterConfig, RbacPolicy, RbacRule, RbacRules } from "./rbac-types.js";
 export {
   type FilterConfigOverride,
   type FilterConfigOverrides,

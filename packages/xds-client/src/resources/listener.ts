@@ -1,149 +1,25 @@
 import type { Any } from "@bufbuild/protobuf/wkt";
-import type { Listener } from "@xdskit/protos/envoy/config/listener/v3/listener_pb";
 import { type ListenerView, ListenerViewReader } from "../gen/envoy/config/listener/v3/listener_view.js";
-import {
-  type HttpConnectionManagerView as HttpConnectionManager,
-  HttpConnectionManagerViewReader,
-} from "../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_view.js";
+import { HttpConnectionManagerViewReader } from "../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_view.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "../resource-type.js";
 import { decodeResource, type ResourceMessage } from "./decode-view.js";
-import { parseDurationMs } from "./duration.js";
-import { decodeExtension, extractExtension, type TypedConfig, toTypedConfig } from "./extension.js";
-import { type HttpFilterKind, httpFilterForConfigType, validateFilterConfig } from "./http-filters.js";
-import { parseRouteConfigurationBody, type RouteConfigurationBody } from "./route-configuration.js";
+import { decodeExtension, extractExtension } from "./extension.js";
+import { HCM_TYPE, parseHttpConnectionManager } from "./http-connection-manager.js";
+import type { ClientListenerUpdate, HttpFilter, ListenerUpdate, ServerListenerUpdate } from "./listener-types.js";
+import { parseServerListener } from "./server-listener.js";
 import type { ValidationErrors } from "./validation.js";
 
-/** One entry of the HTTP filter chain (A39), in order; the last is the router. */
-export interface HttpFilter {
-  readonly name: string;
-  readonly config: TypedConfig;
-  readonly isOptional: boolean;
-}
+export type { ClientListenerUpdate, HttpFilter, ListenerRouteSource, ListenerUpdate } from "./listener-types.js";
 
-/** Where the Listener's routes come from: an RDS resource to watch, or inline. */
-export type ListenerRouteSource =
-  | { readonly type: "rds"; readonly routeConfigName: string }
-  | { readonly type: "inline"; readonly routeConfiguration: RouteConfigurationBody };
+// LDS: one type for client Listeners (an `api_listener`) and server Listeners (an `address`, A36), as in gRPC: a
+// Listener with an `api_listener` is a client one (whatever else it holds, as C-core reads it), else one with an
+// `address` is a server one, else it is invalid.
 
-/** A client (API) Listener: its HttpConnectionManager as a gRPC client uses it. */
-export interface ListenerUpdate {
-  readonly name: string;
-  readonly route: ListenerRouteSource;
-  readonly httpFilters: readonly HttpFilter[];
-  /** A31: `common_http_protocol_options.max_stream_duration`, the default for routes without their own. */
-  readonly maxStreamDurationMs?: number;
-  /** The decoded message (non-enumerable). */
-  readonly raw: Listener;
-}
-
-const HCM_TYPE = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
-
-function parseHttpFilters(hcm: HttpConnectionManager, hcmPath: string, errors: ValidationErrors): HttpFilter[] {
-  const path = `${hcmPath}.http_filters`;
-  const filters: HttpFilter[] = [];
-  const kinds: HttpFilterKind[] = [];
-  const names = new Set<string>();
-  const before = errors.count;
-  for (let i = 0; i < hcm.httpFilters.length; i++) {
-    const filter = hcm.httpFilters[i]!;
-    const filterPath = `${path}[${i}]`;
-    if (filter.name === "") {
-      errors.add(`${filterPath}.name`, "empty filter name");
-      continue;
-    }
-    if (names.has(filter.name)) {
-      errors.add(`${filterPath}.name`, `duplicate HTTP filter name: ${filter.name}`);
-      continue;
-    }
-    names.add(filter.name);
-    const typedConfig = filter.configType.case === "typedConfig" ? filter.configType.value : undefined;
-    const extension = extractExtension(typedConfig, `${filterPath}.typed_config`, errors);
-    if (extension === undefined) continue;
-    const kind = httpFilterForConfigType(extension.type);
-    if (kind === undefined) {
-      if (!filter.isOptional) errors.add(extension.path, "unsupported filter type");
-      continue;
-    }
-    if (!kind.onClients) {
-      if (!filter.isOptional) errors.add(extension.path, "filter is not supported on clients");
-      continue;
-    }
-    validateFilterConfig(kind, extension, errors);
-    filters.push(Object.freeze({ name: filter.name, config: toTypedConfig(extension), isOptional: filter.isOptional }));
-    kinds.push(kind);
-  }
-  if (errors.count === before && filters.length === 0) errors.add(path, "expected at least one HTTP filter");
-  const last = kinds.length - 1;
-  for (let i = 0; i < kinds.length; i++) {
-    const kind = kinds[i]!;
-    if (i < last && kind.terminal) {
-      errors.add(path, `terminal filter for config type ${kind.configType} must be the last filter in the chain`);
-    } else if (i === last && !kind.terminal) {
-      errors.add(path, `non-terminal filter for config type ${kind.configType} is the last filter in the chain`);
-    }
-  }
-  return filters;
-}
-
-function parseHttpConnectionManager(
-  hcm: HttpConnectionManager,
-  path: string,
+function parseClientListener(
+  proto: ListenerView & { apiListener: NonNullable<ListenerView["apiListener"]> },
   context: DecodeContext,
   errors: ValidationErrors,
-): Omit<ListenerUpdate, "name" | "raw"> | undefined {
-  if (hcm.xffNumTrustedHops !== 0) errors.add(`${path}.xff_num_trusted_hops`, "must be zero");
-  if (hcm.originalIpDetectionExtensions.length > 0) {
-    errors.add(`${path}.original_ip_detection_extensions`, "must be empty");
-  }
-  let maxStreamDurationMs: number | undefined;
-  const maxStreamDuration = hcm.commonHttpProtocolOptions?.maxStreamDuration;
-  if (maxStreamDuration !== undefined) {
-    maxStreamDurationMs = parseDurationMs(
-      maxStreamDuration,
-      `${path}.common_http_protocol_options.max_stream_duration`,
-      errors,
-    );
-  }
-  const httpFilters = parseHttpFilters(hcm, path, errors);
-  let route: ListenerRouteSource | undefined;
-  const spec = hcm.routeSpecifier;
-  if (spec.case === "routeConfig") {
-    const routeConfiguration = parseRouteConfigurationBody(spec.value, `${path}.route_config`, context, errors);
-    route = Object.freeze({ type: "inline", routeConfiguration });
-  } else if (spec.case === "rds") {
-    const configSource = spec.value.configSource;
-    const sourcePath = `${path}.rds.config_source`;
-    if (configSource === undefined) {
-      errors.add(sourcePath, "field not present");
-    } else {
-      const kind = configSource.configSourceSpecifier.case;
-      if (kind !== "ads" && kind !== "self") errors.add(sourcePath, "ConfigSource does not specify ADS or SELF");
-    }
-    route = Object.freeze({ type: "rds", routeConfigName: spec.value.routeConfigName });
-  } else {
-    errors.add(path, "neither route_config nor rds fields are present");
-  }
-  if (route === undefined) return undefined;
-  return {
-    route,
-    httpFilters: Object.freeze(httpFilters),
-    ...(maxStreamDurationMs === undefined ? {} : { maxStreamDurationMs }),
-  };
-}
-
-function parseListener(
-  proto: ListenerView,
-  context: DecodeContext,
-  errors: ValidationErrors,
-): Omit<ListenerUpdate, "name" | "raw"> | undefined {
-  if (proto.apiListener === undefined) {
-    if (proto.address === undefined) {
-      errors.add("", "Listener has neither address nor ApiListener");
-    } else {
-      errors.add("api_listener", "field not present (server-side Listeners are not supported by this client)");
-    }
-    return undefined;
-  }
+): Omit<ClientListenerUpdate, "kind" | "name" | "raw"> | undefined {
   const extension = extractExtension(proto.apiListener.apiListener, "api_listener.api_listener", errors);
   if (extension === undefined) return undefined;
   if (extension.type !== HCM_TYPE) {
@@ -155,7 +31,7 @@ function parseListener(
     errors.add(extension.path, "could not parse HttpConnectionManager config");
     return undefined;
   }
-  return parseHttpConnectionManager(hcm, extension.path, context, errors);
+  return parseHttpConnectionManager<HttpFilter>(hcm, extension.path, "client", context, errors);
 }
 
 const LISTENER: ResourceMessage<ListenerView> = {
@@ -165,15 +41,28 @@ const LISTENER: ResourceMessage<ListenerView> = {
   nameOf: (view) => view.name,
 };
 
-/** LDS: client `envoy.config.listener.v3.Listener`s (an `api_listener` holding an HttpConnectionManager). */
+/**
+ * LDS: `envoy.config.listener.v3.Listener`, a client Listener (an `api_listener` holding an HttpConnectionManager) or
+ * a server one (A36: an `address` and filter chains).
+ */
 export const listenerResourceType: ResourceType<ListenerUpdate> = Object.freeze({
   typeUrl: LISTENER.typeUrl,
   typeName: "ListenerResource",
   allResourcesRequiredInSotW: true,
   decode(resource: Any, context: DecodeContext): DecodeResult<ListenerUpdate> {
-    return decodeResource(resource, LISTENER, (view, errors) => {
-      const body = parseListener(view, context, errors);
-      return body === undefined ? undefined : { name: view.name, ...body };
-    });
+    type Body = Omit<ClientListenerUpdate, "raw"> | Omit<ServerListenerUpdate, "raw">;
+    return decodeResource(resource, LISTENER, (view, errors): Body | undefined => {
+      if (view.apiListener !== undefined) {
+        const apiListener = view.apiListener;
+        const body = parseClientListener({ ...view, apiListener }, context, errors);
+        return body === undefined ? undefined : { kind: "client", name: view.name, ...body };
+      }
+      if (view.address === undefined) {
+        errors.add("", "Listener has neither address nor ApiListener");
+        return undefined;
+      }
+      const body = parseServerListener(view, context, errors);
+      return body === undefined ? undefined : { kind: "server", name: view.name, ...body };
+    }) as DecodeResult<ListenerUpdate>;
   },
 });

@@ -15,6 +15,7 @@ import { decodeResource, type ResourceMessage } from "./decode-view.js";
 import { parseDurationMs } from "./duration.js";
 import { decodeExtension, extractExtension, type TypedConfig, toTypedConfig } from "./extension.js";
 import { perMillion } from "./fraction.js";
+import type { ServerHttpFilterConfig } from "./http-filter-config.js";
 import { httpFilterForOverrideType } from "./http-filters.js";
 import {
   checkRe2Syntax,
@@ -31,6 +32,8 @@ export interface FilterConfigOverride {
   /** From an `envoy.config.route.v3.FilterConfig` wrapper. */
   readonly isOptional: boolean;
   readonly disabled: boolean;
+  /** The validated override of a filter gRPC servers run (`RBACPerRoute`); absent for the other filters. */
+  readonly parsed?: ServerHttpFilterConfig;
 }
 
 export type FilterConfigOverrides = Readonly<Record<string, FilterConfigOverride>>;
@@ -160,12 +163,18 @@ function parseFilterOverrides(
       extension = extractExtension(wrapper.config, `${extension.path}.config`, errors);
       if (extension === undefined) continue;
     }
-    if (httpFilterForOverrideType(extension.type) === undefined) {
+    const kind = httpFilterForOverrideType(extension.type);
+    if (kind === undefined) {
       if (!isOptional) errors.add(extension.path, "unsupported filter type");
       continue;
     }
+    const parsed = kind.parseOverride?.(extension, errors);
     result ??= {};
-    result[key] = Object.freeze({ config: toTypedConfig(extension), isOptional, disabled });
+    result[key] = Object.freeze(
+      parsed === undefined
+        ? { config: toTypedConfig(extension), isOptional, disabled }
+        : { config: toTypedConfig(extension), isOptional, disabled, parsed },
+    );
   }
   return result === undefined ? EMPTY_OVERRIDES : Object.freeze(result);
 }

@@ -25,8 +25,8 @@ export const bootstrap: Bootstrap = Object.freeze<Bootstrap>({
   dynamicParameters: {},
   clientDefaultListenerResourceNameTemplate: "%s",
   certificateProviders: new Map([
-    ["ca_provider", { pluginName: "file_watcher", config: {} }],
-    ["id_provider", { pluginName: "file_watcher", config: {} }],
+    ["ca_provider", { pluginName: "file_watcher", config: {}, fileWatcher: { refreshIntervalMs: 600_000 } }],
+    ["id_provider", { pluginName: "file_watcher", config: {}, fileWatcher: { refreshIntervalMs: 600_000 } }],
   ]),
 });
 

@@ -7,7 +7,8 @@ import {
   type HttpFilterSchema,
 } from "@xdskit/protos/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb";
 import { describe, expect, it } from "vitest";
-import { listenerResourceType } from "../../src/resources/index.js";
+import type { DecodeResult } from "../../src/resource-type.js";
+import { type ClientListenerUpdate, type ListenerUpdate, listenerResourceType } from "../../src/resources/index.js";
 import { context, decodeWith, expectError, expectOk, type Init, isDeeplyFrozen, pack } from "./context.js";
 import { typedStruct } from "./typed-struct.js";
 
@@ -36,6 +37,13 @@ function decode(init: HcmInit) {
   });
 }
 
+/** The update of a client Listener (an api_listener). */
+function expectClient(result: DecodeResult<ListenerUpdate>): ClientListenerUpdate {
+  const update = expectOk(result);
+  if (update.kind !== "client") throw new Error(`expected a client Listener, got a ${update.kind} one`);
+  return update;
+}
+
 describe("listenerResourceType", () => {
   it("is LDS: a SotW type named ListenerResource", () => {
     expect(listenerResourceType.typeUrl).toBe("type.googleapis.com/envoy.config.listener.v3.Listener");
@@ -46,8 +54,9 @@ describe("listenerResourceType", () => {
   it("decodes an RDS listener into a frozen update with the raw message non-enumerable", () => {
     const result = decode(hcm({ commonHttpProtocolOptions: { maxStreamDuration: { seconds: 30n } } }));
     expect(result.ok && result.name).toBe("listener-a");
-    const update = expectOk(result);
+    const update = expectClient(result);
     expect(update).toEqual({
+      kind: "client",
       name: "listener-a",
       route: { type: "rds", routeConfigName: "rc-1" },
       httpFilters: [
@@ -66,7 +75,7 @@ describe("listenerResourceType", () => {
 
   describe("accepts each shape gRPC accepts", () => {
     it("rds with a self config source", () => {
-      const update = expectOk(
+      const update = expectClient(
         decode(
           hcm({
             routeSpecifier: {
@@ -80,7 +89,7 @@ describe("listenerResourceType", () => {
     });
 
     it("an inline route_config, validated with the RDS rules", () => {
-      const update = expectOk(
+      const update = expectClient(
         decode(
           hcm({
             routeSpecifier: {
@@ -112,7 +121,7 @@ describe("listenerResourceType", () => {
     });
 
     it("client filters before the router, and optional unsupported ones skipped (A39)", () => {
-      const update = expectOk(
+      const update = expectClient(
         decode(
           hcm({
             httpFilters: [
@@ -144,7 +153,7 @@ describe("listenerResourceType", () => {
           },
         }),
       );
-      const update = expectOk(listenerResourceType.decode(any, context));
+      const update = expectClient(listenerResourceType.decode(any, context));
       const config = update.httpFilters[0]!.config;
       expect(config).toEqual({
         type: "envoy.extensions.filters.http.fault.v3.HTTPFault",
@@ -267,7 +276,7 @@ describe("listenerResourceType", () => {
       expectError(decode(init), error, "listener-a");
     });
 
-    it("a Listener with neither address nor api_listener, or a server Listener", () => {
+    it("a Listener with neither address nor api_listener; one with an address is read as a server Listener", () => {
       expectError(
         decodeWith(listenerResourceType, ListenerSchema, { name: "l" }),
         "Listener has neither address nor ApiListener",
@@ -278,7 +287,7 @@ describe("listenerResourceType", () => {
           name: "s",
           address: { address: { case: "socketAddress", value: { address: "0.0.0.0" } } },
         }),
-        "api_listener: field not present (server-side Listeners are not supported by this client)",
+        "address.socket_address.port_value: field not present; default_filter_chain: must be set if filter_chains is unset",
         "s",
       );
     });

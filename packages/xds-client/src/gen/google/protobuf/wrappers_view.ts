@@ -51,7 +51,7 @@
 
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { readTag, tooDeep, walkField } from "../../../resources/view-runtime.js";
-import { BoolValueSchema } from "@bufbuild/protobuf/wkt";
+import { BoolValueSchema, UInt32ValueSchema } from "@bufbuild/protobuf/wkt";
 
 /**
  * The fields of google.protobuf.BoolValue a decoder reads, as protobuf-es reads them.
@@ -87,6 +87,45 @@ export function readBoolValue(
         break;
       default:
         walkField(reader, BoolValueSchema, tag >>> 3, tag & 7, depth);
+    }
+  }
+  return view;
+}
+
+/**
+ * The fields of google.protobuf.UInt32Value a decoder reads, as protobuf-es reads them.
+ */
+export interface UInt32ValueView {
+  value: number;
+}
+
+/**
+ * A google.protobuf.UInt32Value with no field set.
+ */
+export function newUInt32ValueView(): UInt32ValueView {
+  return { value: 0, };
+}
+
+/**
+ * Reads google.protobuf.UInt32Value (`length` bytes, nested `depth` deep, the top level being 1), merged into `target` when set.
+ */
+export function readUInt32Value(
+  reader: BinaryReader,
+  length: number,
+  depth: number,
+  target: UInt32ValueView | undefined,
+): UInt32ValueView {
+  if (depth > 100) throw tooDeep("google.protobuf.UInt32Value");
+  const end = reader.pos + length;
+  const view = target ?? newUInt32ValueView();
+  while (reader.pos < end) {
+    const tag = readTag(reader);
+    switch (tag >>> 3) {
+      case 1:
+        view.value = reader.uint32();
+        break;
+      default:
+        walkField(reader, UInt32ValueSchema, tag >>> 3, tag & 7, depth);
     }
   }
   return view;

@@ -4,7 +4,7 @@
 
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { readTag, tooDeep, walkField } from "../../../../resources/view-runtime.js";
-import { Int64RangeSchema } from "@xdskit/protos/envoy/type/v3/range_pb";
+import { Int32RangeSchema, Int64RangeSchema } from "@xdskit/protos/envoy/type/v3/range_pb";
 
 /**
  * The fields of envoy.type.v3.Int64Range a decoder reads, as protobuf-es reads them.
@@ -44,6 +44,49 @@ export function readInt64Range(
         break;
       default:
         walkField(reader, Int64RangeSchema, tag >>> 3, tag & 7, depth);
+    }
+  }
+  return view;
+}
+
+/**
+ * The fields of envoy.type.v3.Int32Range a decoder reads, as protobuf-es reads them.
+ */
+export interface Int32RangeView {
+  start: number;
+  end: number;
+}
+
+/**
+ * A envoy.type.v3.Int32Range with no field set.
+ */
+export function newInt32RangeView(): Int32RangeView {
+  return { start: 0, end: 0, };
+}
+
+/**
+ * Reads envoy.type.v3.Int32Range (`length` bytes, nested `depth` deep, the top level being 1), merged into `target` when set.
+ */
+export function readInt32Range(
+  reader: BinaryReader,
+  length: number,
+  depth: number,
+  target: Int32RangeView | undefined,
+): Int32RangeView {
+  if (depth > 100) throw tooDeep("envoy.type.v3.Int32Range");
+  const end = reader.pos + length;
+  const view = target ?? newInt32RangeView();
+  while (reader.pos < end) {
+    const tag = readTag(reader);
+    switch (tag >>> 3) {
+      case 1:
+        view.start = reader.int32();
+        break;
+      case 2:
+        view.end = reader.int32();
+        break;
+      default:
+        walkField(reader, Int32RangeSchema, tag >>> 3, tag & 7, depth);
     }
   }
   return view;

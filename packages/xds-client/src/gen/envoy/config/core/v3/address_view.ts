@@ -2,9 +2,11 @@
 // @generated from file envoy/config/core/v3/address.proto (package envoy.config.core.v3, syntax proto3)
 /* eslint-disable */
 
-import { NO_CASE, readString, readTag, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
+import { NO_CASE, readString, readTag, readWrapper, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
-import { AddressSchema, SocketAddressSchema } from "@xdskit/protos/envoy/config/core/v3/address_pb";
+import type { SocketAddress_Protocol } from "@xdskit/protos/envoy/config/core/v3/address_pb";
+import { AddressSchema, CidrRangeSchema, SocketAddressSchema } from "@xdskit/protos/envoy/config/core/v3/address_pb";
+import { UInt32ValueSchema } from "@bufbuild/protobuf/wkt";
 
 /**
  * The fields of envoy.config.core.v3.Address a decoder reads, as protobuf-es reads them.
@@ -57,6 +59,7 @@ export function readAddress(
  * The fields of envoy.config.core.v3.SocketAddress a decoder reads, as protobuf-es reads them.
  */
 export interface SocketAddressView {
+  protocol: SocketAddress_Protocol;
   address: string;
   portSpecifier: { case: "portValue"; value: number } | { case: "namedPort"; value: string } | { case: undefined; value?: undefined };
   resolverName: string;
@@ -66,7 +69,7 @@ export interface SocketAddressView {
  * A envoy.config.core.v3.SocketAddress with no field set.
  */
 export function newSocketAddressView(): SocketAddressView {
-  return { address: "", portSpecifier: NO_CASE, resolverName: "", };
+  return { protocol: 0, address: "", portSpecifier: NO_CASE, resolverName: "", };
 }
 
 /**
@@ -84,6 +87,9 @@ export function readSocketAddress(
   while (reader.pos < end) {
     const tag = readTag(reader);
     switch (tag >>> 3) {
+      case 1:
+        view.protocol = reader.int32();
+        break;
       case 2:
         view.address = readString(reader);
         break;
@@ -98,6 +104,49 @@ export function readSocketAddress(
         break;
       default:
         walkField(reader, SocketAddressSchema, tag >>> 3, tag & 7, depth);
+    }
+  }
+  return view;
+}
+
+/**
+ * The fields of envoy.config.core.v3.CidrRange a decoder reads, as protobuf-es reads them.
+ */
+export interface CidrRangeView {
+  addressPrefix: string;
+  prefixLen?: number | undefined;
+}
+
+/**
+ * A envoy.config.core.v3.CidrRange with no field set.
+ */
+export function newCidrRangeView(): CidrRangeView {
+  return { addressPrefix: "", prefixLen: undefined, };
+}
+
+/**
+ * Reads envoy.config.core.v3.CidrRange (`length` bytes, nested `depth` deep, the top level being 1), merged into `target` when set.
+ */
+export function readCidrRange(
+  reader: BinaryReader,
+  length: number,
+  depth: number,
+  target: CidrRangeView | undefined,
+): CidrRangeView {
+  if (depth > 100) throw tooDeep("envoy.config.core.v3.CidrRange");
+  const end = reader.pos + length;
+  const view = target ?? newCidrRangeView();
+  while (reader.pos < end) {
+    const tag = readTag(reader);
+    switch (tag >>> 3) {
+      case 1:
+        view.addressPrefix = readString(reader);
+        break;
+      case 2:
+        view.prefixLen = readWrapper(reader, depth + 1, UInt32ValueSchema, view.prefixLen, 0, (reader) => reader.uint32());
+        break;
+      default:
+        walkField(reader, CidrRangeSchema, tag >>> 3, tag & 7, depth);
     }
   }
   return view;

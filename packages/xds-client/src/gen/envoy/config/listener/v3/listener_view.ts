@@ -4,11 +4,14 @@
 
 import type { AddressView } from "../../core/v3/address_view.js";
 import { readAddress } from "../../core/v3/address_view.js";
+import type { FilterChainView, ListenerFilterView } from "./listener_components_view.js";
+import { readFilterChain, readListenerFilter } from "./listener_components_view.js";
 import type { ApiListenerView } from "./api_listener_view.js";
 import { readApiListener } from "./api_listener_view.js";
-import { BinaryReader } from "@bufbuild/protobuf/wire";
 import type { ViewReader } from "../../../../../resources/view-runtime.js";
-import { readString, readTag, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
+import { NO_ITEMS, readString, readTag, readWrapper, tooDeep, walkField } from "../../../../../resources/view-runtime.js";
+import { BinaryReader } from "@bufbuild/protobuf/wire";
+import { BoolValueSchema } from "@bufbuild/protobuf/wkt";
 import { ListenerSchema } from "@xdskit/protos/envoy/config/listener/v3/listener_pb";
 
 /**
@@ -17,6 +20,10 @@ import { ListenerSchema } from "@xdskit/protos/envoy/config/listener/v3/listener
 export interface ListenerView {
   name: string;
   address?: AddressView | undefined;
+  filterChains: readonly FilterChainView[];
+  useOriginalDst?: boolean | undefined;
+  defaultFilterChain?: FilterChainView | undefined;
+  listenerFilters: readonly ListenerFilterView[];
   apiListener?: ApiListenerView | undefined;
 }
 
@@ -24,7 +31,7 @@ export interface ListenerView {
  * A envoy.config.listener.v3.Listener with no field set.
  */
 export function newListenerView(): ListenerView {
-  return { name: "", address: undefined, apiListener: undefined, };
+  return { name: "", address: undefined, filterChains: NO_ITEMS, useOriginalDst: undefined, defaultFilterChain: undefined, listenerFilters: NO_ITEMS, apiListener: undefined, };
 }
 
 /**
@@ -48,6 +55,22 @@ export function readListener(
       case 2:
         view.address = readAddress(reader, reader.uint32(), depth + 1, view.address);
         break;
+      case 3: {
+        const items = (view.filterChains === NO_ITEMS ? (view.filterChains = []) : view.filterChains) as FilterChainView[];
+        items.push(readFilterChain(reader, reader.uint32(), depth + 1, undefined));
+        break;
+      }
+      case 4:
+        view.useOriginalDst = readWrapper(reader, depth + 1, BoolValueSchema, view.useOriginalDst, false, (reader) => reader.bool());
+        break;
+      case 25:
+        view.defaultFilterChain = readFilterChain(reader, reader.uint32(), depth + 1, view.defaultFilterChain);
+        break;
+      case 9: {
+        const items = (view.listenerFilters === NO_ITEMS ? (view.listenerFilters = []) : view.listenerFilters) as ListenerFilterView[];
+        items.push(readListenerFilter(reader, reader.uint32(), depth + 1, undefined));
+        break;
+      }
       case 19:
         view.apiListener = readApiListener(reader, reader.uint32(), depth + 1, view.apiListener);
         break;

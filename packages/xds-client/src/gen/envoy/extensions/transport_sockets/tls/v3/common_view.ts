@@ -4,11 +4,11 @@
 
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { NO_ITEMS, readString, readTag, readWrapper, tooDeep, walkField } from "../../../../../../resources/view-runtime.js";
-import { CertificateProviderPluginInstanceSchema, CertificateValidationContext_SystemRootCertsSchema, CertificateValidationContextSchema, TlsCertificateSchema, TlsParametersSchema } from "@xdskit/protos/envoy/extensions/transport_sockets/tls/v3/common_pb";
-import type { StringMatcherView } from "../../../../type/matcher/v3/string_view.js";
-import { readStringMatcher } from "../../../../type/matcher/v3/string_view.js";
+import { CertificateProviderPluginInstanceSchema, CertificateValidationContext_SystemRootCertsSchema, CertificateValidationContextSchema, SubjectAltNameMatcherSchema, TlsCertificateSchema, TlsParametersSchema } from "@xdskit/protos/envoy/extensions/transport_sockets/tls/v3/common_pb";
 import type { DataSourceView } from "../../../../config/core/v3/base_view.js";
 import { readDataSource } from "../../../../config/core/v3/base_view.js";
+import type { StringMatcherView } from "../../../../type/matcher/v3/string_view.js";
+import { readStringMatcher } from "../../../../type/matcher/v3/string_view.js";
 import type { TypedExtensionConfigView } from "../../../../config/core/v3/extension_view.js";
 import { readTypedExtensionConfig } from "../../../../config/core/v3/extension_view.js";
 import { BoolValueSchema } from "@bufbuild/protobuf/wkt";
@@ -60,10 +60,12 @@ export function readCertificateProviderPluginInstance(
  * The fields of envoy.extensions.transport_sockets.tls.v3.CertificateValidationContext a decoder reads, as protobuf-es reads them.
  */
 export interface CertificateValidationContextView {
+  trustedCa?: DataSourceView | undefined;
   caCertificateProviderInstance?: CertificateProviderPluginInstanceView | undefined;
   systemRootCerts?: CertificateValidationContext_SystemRootCertsView | undefined;
   verifyCertificateSpki: readonly string[];
   verifyCertificateHash: readonly string[];
+  matchTypedSubjectAltNames: readonly SubjectAltNameMatcherView[];
   matchSubjectAltNames: readonly StringMatcherView[];
   requireSignedCertificateTimestamp?: boolean | undefined;
   crl?: DataSourceView | undefined;
@@ -74,7 +76,7 @@ export interface CertificateValidationContextView {
  * A envoy.extensions.transport_sockets.tls.v3.CertificateValidationContext with no field set.
  */
 export function newCertificateValidationContextView(): CertificateValidationContextView {
-  return { caCertificateProviderInstance: undefined, systemRootCerts: undefined, verifyCertificateSpki: NO_ITEMS, verifyCertificateHash: NO_ITEMS, matchSubjectAltNames: NO_ITEMS, requireSignedCertificateTimestamp: undefined, crl: undefined, customValidatorConfig: undefined, };
+  return { trustedCa: undefined, caCertificateProviderInstance: undefined, systemRootCerts: undefined, verifyCertificateSpki: NO_ITEMS, verifyCertificateHash: NO_ITEMS, matchTypedSubjectAltNames: NO_ITEMS, matchSubjectAltNames: NO_ITEMS, requireSignedCertificateTimestamp: undefined, crl: undefined, customValidatorConfig: undefined, };
 }
 
 /**
@@ -92,6 +94,9 @@ export function readCertificateValidationContext(
   while (reader.pos < end) {
     const tag = readTag(reader);
     switch (tag >>> 3) {
+      case 1:
+        view.trustedCa = readDataSource(reader, reader.uint32(), depth + 1, view.trustedCa);
+        break;
       case 13:
         view.caCertificateProviderInstance = readCertificateProviderPluginInstance(reader, reader.uint32(), depth + 1, view.caCertificateProviderInstance);
         break;
@@ -106,6 +111,11 @@ export function readCertificateValidationContext(
       case 2: {
         const items = (view.verifyCertificateHash === NO_ITEMS ? (view.verifyCertificateHash = []) : view.verifyCertificateHash) as string[];
         items.push(readString(reader));
+        break;
+      }
+      case 15: {
+        const items = (view.matchTypedSubjectAltNames === NO_ITEMS ? (view.matchTypedSubjectAltNames = []) : view.matchTypedSubjectAltNames) as SubjectAltNameMatcherView[];
+        items.push(readSubjectAltNameMatcher(reader, reader.uint32(), depth + 1, undefined));
         break;
       }
       case 9: {
@@ -229,6 +239,41 @@ export function readTlsCertificate(
     switch (tag >>> 3) {
       default:
         walkField(reader, TlsCertificateSchema, tag >>> 3, tag & 7, depth);
+    }
+  }
+  return view;
+}
+
+/**
+ * The fields of envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher a decoder reads, as protobuf-es reads them.
+ */
+export interface SubjectAltNameMatcherView {
+}
+
+/**
+ * A envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher with no field set.
+ */
+export function newSubjectAltNameMatcherView(): SubjectAltNameMatcherView {
+  return { };
+}
+
+/**
+ * Reads envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher (`length` bytes, nested `depth` deep, the top level being 1), merged into `target` when set.
+ */
+export function readSubjectAltNameMatcher(
+  reader: BinaryReader,
+  length: number,
+  depth: number,
+  target: SubjectAltNameMatcherView | undefined,
+): SubjectAltNameMatcherView {
+  if (depth > 100) throw tooDeep("envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher");
+  const end = reader.pos + length;
+  const view = target ?? newSubjectAltNameMatcherView();
+  while (reader.pos < end) {
+    const tag = readTag(reader);
+    switch (tag >>> 3) {
+      default:
+        walkField(reader, SubjectAltNameMatcherSchema, tag >>> 3, tag & 7, depth);
     }
   }
   return view;

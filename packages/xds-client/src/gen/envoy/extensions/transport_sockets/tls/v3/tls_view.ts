@@ -4,14 +4,16 @@
 
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import type { ViewReader } from "../../../../../../resources/view-runtime.js";
-import { NO_CASE, NO_ITEMS, readString, readTag, tooDeep, walkField } from "../../../../../../resources/view-runtime.js";
-import { CommonTlsContext_CertificateProviderInstanceSchema, CommonTlsContext_CombinedCertificateValidationContextSchema, CommonTlsContextSchema, UpstreamTlsContextSchema } from "@xdskit/protos/envoy/extensions/transport_sockets/tls/v3/tls_pb";
+import { NO_CASE, NO_ITEMS, readString, readTag, readWrapper, tooDeep, walkField } from "../../../../../../resources/view-runtime.js";
+import type { DownstreamTlsContext_OcspStaplePolicy } from "@xdskit/protos/envoy/extensions/transport_sockets/tls/v3/tls_pb";
+import { CommonTlsContext_CertificateProviderInstanceSchema, CommonTlsContext_CertificateProviderSchema, CommonTlsContext_CombinedCertificateValidationContextSchema, CommonTlsContextSchema, DownstreamTlsContextSchema, UpstreamTlsContextSchema } from "@xdskit/protos/envoy/extensions/transport_sockets/tls/v3/tls_pb";
 import type { CertificateProviderPluginInstanceView, CertificateValidationContextView, TlsCertificateView, TlsParametersView } from "./common_view.js";
 import { readCertificateProviderPluginInstance, readCertificateValidationContext, readTlsCertificate, readTlsParameters } from "./common_view.js";
 import type { SdsSecretConfigView } from "./secret_view.js";
 import { readSdsSecretConfig } from "./secret_view.js";
 import type { TypedExtensionConfigView } from "../../../../config/core/v3/extension_view.js";
 import { readTypedExtensionConfig } from "../../../../config/core/v3/extension_view.js";
+import { BoolValueSchema } from "@bufbuild/protobuf/wkt";
 
 /**
  * The fields of envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext a decoder reads, as protobuf-es reads them.
@@ -72,8 +74,9 @@ export interface CommonTlsContextView {
   tlsCertificates: readonly TlsCertificateView[];
   tlsCertificateSdsSecretConfigs: readonly SdsSecretConfigView[];
   tlsCertificateProviderInstance?: CertificateProviderPluginInstanceView | undefined;
+  tlsCertificateCertificateProvider?: CommonTlsContext_CertificateProviderView | undefined;
   tlsCertificateCertificateProviderInstance?: CommonTlsContext_CertificateProviderInstanceView | undefined;
-  validationContextType: { case: "validationContext"; value: CertificateValidationContextView } | { case: "validationContextSdsSecretConfig"; value?: unknown } | { case: "combinedValidationContext"; value: CommonTlsContext_CombinedCertificateValidationContextView } | { case: "validationContextCertificateProvider"; value?: unknown } | { case: "validationContextCertificateProviderInstance"; value?: unknown } | { case: undefined; value?: undefined };
+  validationContextType: { case: "validationContext"; value: CertificateValidationContextView } | { case: "validationContextSdsSecretConfig"; value?: unknown } | { case: "combinedValidationContext"; value: CommonTlsContext_CombinedCertificateValidationContextView } | { case: "validationContextCertificateProvider"; value?: unknown } | { case: "validationContextCertificateProviderInstance"; value: CommonTlsContext_CertificateProviderInstanceView } | { case: undefined; value?: undefined };
   customHandshaker?: TypedExtensionConfigView | undefined;
 }
 
@@ -81,7 +84,7 @@ export interface CommonTlsContextView {
  * A envoy.extensions.transport_sockets.tls.v3.CommonTlsContext with no field set.
  */
 export function newCommonTlsContextView(): CommonTlsContextView {
-  return { tlsParams: undefined, tlsCertificates: NO_ITEMS, tlsCertificateSdsSecretConfigs: NO_ITEMS, tlsCertificateProviderInstance: undefined, tlsCertificateCertificateProviderInstance: undefined, validationContextType: NO_CASE, customHandshaker: undefined, };
+  return { tlsParams: undefined, tlsCertificates: NO_ITEMS, tlsCertificateSdsSecretConfigs: NO_ITEMS, tlsCertificateProviderInstance: undefined, tlsCertificateCertificateProvider: undefined, tlsCertificateCertificateProviderInstance: undefined, validationContextType: NO_CASE, customHandshaker: undefined, };
 }
 
 /**
@@ -115,6 +118,9 @@ export function readCommonTlsContext(
       case 14:
         view.tlsCertificateProviderInstance = readCertificateProviderPluginInstance(reader, reader.uint32(), depth + 1, view.tlsCertificateProviderInstance);
         break;
+      case 9:
+        view.tlsCertificateCertificateProvider = readCommonTlsContext_CertificateProvider(reader, reader.uint32(), depth + 1, view.tlsCertificateCertificateProvider);
+        break;
       case 11:
         view.tlsCertificateCertificateProviderInstance = readCommonTlsContext_CertificateProviderInstance(reader, reader.uint32(), depth + 1, view.tlsCertificateCertificateProviderInstance);
         break;
@@ -133,8 +139,7 @@ export function readCommonTlsContext(
         view.validationContextType = { case: "validationContextCertificateProvider", value: undefined };
         break;
       case 12:
-        walkField(reader, CommonTlsContextSchema, 12, tag & 7, depth);
-        view.validationContextType = { case: "validationContextCertificateProviderInstance", value: undefined };
+        view.validationContextType = { case: "validationContextCertificateProviderInstance", value: readCommonTlsContext_CertificateProviderInstance(reader, reader.uint32(), depth + 1, view.validationContextType.case === "validationContextCertificateProviderInstance" ? view.validationContextType.value : undefined) };
         break;
       case 13:
         view.customHandshaker = readTypedExtensionConfig(reader, reader.uint32(), depth + 1, view.customHandshaker);
@@ -227,6 +232,100 @@ export function readCommonTlsContext_CertificateProviderInstance(
         break;
       default:
         walkField(reader, CommonTlsContext_CertificateProviderInstanceSchema, tag >>> 3, tag & 7, depth);
+    }
+  }
+  return view;
+}
+
+/**
+ * The fields of envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext a decoder reads, as protobuf-es reads them.
+ */
+export interface DownstreamTlsContextView {
+  commonTlsContext?: CommonTlsContextView | undefined;
+  requireClientCertificate?: boolean | undefined;
+  requireSni?: boolean | undefined;
+  ocspStaplePolicy: DownstreamTlsContext_OcspStaplePolicy;
+}
+
+/**
+ * A envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext with no field set.
+ */
+export function newDownstreamTlsContextView(): DownstreamTlsContextView {
+  return { commonTlsContext: undefined, requireClientCertificate: undefined, requireSni: undefined, ocspStaplePolicy: 0, };
+}
+
+/**
+ * Reads envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext (`length` bytes, nested `depth` deep, the top level being 1), merged into `target` when set.
+ */
+export function readDownstreamTlsContext(
+  reader: BinaryReader,
+  length: number,
+  depth: number,
+  target: DownstreamTlsContextView | undefined,
+): DownstreamTlsContextView {
+  if (depth > 100) throw tooDeep("envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext");
+  const end = reader.pos + length;
+  const view = target ?? newDownstreamTlsContextView();
+  while (reader.pos < end) {
+    const tag = readTag(reader);
+    switch (tag >>> 3) {
+      case 1:
+        view.commonTlsContext = readCommonTlsContext(reader, reader.uint32(), depth + 1, view.commonTlsContext);
+        break;
+      case 2:
+        view.requireClientCertificate = readWrapper(reader, depth + 1, BoolValueSchema, view.requireClientCertificate, false, (reader) => reader.bool());
+        break;
+      case 3:
+        view.requireSni = readWrapper(reader, depth + 1, BoolValueSchema, view.requireSni, false, (reader) => reader.bool());
+        break;
+      case 8:
+        view.ocspStaplePolicy = reader.int32();
+        break;
+      default:
+        walkField(reader, DownstreamTlsContextSchema, tag >>> 3, tag & 7, depth);
+    }
+  }
+  return view;
+}
+
+/**
+ * envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext from its bytes: the generated reader (or `fromBinary`, see `readView`).
+ */
+export const DownstreamTlsContextViewReader: ViewReader<DownstreamTlsContextView> = {
+  schema: DownstreamTlsContextSchema,
+  read: (bytes) => readDownstreamTlsContext(new BinaryReader(bytes), bytes.length, 1, undefined),
+};
+
+/**
+ * The fields of envoy.extensions.transport_sockets.tls.v3.CommonTlsContext.CertificateProvider a decoder reads, as protobuf-es reads them.
+ */
+export interface CommonTlsContext_CertificateProviderView {
+}
+
+/**
+ * A envoy.extensions.transport_sockets.tls.v3.CommonTlsContext.CertificateProvider with no field set.
+ */
+export function newCommonTlsContext_CertificateProviderView(): CommonTlsContext_CertificateProviderView {
+  return { };
+}
+
+/**
+ * Reads envoy.extensions.transport_sockets.tls.v3.CommonTlsContext.CertificateProvider (`length` bytes, nested `depth` deep, the top level being 1), merged into `target` when set.
+ */
+export function readCommonTlsContext_CertificateProvider(
+  reader: BinaryReader,
+  length: number,
+  depth: number,
+  target: CommonTlsContext_CertificateProviderView | undefined,
+): CommonTlsContext_CertificateProviderView {
+  if (depth > 100) throw tooDeep("envoy.extensions.transport_sockets.tls.v3.CommonTlsContext.CertificateProvider");
+  const end = reader.pos + length;
+  const view = target ?? newCommonTlsContext_CertificateProviderView();
+  while (reader.pos < end) {
+    const tag = readTag(reader);
+    switch (tag >>> 3) {
+      default:
+        walkField(reader, CommonTlsContext_CertificateProviderSchema, tag >>> 3, tag & 7, depth);
     }
   }
   return view;

@@ -147,3 +147,105 @@ export function canonicalIp(text: string): string | undefined {
 export function joinHostPort(host: string, port: number): string {
   return host.indexOf(":") >= 0 ? `[${host}]:${port}` : `${host}:${port}`;
 }
+
+/**
+ * An IP range (envoy `CidrRange`) as the decoders validate it: the address masked to the prefix length, which is
+ * clamped to the family's width (32 or 128); an unset `prefix_len` is 0. `/0` keeps its family: `0.0.0.0/0` holds
+ * every IPv4 address and no IPv6 one (IPv4-mapped IPv6 addresses are read as IPv4 wherever ranges are matched).
+ */
+export interface CidrRange {
+  readonly family: 4 | 6;
+  /** The masked network address in canonical text (RFC 5952 for IPv6). */
+  readonly address: string;
+  readonly prefixLen: number;
+}
+
+/** A parsed IP address: IPv4 as an unsigned 32-bit number, IPv6 as a 128-bit bigint. */
+export type IpValue = { readonly family: 4; readonly value: number } | { readonly family: 6; readonly value: bigint };
+
+function groupsValue(groups: readonly number[]): bigint {
+  let value = 0n;
+  for (const group of groups) value = (value << 16n) | BigInt(group);
+  return value;
+}
+
+const V4_MAPPED_PREFIX = 0xffffn << 32n;
+const V4_MAPPED_MASK = ~0xffffffffn & ((1n << 128n) - 1n);
+
+/**
+ * Parses an IP literal as a socket reports it. A `%zone` suffix is ignored; an IPv4-mapped IPv6 address
+ * (`::ffff:10.0.0.1`, what a dual-stack socket reports for an IPv4 peer) is read as the IPv4 address, so ranges
+ * and loopback checks treat it as the IPv4 peer it is. Undefined when `text` is not an IP literal.
+ */
+export function parseIpValue(text: string): IpValue | undefined {
+  if (text.indexOf(":") < 0) {
+    const v4 = ipv4Value(text, 0, text.length);
+    return v4 < 0 ? undefined : { family: 4, value: v4 };
+  }
+  const percent = text.indexOf("%");
+  const groups = ipv6Groups(text, percent < 0 ? text.length : percent);
+  if (groups === undefined) return undefined;
+  const value = groupsValue(groups);
+  if ((value & V4_MAPPED_MASK) === V4_MAPPED_PREFIX) return { family: 4, value: Number(value & 0xffffffffn) };
+  return { family: 6, value };
+}
+
+/** The canonical text of a parsed address (dotted quad, or RFC 5952). */
+export function formatIpValue(ip: IpValue): string {
+  if (ip.family === 4) {
+    const v = ip.value;
+    return `${Math.floor(v / 0x1000000)}.${Math.floor(v / 0x10000) % 256}.${Math.floor(v / 0x100) % 256}.${v % 256}`;
+  }
+  const groups: number[] = [];
+  for (let shift = 112n; shift >= 0n; shift -= 16n) groups.push(Number((ip.value >> shift) & 0xffffn));
+  return formatIpv6(groups);
+}
+
+/**
+ * The first `prefixLen` bits of an address, as a number (IPv4) or bigint (IPv6): the key of its network in a table
+ * of ranges of that length. Two addresses are in the same `/prefixLen` network when their keys are equal.
+ */
+export function networkKey(ip: IpValue, prefixLen: number): number | bigint {
+  if (ip.family === 4) return prefixLen === 0 ? 0 : ip.value >>> (32 - prefixLen);
+  return ip.value >> BigInt(128 - prefixLen);
+}
+
+/** Whether `ip` is in `range` (whose family it must share). */
+export function ipInRange(ip: IpValue, range: CidrRange): boolean {
+  if (ip.family !== range.family) return false;
+  const network = parseIpValue(range.address);
+  return network !== undefined && networkKey(ip, range.prefixLen) === networkKey(network, range.prefixLen);
+}
+
+/** 127.0.0.0/8 or ::1 (A36's SAME_IP_OR_LOOPBACK, with the address itself). */
+export function isLoopbackIp(ip: IpValue): boolean {
+  return ip.family === 4 ? ip.value >>> 24 === 127 : ip.value === 1n;
+}
+
+/**
+ * Validates an envoy `CidrRange`: `addressPrefix` must be an IP literal; `prefixLen` (undefined when unset: 0) is
+ * clamped to the family's width; the address is masked to it. Returns the range or a problem text.
+ */
+export function parseCidrRange(addressPrefix: string, prefixLen: number | undefined): CidrRange | string {
+  if (addressPrefix.indexOf("%") >= 0) return `"${addressPrefix}" is not an IP address (zone ids are not allowed)`;
+  const isV6 = addressPrefix.indexOf(":") >= 0;
+  let ip: IpValue | undefined;
+  if (isV6) {
+    const groups = ipv6Groups(addressPrefix, addressPrefix.length);
+    ip = groups === undefined ? undefined : { family: 6, value: groupsValue(groups) };
+  } else {
+    const v4 = ipv4Value(addressPrefix, 0, addressPrefix.length);
+    ip = v4 < 0 ? undefined : { family: 4, value: v4 };
+  }
+  if (ip === undefined) return `"${addressPrefix}" is not an IP address`;
+  const width = ip.family === 4 ? 32 : 128;
+  const length = Math.min(prefixLen ?? 0, width);
+  let masked: IpValue;
+  if (ip.family === 4) {
+    masked = { family: 4, value: length === 0 ? 0 : ((ip.value >>> (32 - length)) << (32 - length)) >>> 0 };
+  } else {
+    const shift = BigInt(128 - length);
+    masked = { family: 6, value: (ip.value >> shift) << shift };
+  }
+  return Object.freeze({ family: ip.family, address: formatIpValue(masked), prefixLen: length });
+}
