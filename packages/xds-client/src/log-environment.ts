@@ -28,6 +28,7 @@ export const LOG_COMPONENTS = [
   "orca-lrs-bridge",
   "xds-relay",
   "dpds-wrapper",
+  "etcd-source",
   "cli",
 ] as const;
 export type LogComponent = (typeof LOG_COMPONENTS)[number];

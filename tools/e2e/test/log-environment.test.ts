@@ -1,6 +1,6 @@
 // Logging from the environment (docs/logging.md), across the suite: a child process makes one of each thing that
-// takes a Logger (control plane, xDS client, connect-xds transport, DPDS wrapper, relay, LRS client) without a
-// `logger` option, and stderr shows what XDSKIT_LOG or GRPC_VERBOSITY/GRPC_TRACE turned on.
+// takes a Logger (control plane, xDS client, connect-xds transport, DPDS wrapper, relay, etcd source, LRS client)
+// without a `logger` option, and stderr shows what XDSKIT_LOG or GRPC_VERBOSITY/GRPC_TRACE turned on.
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -46,6 +46,7 @@ describe("logging from the environment", { timeout: TIMEOUT_MS }, () => {
       "connect-xds",
       "control-plane",
       "dpds-wrapper",
+      "etcd-source",
       "orca-lrs-bridge",
       "xds-client",
       "xds-relay",
@@ -66,7 +67,13 @@ describe("logging from the environment", { timeout: TIMEOUT_MS }, () => {
   it("GRPC_VERBOSITY=DEBUG with GRPC_TRACE=xds_client: the xDS client (and its DPDS layer, its load reports) at debug, the others at info", () => {
     const { stderr } = run({ GRPC_VERBOSITY: "DEBUG", GRPC_TRACE: "xds_client" });
     expect(components(stderr, "DEBUG")).toEqual(["orca-lrs-bridge", "xds-client"]);
-    expect(components(stderr, "INFO")).toEqual(["connect-xds", "control-plane", "dpds-wrapper", "xds-relay"]);
+    expect(components(stderr, "INFO")).toEqual([
+      "connect-xds",
+      "control-plane",
+      "dpds-wrapper",
+      "etcd-source",
+      "xds-relay",
+    ]);
     // GRPC_TRACE without GRPC_VERBOSITY=DEBUG turns nothing on, as in grpc-js.
     expect(run({ GRPC_TRACE: "all" }).stderr).toBe("");
     expect(components(run({ GRPC_VERBOSITY: "DEBUG", GRPC_TRACE: "all,-xds_resolver" }).stderr, "DEBUG")).not.toContain(

@@ -13,6 +13,7 @@ const COMPONENTS = [
   "orca-lrs-bridge",
   "xds-relay",
   "dpds-wrapper",
+  "etcd-source",
   "cli",
 ];
 
