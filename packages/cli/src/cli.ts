@@ -99,9 +99,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.stderr(`xdskit ${found.name}: ${error.message}\n\n${command.usage}`);
       return ExitCode.usage;
     }
-    io.stderr(
-      `xdskit ${found.name}: ${error instanceof CliError ? error.message : String((error as Error)?.stack ?? error)}\n`,
-    );
+    const text = error instanceof CliError ? error.message : String((error as Error)?.stack ?? error);
+    // A message that lists problems ends with a newline already: one line end, never a blank line.
+    io.stderr(`xdskit ${found.name}: ${text.replace(/\n+$/, "")}\n`);
     return ExitCode.failure;
   }
 }

@@ -123,9 +123,12 @@ it did, per type. A change that fits one etcd transaction (128 operations and 1.
 replica whole; a larger one is written in several, endpoints and clusters before the routes and listeners that
 use them, removals last. If anyone wrote the prefix after apply read it (another apply), nothing is written and it
 says so: run it again.
+As serve does, it warns on stderr about each resource a gRPC client would NACK (with the field path of each
+problem) and each reference to a resource the folder does not hold; --strict writes nothing then.
 
 Options:
 ${ETCD_USAGE}
+  --strict            write nothing when there is any such warning (exit code 1)
   --dry-run           print what would change, write nothing (and the revision it read)
   --if-revision <n>   write only if nothing under the prefix changed after revision n (the one a reviewed
                       --dry-run printed); otherwise nothing is written and apply says so
@@ -208,6 +211,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     usage: APPLY_USAGE,
     options: {
       ...ETCD_OPTIONS,
+      strict: { type: "boolean" },
       "dry-run": { type: "boolean" },
       "if-revision": { type: "string" },
       "value-format": { type: "string" },

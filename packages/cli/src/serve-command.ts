@@ -9,7 +9,7 @@ import { checkResources, formatWarning, type ResourceWarning } from "./resource-
 import { countByType, describeChanges, diffResources } from "./resource-diff.js";
 import { type LoadedResource, type LoadedResources, loadResourceFiles, RESOURCE_FILE } from "./resource-files.js";
 import { logLoads } from "./serve-loads.js";
-import { logClients, serveLogger } from "./serve-log.js";
+import { listenFailure, logClients, serveLogger } from "./serve-log.js";
 import { serveStatusRoutes } from "./serve-status.js";
 import { watchTree } from "./tree-watcher.js";
 
@@ -105,12 +105,7 @@ export const run: CommandRun = async (positionals, values, io) => {
       ...(tls ? { tls } : {}),
     });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
-      throw new CliError(
-        `${host}:${port} is already in use: stop what listens there, or choose --port (0: any free port)`,
-      );
-    }
-    throw new CliError(`cannot listen on ${host}:${port}: ${(error as Error).message}`);
+    throw listenFailure(host, port, error);
   }
   listening = true;
   status.attach(server);

@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect as netConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createLrsClient } from "@xdskit/orca-lrs-bridge";
 import { createTestCa, issueLocalhost, writeCertificate } from "@xdskit/test-pki";
 import {
   clusterResourceType,
@@ -124,6 +125,39 @@ describe.skipIf(!hasEtcd)("xdskit and etcd", () => {
     expect((await serve.interrupt()).code).toBe(0);
   });
 
+  it("apply checks a folder as serve does: the same warnings, and with --strict nothing is written", async () => {
+    const etcd = await testEtcd();
+    const e = ["--etcd", etcd.endpoint];
+    // A cluster a gRPC client NACKs, and a listener whose route configuration is not in the folder.
+    const files = folder({
+      "cluster.yaml": CLUSTER_YAML.replace("type: EDS", "type: EDS\nlbPolicy: RANDOM"),
+      "listener.json": listenerJson("echo.test"),
+    });
+    const served = await runXdskit(["serve", files, "--port", "0", "--strict"]);
+    expect(served.code).toBe(1);
+    const header = `xdskit serve: cannot serve ${files} (--strict):\n`;
+    expect(served.stderr.startsWith(header)).toBe(true);
+    const lines = served.stderr.slice(header.length);
+    expect(lines).toMatch(/^ {2}cluster\.yaml\[0\] Cluster echo: a gRPC client would NACK it: lb_policy: /m);
+    expect(lines).toContain(
+      '  listener.json[0] Listener echo.test: apiListener.apiListener.rds.routeConfigName: no RouteConfiguration "echo-route" is served\n',
+    );
+
+    const strict = await runXdskit(["apply", files, ...e, "--strict"]);
+    expect([strict.code, strict.stdout, strict.stderr]).toEqual([
+      1,
+      "",
+      `xdskit apply: cannot apply ${files} (--strict), nothing written:\n${lines}`,
+    ]);
+    expect((await runXdskit(["get", "lds", ...e])).stdout).toBe("[]\n");
+
+    const applied = await runXdskit(["apply", files, ...e]);
+    expect([applied.code, applied.stderr]).toEqual([0, lines.replace(/^ {2}/gm, "warning: ")]);
+    expect(applied.stdout).toBe(
+      "applied: Cluster: added echo. ClusterLoadAssignment: added echo. Listener: added echo.test (/xds at revision 2)\n",
+    );
+  });
+
   it("serve --etcd waits for etcd, serving nothing; keeps serving when etcd is lost, and follows it again", async () => {
     const etcd = await testEtcd();
     const e = ["--etcd", etcd.endpoint];
@@ -155,6 +189,40 @@ describe.skipIf(!hasEtcd)("xdskit and etcd", () => {
     expect((await serve.interrupt()).code).toBe(0);
   });
 
+  it("serve --etcd prints load reports (--loads-json), says when it stops, names --port when the port is taken, and logs its source as XDSKIT_LOG says", async () => {
+    const etcd = await testEtcd();
+    const e = ["--etcd", etcd.endpoint];
+    await runXdskit(["apply", folder({ "cluster.yaml": CLUSTER_YAML }), ...e]);
+    expect((await runXdskit(["serve", ...e, "--strict"])).code).toBe(2);
+    const serve = startXdskit(["serve", ...e, "--port", "0", "--loads-json", "--load-report-interval", "1s"], {
+      XDSKIT_LOG: "warn,etcd-source=info",
+    });
+    const address = addressOf(await serve.waitFor(/^serving .*\n/));
+    expect(serve.stderr()).toMatch(/ info \[etcd-source\] loaded 2 resources \(\d+ keys\) at revision 2\n/);
+
+    const taken = await runXdskit(["serve", ...e, "--port", address.split(":")[1]!]);
+    expect([taken.code, taken.stderr]).toEqual([
+      1,
+      `xdskit serve: ${address} is already in use: stop what listens there, or choose --port (0: any free port)\n`,
+    ]);
+
+    const lrs = createLrsClient({ node: { id: "replica-loads" } });
+    const stats = lrs.localityStats({ server: { serverUri: address }, clusterName: "echo", locality: { zone: "a" } });
+    stats.callStarted();
+    stats.callFinished("ok");
+    stats.release();
+    const line = await serve.waitFor(/^\{.*"replica-loads".*\n/m);
+    await lrs.close();
+    expect(JSON.parse(line.trimEnd().split("\n").at(-1)!)).toMatchObject({
+      node: "replica-loads",
+      clusters: [{ clusterName: "echo" }],
+    });
+
+    const stopped = await serve.interrupt();
+    expect(stopped.code).toBe(0);
+    expect(stopped.stdout).toMatch(/\dZ stopping: closing \d+ client stream\(s\)\n\S+Z stopped\n$/);
+  });
+
   it("says when etcd refuses the credentials, and works with the right ones", async () => {
     const etcd = await testEtcd();
     const e = ["--etcd", etcd.endpoint];
@@ -177,7 +245,8 @@ describe.skipIf(!hasEtcd)("xdskit and etcd", () => {
     const apply = await runXdskit(["apply", files, ...e, "--user", "root:wrong"]);
     expect([apply.code, apply.stderr]).toEqual([
       1,
-      expect.stringMatching(/^xdskit apply: etcd .*: the user name or password was refused/),
+      // After the warning that cluster a has no endpoints.
+      expect.stringMatching(/^xdskit apply: etcd .*: the user name or password was refused/m),
     ]);
     const anonymous = await runXdskit(["apply", files, ...e]);
     expect(anonymous.stderr).toMatch(/etcd requires authentication: give a user and password/);
@@ -206,7 +275,7 @@ describe.skipIf(!hasEtcd)("xdskit and etcd", () => {
     const byUs = await runXdskit(["apply", files, ...e, "--max-request-bytes", String(64 * 1024)]);
     expect(byUs.code).toBe(1);
     expect(byUs.stderr).toMatch(
-      /^xdskit apply: \/xds\/resources\/envoy.config.endpoint.v3.ClusterLoadAssignment\/huge: \d+ bytes, more than one etcd request can carry/,
+      /^xdskit apply: \/xds\/resources\/envoy.config.endpoint.v3.ClusterLoadAssignment\/huge: \d+ bytes, more than one etcd request can carry/m,
     );
     expect((await runXdskit(["get", "cds", ...e])).stdout).toBe("[]\n");
   });
@@ -228,6 +297,7 @@ describe.skipIf(!hasEtcd)("xdskit and etcd", () => {
     expect(lost.stderr).toMatch(
       new RegExp(
         `^xdskit apply: another writer changed /xds/ after revision ${revision} \\(.*"writer":"xdskit apply on .*\\); nothing of this change was written: read it again and retry\\n$`,
+        "m",
       ),
     );
     expect(await names()).toEqual(["one-a", "one-b"]);
