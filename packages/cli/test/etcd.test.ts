@@ -63,12 +63,10 @@ function refused(port: number): Promise<boolean> {
 }
 
 describe.skipIf(!hasEtcd)("xdskit and etcd", () => {
-  it("apply writes a folder as one change, get reads it back, serve --etcd serves it and follows each apply", async () => {
+  it("apply writes a folder as one change, get reads it back; a bad file is refused and nothing written", async () => {
     // 1. --dry-run says what would change and writes nothing; apply writes it; a second apply changes nothing.
     // 2. get prints the resources as the folder had them (proto JSON with @type).
-    // 3. serve --etcd serves them; an apply of new endpoints is printed by serve and reaches the client, the
-    //    unchanged cluster is not sent again.
-    // 4. A bad file: apply refuses as serve does (file[index]: reason) and writes nothing.
+    // 3. A bad file: apply refuses as serve does (file[index]: reason) and writes nothing.
     const etcd = await testEtcd();
     const e = ["--etcd", etcd.endpoint];
     const files = folder({ "cluster.yaml": CLUSTER_YAML, "listener.json": listenerJson("echo.test") });
@@ -96,6 +94,20 @@ describe.skipIf(!hasEtcd)("xdskit and etcd", () => {
       stderr: "xdskit get: no Cluster named nope under /xds/\n",
     });
 
+    writeFileSync(join(files, "bad.json"), "{");
+    const bad = await runXdskit(["apply", files, ...e]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(new RegExp(`^xdskit apply: cannot apply ${files}:\\n  bad.json: .*JSON`));
+    expect((await runXdskit(["apply", files, ...e, "--dry-run"])).code).toBe(1);
+  });
+
+  it("serve --etcd serves what apply wrote and follows each apply", async () => {
+    // The banner counts what was read; an apply of new endpoints is printed by serve and reaches the client, the
+    // unchanged cluster is not sent again.
+    const etcd = await testEtcd();
+    const e = ["--etcd", etcd.endpoint];
+    const files = folder({ "cluster.yaml": CLUSTER_YAML, "listener.json": listenerJson("echo.test") });
+    expect((await runXdskit(["apply", files, ...e])).code).toBe(0);
     const serve = startXdskit(["serve", ...e, "--port", "0"]);
     const banner = await serve.waitFor(/^serving .*\n/);
     expect(banner).toMatch(
@@ -116,12 +128,6 @@ describe.skipIf(!hasEtcd)("xdskit and etcd", () => {
     await serve.waitFor(/^revision 3: ClusterLoadAssignment: changed echo\n/m);
     expect(ports(await endpoints.until((r) => ports(r)[0] === 50052))).toEqual([50052]);
     expect(clusters.results).toHaveLength(1);
-
-    writeFileSync(join(files, "bad.json"), "{");
-    const bad = await runXdskit(["apply", files, ...e]);
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(new RegExp(`^xdskit apply: cannot apply ${files}:\\n  bad.json: .*JSON`));
-    expect((await runXdskit(["apply", files, ...e, "--dry-run"])).code).toBe(1);
     expect((await serve.interrupt()).code).toBe(0);
   });
 

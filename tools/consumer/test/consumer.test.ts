@@ -310,6 +310,7 @@ describe("a project that installs only the tarballs examples/connect-greeter nee
       "constraint-matcher",
       "control-plane",
       "csds",
+      "etcd-source",
       "orca-lrs-bridge",
       "protos",
       "xds-client",
