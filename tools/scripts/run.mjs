@@ -7,7 +7,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { clearTestReports, collectTestCounts } from "./test-report.mjs";
+import { ensureEtcd } from "./etcd-setup.mjs";
+import { clearTestReports, collectTestCounts, summaryLine } from "./test-report.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const rootPackage = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
@@ -20,7 +21,7 @@ const turboColor = noColor ? ["--no-color"] : [];
 function run(command, args, options = {}) {
   const result = spawnSync(command, args, {
     cwd: root,
-    env,
+    env: options.env ?? env,
     stdio: options.capture ? "pipe" : "inherit",
     encoding: "utf8",
   });
@@ -62,6 +63,10 @@ function install() {
 
 function test() {
   install();
+  const etcd = ensureEtcd({ log, run });
+  // Part of the test tasks' hash (turbo.json): a result cached while etcd was missing (its tests skipped) is not
+  // replayed once it is installed.
+  env.XDSKIT_ETCD_AVAILABLE = etcd.available ? "1" : "0";
   const failedGates = [];
   const gate = (name, command, args) => {
     log(name);
@@ -88,9 +93,14 @@ function test() {
   gate("generate", "pnpm", ["exec", "turbo", "run", "generate", "--output-logs=errors-only", ...turboColor]);
   if (inGit) {
     log("generated code matches proto/");
-    // Each generated tree: packages/protos (from proto/), xds-client's wire views (from its views.json) and
-    // the xDS interop tool's test service.
-    const generated = ["packages/protos/src/gen", "packages/xds-client/src/gen", "tools/xds-interop/src/gen"];
+    // Each generated tree: packages/protos (from proto/), xds-client's wire views (from its views.json), the xDS
+    // interop tool's test service and etcd-source's subset of etcd's v3 API.
+    const generated = [
+      "packages/protos/src/gen",
+      "packages/xds-client/src/gen",
+      "tools/xds-interop/src/gen",
+      "packages/etcd-source/src/gen",
+    ];
     const status = run("git", ["status", "--porcelain", "--", ...generated], { capture: true });
     if (status.stdout.trim() !== "") {
       process.stdout.write(
@@ -118,12 +128,14 @@ function test() {
   } else {
     log("changeset status: skipped (no main branch)");
   }
-  const { passed, failed } = collectTestCounts(root);
+  const counts = collectTestCounts(root);
+  const { failed } = counts;
   const testsFailed = failed > 0;
   // Failed tests already count the turbo gate's failure; any other failed gate counts as one.
   const gateFailures = failedGates.filter((name) => !(testsFailed && name === TURBO_GATE)).length;
   if (failedGates.length > 0) process.stdout.write(`\nfailed gates: ${failedGates.join("; ")}\n`);
-  process.stdout.write(`\n${passed} passed, ${failed + gateFailures} failed\n`);
+  const line = summaryLine({ ...counts, failed: failed + gateFailures }, { etcdMissing: !etcd.available });
+  process.stdout.write(`\n${line}\n`);
   process.exit(failed + gateFailures > 0 ? 1 : 0);
 }
 

@@ -2,7 +2,7 @@
 // else GRPC_XDS_BOOTSTRAP, else GRPC_XDS_BOOTSTRAP_CONFIG), and lists every problem: a JSON syntax error by line
 // and column, a bad field by its JSON path, a certificate file that cannot be read. `--json` for scripts.
 import { readFile } from "node:fs/promises";
-import type { Bootstrap, XdsServerConfig } from "@xdskit/xds-client";
+import type { Bootstrap, CertificateProviderConfig, XdsServerConfig } from "@xdskit/xds-client";
 import {
   type BootstrapProblem,
   baseDirOf,
@@ -27,8 +27,34 @@ function summary(bootstrap: Bootstrap): string[] {
     const servers = authority.xdsServers?.map(describeServer).join("; ") ?? "the top-level xds_servers";
     lines.push(`authority ${authority.name}: ${servers}`);
   }
-  for (const name of bootstrap.certificateProviders.keys()) lines.push(`certificate provider: ${name}`);
+  if (bootstrap.serverListenerResourceNameTemplate !== undefined) {
+    lines.push(`server listener template: ${bootstrap.serverListenerResourceNameTemplate}`);
+  }
+  for (const [name, provider] of bootstrap.certificateProviders) {
+    lines.push(`certificate provider ${name}: ${describeProvider(provider)}`);
+  }
   return lines;
+}
+
+function describeProvider(provider: CertificateProviderConfig): string {
+  const config = provider.fileWatcher;
+  const parts: string[] = [];
+  if (config.certificateFile !== undefined) {
+    parts.push(`identity ${config.certificateFile} with key ${config.privateKeyFile}`);
+  }
+  if (config.caCertificateFile !== undefined) parts.push(`roots ${config.caCertificateFile}`);
+  return `${provider.pluginName}, ${parts.join(", ")}, read every ${config.refreshIntervalMs / 1000} s`;
+}
+
+function providerJson(provider: CertificateProviderConfig) {
+  const config = provider.fileWatcher;
+  return {
+    plugin_name: provider.pluginName,
+    ...(config.certificateFile === undefined ? {} : { certificate_file: config.certificateFile }),
+    ...(config.privateKeyFile === undefined ? {} : { private_key_file: config.privateKeyFile }),
+    ...(config.caCertificateFile === undefined ? {} : { ca_certificate_file: config.caCertificateFile }),
+    refresh_interval_ms: config.refreshIntervalMs,
+  };
 }
 
 function serverJson(server: XdsServerConfig) {
@@ -53,6 +79,10 @@ function asJson(source: string, bootstrap: Bootstrap | undefined, problems: read
           ]),
         ),
         certificate_providers: [...bootstrap.certificateProviders.keys()],
+        certificate_provider_configs: Object.fromEntries(
+          [...bootstrap.certificateProviders].map(([name, provider]) => [name, providerJson(provider)]),
+        ),
+        server_listener_resource_name_template: bootstrap.serverListenerResourceNameTemplate ?? null,
       }
     : {};
   return `${JSON.stringify({ source, valid: problems.length === 0, problems, ...details }, null, 2)}\n`;

@@ -3,7 +3,13 @@
 // its JSON path, and certificate files that cannot be read.
 import { access } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import { type Bootstrap, type BootstrapConfig, BootstrapError, parseBootstrap } from "@xdskit/xds-client";
+import {
+  type Bootstrap,
+  type BootstrapConfig,
+  BootstrapError,
+  createCertificateProviders,
+  parseBootstrap,
+} from "@xdskit/xds-client";
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -86,13 +92,31 @@ async function unreadableFiles(json: Json, baseDir: string): Promise<BootstrapPr
   return problems;
 }
 
+/**
+ * Each `file_watcher` certificate provider's files read and checked as the provider will (every certificate parses,
+ * the key is the certificate's), when every file exists.
+ */
+function unusableCertificates(bootstrap: Bootstrap): BootstrapProblem[] {
+  const problems: BootstrapProblem[] = [];
+  const providers = createCertificateProviders(bootstrap);
+  try {
+    for (const name of providers.names) {
+      const error = providers.get(name)?.lastError;
+      if (error !== undefined) problems.push({ path: `certificate_providers.${name}.config`, message: error });
+    }
+  } finally {
+    providers.close();
+  }
+  return problems;
+}
+
 export type BootstrapReading =
   | { readonly ok: true; readonly bootstrap: Bootstrap; readonly json: Json }
   | { readonly ok: false; readonly problems: readonly BootstrapProblem[] };
 
 /**
  * Reads bootstrap JSON text as @xdskit/xds-client does (relative paths from `baseDir`) and, when it is valid,
- * checks that its certificate files can be read.
+ * checks that its certificate files can be read, then that the certificate providers' files hold usable material.
  */
 export async function readBootstrap(text: string, baseDir: string): Promise<BootstrapReading> {
   let json: unknown;
@@ -103,7 +127,8 @@ export async function readBootstrap(text: string, baseDir: string): Promise<Boot
   }
   try {
     const bootstrap = parseBootstrap(json, { baseDir });
-    const problems = await unreadableFiles(json as Json, baseDir);
+    let problems = await unreadableFiles(json as Json, baseDir);
+    if (problems.length === 0) problems = unusableCertificates(bootstrap);
     return problems.length > 0 ? { ok: false, problems } : { ok: true, bootstrap, json: json as Json };
   } catch (error) {
     if (!(error instanceof BootstrapError)) throw error;

@@ -1,6 +1,8 @@
 // What every command shares: the I/O it gets, its errors, exit codes and option helpers. No Node types here: this
 // file's declarations are part of the package's public types.
 
+import { clearLongTimer, setLongTimeout } from "./long-timer.js";
+
 /** Exit codes: 0 success, 1 the command failed, 2 the command line is wrong. */
 export const ExitCode = { ok: 0, failure: 1, usage: 2 } as const;
 
@@ -66,16 +68,16 @@ export function durationOption(values: Record<string, unknown>, name: string): n
   return ms;
 }
 
-/** Resolves after `ms`, or as soon as `signal` aborts. */
+/** Resolves after `ms` (any length: docs/decisions.md#long-timers), or as soon as `signal` aborts. */
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
     const done = () => {
-      clearTimeout(timer);
+      clearLongTimer(timer);
       signal.removeEventListener("abort", done);
       resolve();
     };
-    const timer = setTimeout(done, ms);
+    const timer = setLongTimeout(done, ms);
     signal.addEventListener("abort", done, { once: true });
   });
 }

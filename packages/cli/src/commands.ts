@@ -1,6 +1,7 @@
 // The commands' help texts and options, and where each one's code lives: loaded only when it runs, so `--help`
 // and usage errors answer without loading the xDS libraries.
 import type { CommandSpec } from "./command.js";
+import { ETCD_OPTIONS, ETCD_USAGE } from "./etcd-usage.js";
 import { RELAY_USAGE } from "./relay-usage.js";
 
 const CSDS_USAGE = `Usage: xdskit csds <address> [options]
@@ -69,6 +70,7 @@ ${TARGET_OPTIONS}
 `;
 
 const SERVE_USAGE = `Usage: xdskit serve <dir> [options]
+       xdskit serve --etcd <endpoints> [--prefix /xds] [options]
 
 Serves the xDS resources in <dir> (subfolders included) over ADS, state of the world and delta, and reloads them
 when a file changes (also after an atomic save: rename over the file, sed -i, editors). Files are .json, .yaml or
@@ -83,6 +85,12 @@ clients see only what changed. NACKs from clients are printed on stderr.
 The same port serves CSDS (each client stream as the server sees it: xdskit csds <address>) and gRPC health
 (grpc.health.v1.Health).
 
+With --etcd, it is a replica of a control plane whose resources live under an etcd prefix (written by
+\`xdskit apply\`): it reads them at one revision, listens once it has, then follows every change; while etcd is
+unreachable it keeps serving what it read. Run several on one prefix and list them all in one server_uri of the
+clients' bootstrap (ipv4:10.0.0.1:18000,10.0.0.2:18000, or a DNS name with an address per replica): they serve the
+same resources with the same versions, and a client moves to another replica unnoticed.
+
 Options:
   --host <host>       default 127.0.0.1
   --port <port>       default 18000 (0: any free port)
@@ -92,6 +100,39 @@ Options:
   --debounce-ms <n>   wait for the files to settle before reloading, default 100
   --verbose           on stderr, with the time: every stream opened and closed, request and response, with the
                       client's node id, and the server's info log
+${ETCD_USAGE}
+  -h, --help
+`;
+
+const APPLY_USAGE = `Usage: xdskit apply <folder> --etcd <endpoints> [options]
+
+Writes the resources of <folder> (the files \`xdskit serve <dir>\` reads, checked the same way) to an etcd prefix as
+one change: what is new is added, what differs is changed, what the folder no longer has is removed; prints what
+it did, per type. A change that fits one etcd transaction (128 operations and 1.5 MiB by default) reaches every
+replica whole; a larger one is written in several, endpoints and clusters before the routes and listeners that
+use them, removals last. If anyone wrote the prefix after apply read it (another apply), nothing is written and it
+says so: run it again.
+
+Options:
+${ETCD_USAGE}
+  --dry-run           print what would change, write nothing (and the revision it read)
+  --if-revision <n>   write only if nothing under the prefix changed after revision n (the one a reviewed
+                      --dry-run printed); otherwise nothing is written and apply says so
+  --value-format <f>  binary (default) or json: how values are stored (replicas read both)
+  --max-txn-ops <n>   etcd's --max-txn-ops, default 128
+  --max-request-bytes <n>  etcd's --max-request-bytes, default 1572864
+  -h, --help
+`;
+
+const GET_USAGE = `Usage: xdskit get <type> [name] --etcd <endpoints> [options]
+
+Prints the resources of <type> under an etcd prefix (all of them, or the one named) as proto JSON with "@type",
+the format \`xdskit apply\` and \`xdskit serve\` read. <type> is lds, rds, cds, eds or a type URL or message name.
+A value that does not decode is named on stderr, with exit code 1.
+
+Options:
+${ETCD_USAGE}
+  --node <id>         the resources served to that node id instead of the default set
   -h, --help
 `;
 
@@ -143,8 +184,28 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       "tls-cert": { type: "string" },
       "tls-key": { type: "string" },
       "tls-ca": { type: "string" },
+      ...ETCD_OPTIONS,
     },
     load: async () => (await import("./serve-command.js")).run,
+  },
+  apply: {
+    summary: "write a folder of resources to an etcd prefix as one change",
+    usage: APPLY_USAGE,
+    options: {
+      ...ETCD_OPTIONS,
+      "dry-run": { type: "boolean" },
+      "if-revision": { type: "string" },
+      "value-format": { type: "string" },
+      "max-txn-ops": { type: "string" },
+      "max-request-bytes": { type: "string" },
+    },
+    load: async () => (await import("./apply-command.js")).run,
+  },
+  get: {
+    summary: "print the resources of a type under an etcd prefix",
+    usage: GET_USAGE,
+    options: { ...ETCD_OPTIONS, node: { type: "string" } },
+    load: async () => (await import("./get-command.js")).run,
   },
   relay: {
     summary: "a TP2 caching xDS relay between xDS clients and an upstream server",

@@ -3,9 +3,10 @@
 import { ConnectError } from "@connectrpc/connect";
 import { statusCodeName } from "@xdskit/xds-client";
 import { CliError, type CommandRun, durationOption, ExitCode, UsageError } from "./command.js";
+import { clearLongTimer, setLongTimeout } from "./long-timer.js";
 import { messageToJson } from "./proto-json.js";
 import { messageOf, resolveResourceType } from "./resource-types.js";
-import { runWildcard, type WildcardUpdate } from "./wildcard-stream.js";
+import { permanentStatus, runWildcard, type WildcardUpdate } from "./wildcard-stream.js";
 import { resolveXdsTarget } from "./xds-target.js";
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -25,10 +26,12 @@ export const run: CommandRun = async (positionals, values, io) => {
   const timeoutMs = durationOption(values, "timeout") ?? DEFAULT_TIMEOUT_MS;
   const target = await resolveXdsTarget(values, io.env);
   const done = new AbortController();
-  const timer = setTimeout(() => done.abort("timeout"), timeoutMs);
+  // --timeout: any length (docs/decisions.md#long-timers).
+  const timer = setLongTimeout(() => done.abort("timeout"), timeoutMs);
   let answer: WildcardUpdate | undefined;
   let lastError: Error | undefined;
   try {
+    // A permanent status (the server refuses the method or the caller) ends it at once, with its message.
     await runWildcard({
       bootstrap: target.bootstrap,
       type,
@@ -41,8 +44,11 @@ export const run: CommandRun = async (positionals, values, io) => {
         lastError = error;
       },
     });
+  } catch (error) {
+    if (permanentStatus(error) === undefined) throw error;
+    throw new CliError(`${target.bootstrap.xdsServers[0]?.serverUri} refused the request: ${describe(error as Error)}`);
   } finally {
-    clearTimeout(timer);
+    clearLongTimer(timer);
   }
   if (!answer) {
     if (io.signal.aborted) return ExitCode.ok;

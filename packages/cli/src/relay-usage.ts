@@ -2,12 +2,18 @@
 export const RELAY_USAGE = `Usage: xdskit relay --upstream <host:port> [options]
 
 A TP2 caching xDS relay: serves ADS (state of the world and delta) to xDS clients and fetches what they subscribe
-to from the upstream server, once per resource and dynamic-parameter map whatever the number of clients. While the
-upstream is unreachable it keeps serving what it holds. Resources the upstream marks do_not_cache are refused
-(FAILED_PRECONDITION): clients fetch those from the upstream directly. CSDS on the same port shows what it holds.
+to from the upstream server, once per resource and dynamic-parameter map whatever the number of clients, and once
+per type and parameter map for wildcard subscriptions (Envoy's LDS and CDS, xdskit list). While the upstream is
+unreachable it keeps serving what it holds. Resources that depend on the client's node (DPDS, anything the upstream
+marks do_not_cache) are fetched on an upstream stream of that node and served to it alone. Load reports (LRS) are
+forwarded to the upstream with the client's node. CSDS on the same port shows what it holds.
+
+It prints whether the upstream can be reached (at start, and whenever that changes), each upstream stream as it
+opens, changes or closes (per node: the types, their wildcards and how many names), and when it stops.
 
 Options:
-  --upstream <host:port>   the upstream xDS server (cleartext unless --upstream-ca)
+  --upstream <host:port>   the upstream xDS server (cleartext unless --upstream-ca); replicas of one control plane
+                           (xdskit serve --etcd): their IP addresses, comma-separated, tried in turn
   --upstream-delta         speak delta (incremental) xDS to the upstream
   --upstream-ca <file>     TLS to the upstream, trusting this CA (PEM)
   --upstream-cert <file>   with --upstream-key: the relay's client certificate (mTLS)

@@ -3,6 +3,7 @@
 import { access, stat } from "node:fs/promises";
 import { createManagementServer, type ManagementServer, type ServerTlsOptions } from "@xdskit/control-plane";
 import { aborted, CliError, type CommandRun, ExitCode, integerOption, UsageError } from "./command.js";
+import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
 import { countByType, describeChanges, diffResources } from "./resource-diff.js";
 import { type LoadedResource, loadResourceFiles, RESOURCE_FILE } from "./resource-files.js";
 import { logClients, serveLogger } from "./serve-log.js";
@@ -10,7 +11,7 @@ import { serveStatusRoutes } from "./serve-status.js";
 import { watchTree } from "./tree-watcher.js";
 
 /** `--tls-cert`, `--tls-key` and `--tls-ca` as the control plane's TLS options; undefined for cleartext. */
-async function tlsOption(values: Record<string, unknown>): Promise<ServerTlsOptions | undefined> {
+export async function tlsOption(values: Record<string, unknown>): Promise<ServerTlsOptions | undefined> {
   const certFile = values["tls-cert"] as string | undefined;
   const keyFile = values["tls-key"] as string | undefined;
   const caFile = values["tls-ca"] as string | undefined;
@@ -33,7 +34,11 @@ async function tlsOption(values: Record<string, unknown>): Promise<ServerTlsOpti
 }
 
 export const run: CommandRun = async (positionals, values, io) => {
-  if (positionals.length !== 1) throw new UsageError("expected one <dir>");
+  if (values.etcd !== undefined) {
+    const { serveFromEtcd } = await import("./serve-etcd.js");
+    return serveFromEtcd(positionals, values, io, await tlsOption(values));
+  }
+  if (positionals.length !== 1) throw new UsageError("expected one <dir> (or --etcd <endpoints>)");
   const dir = positionals[0]!;
   const port = integerOption(values, "port", 18000);
   const debounceMs = integerOption(values, "debounce-ms", 100);
@@ -68,7 +73,7 @@ export const run: CommandRun = async (positionals, values, io) => {
   const scheme = tls ? (tls.caFile ? "mTLS" : "TLS") : "cleartext";
   io.stdout(`serving ${dir} on ${server.address} (${scheme}; ADS, CSDS, health): ${countByType(served)}\n`);
 
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: LongTimer | undefined;
   let reloading = Promise.resolve();
   const reload = async () => {
     const loaded = await loadResourceFiles(dir).catch((error: Error) => ({
@@ -90,8 +95,9 @@ export const run: CommandRun = async (positionals, values, io) => {
   const watcher = await watchTree(dir, {
     relevant: (name) => RESOURCE_FILE.test(name),
     onChange: () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => {
+      clearLongTimer(timer);
+      // --debounce-ms: any length (docs/decisions.md#long-timers).
+      timer = setLongTimeout(() => {
         reloading = reloading.then(reload, reload);
       }, debounceMs);
     },
@@ -99,7 +105,7 @@ export const run: CommandRun = async (positionals, values, io) => {
   });
 
   await aborted(io.signal);
-  clearTimeout(timer);
+  clearLongTimer(timer);
   watcher.close();
   await reloading;
   await server.close();

@@ -13,22 +13,40 @@ import {
   integerOption,
   UsageError,
 } from "./command.js";
+import { clearLongTimer, setLongTimeout } from "./long-timer.js";
 import { messageOf, resolveResourceType } from "./resource-types.js";
 import { createEventPrinter, type EventPrinter } from "./watch-events.js";
-import { runWildcard } from "./wildcard-stream.js";
+import { permanentStatus, runWildcard } from "./wildcard-stream.js";
 import { resolveXdsTarget, type XdsTarget } from "./xds-target.js";
 
-/** Watches each name through the client until `stop` aborts. */
+/**
+ * A connection error whose status says the server will refuse every retry (wildcard-stream.ts's permanent codes):
+ * the status the server sent, else undefined.
+ */
+function refusedBy(error: XdsError): ConnectError | undefined {
+  if (error.kind !== "connection" || error.cause === undefined) return undefined;
+  const cause = ConnectError.from(error.cause);
+  return permanentStatus(cause) === undefined ? undefined : cause;
+}
+
+/**
+ * Watches each name through the client until `stop` aborts, or until the server refuses the stream for good
+ * (`refused` is then called once, with the status).
+ */
 async function watchNames(
   target: XdsTarget,
   type: ResourceType<unknown>,
   names: string[],
   printer: EventPrinter,
   stop: AbortSignal,
+  refused: (error: ConnectError) => void,
 ) {
   const client = createXdsClient({ ...target.clientOptions, target: "xdskit-cli" });
-  const printError = (name: string, event: "error" | "ambient_error", error: XdsError) =>
+  const printError = (name: string, event: "error" | "ambient_error", error: XdsError) => {
     printer.print({ event, name, code: statusCodeName(error.code), message: error.message, detail: error.detail });
+    const status = refusedBy(error);
+    if (status) refused(status);
+  };
   const cancels = names.map((name) =>
     client.watch(type, name, {
       onResourceChanged(result) {
@@ -105,13 +123,24 @@ export const run: CommandRun = async (positionals, values, io: CliIo) => {
     count,
     onLimit: () => done.abort("count"),
   });
-  const timer = timeoutMs === undefined ? undefined : setTimeout(() => done.abort("timeout"), timeoutMs);
+  // --timeout: any length (docs/decisions.md#long-timers).
+  const timer = timeoutMs === undefined ? undefined : setLongTimeout(() => done.abort("timeout"), timeoutMs);
   const stop = AbortSignal.any([done.signal, io.signal]);
+  let refusal: ConnectError | undefined;
+  const refused = (error: ConnectError) => {
+    refusal ??= error;
+    done.abort("refused");
+  };
   try {
-    if (wildcard) await watchAll(target, type, printer, stop);
-    else await watchNames(target, type, names, printer, stop);
+    if (wildcard)
+      await watchAll(target, type, printer, stop).catch((error: unknown) => refused(ConnectError.from(error)));
+    else await watchNames(target, type, names, printer, stop, refused);
   } finally {
-    clearTimeout(timer);
+    clearLongTimer(timer);
+  }
+  if (refusal) {
+    // Retrying cannot help: the server refuses the method or the caller (a relay that does not serve what is asked).
+    throw new CliError(`the server refused the stream: ${statusCodeName(refusal.code)}: ${refusal.rawMessage}`);
   }
   // Ctrl-C ends a watch as asked; --count and --timeout end it with what the events add up to.
   if (!done.signal.aborted) return ExitCode.ok;

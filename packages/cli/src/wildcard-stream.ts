@@ -4,7 +4,7 @@
 // or NACKed with every problem. After a failure the stream is opened again, with backoff, until the signal aborts.
 import { create, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
 import { type Any, anyUnpack } from "@bufbuild/protobuf/wkt";
-import { createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createWritableIterable } from "@connectrpc/connect/protocol";
 import { type Node, NodeSchema } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
@@ -48,8 +48,28 @@ export interface WildcardOptions {
   readonly delta?: boolean;
   readonly signal: AbortSignal;
   readonly onUpdate: (update: WildcardUpdate) => void;
-  /** The stream failed; it is opened again after a backoff. */
+  /**
+   * The stream failed; it is opened again after a backoff, unless the status says trying again cannot help
+   * (`permanentStatus`): then `runWildcard` rejects with the error, after this call.
+   */
   readonly onError: (error: Error) => void;
+}
+
+/**
+ * Codes after which opening the stream again cannot help: the server does not serve the method (a relay or server
+ * that refuses what is asked), or refuses the caller or the request.
+ */
+const PERMANENT_CODES: ReadonlySet<Code> = new Set([
+  Code.Unimplemented,
+  Code.PermissionDenied,
+  Code.Unauthenticated,
+  Code.InvalidArgument,
+]);
+
+/** The status code of a failure when it is one of those after which retrying cannot help, else undefined. */
+export function permanentStatus(error: unknown): Code | undefined {
+  const code = error instanceof ConnectError ? error.code : undefined;
+  return code !== undefined && PERMANENT_CODES.has(code) ? code : undefined;
 }
 
 /** The node of the bootstrap, as an xDS client sends it. */
@@ -171,7 +191,8 @@ async function delta(options: WildcardOptions, client: AdsClient, signal: AbortS
 /**
  * Runs the wildcard subscription on the bootstrap's first server until `signal` aborts. A stream that ends (or
  * fails) after a response is opened again at once; one that ends before any response, after a backoff (1 s,
- * doubling to 30 s), as gRPC's xDS clients do. Each failure is reported.
+ * doubling to 30 s), as gRPC's xDS clients do. Each failure is reported; one with a permanent status
+ * (UNIMPLEMENTED, PERMISSION_DENIED, UNAUTHENTICATED, INVALID_ARGUMENT) ends it: it rejects with that error.
  */
 export async function runWildcard(options: WildcardOptions): Promise<void> {
   const server = options.bootstrap.xdsServers[0];
@@ -194,7 +215,10 @@ export async function runWildcard(options: WildcardOptions): Promise<void> {
       const client = createClient(AggregatedDiscoveryService, await transportFor(server));
       await (useDelta ? delta : sotw)(run, client, streamAbort.signal);
     } catch (error) {
-      if (!options.signal.aborted) options.onError(error as Error);
+      if (!options.signal.aborted) {
+        options.onError(error as Error);
+        if (permanentStatus(error) !== undefined) throw error;
+      }
     } finally {
       options.signal.removeEventListener("abort", stop);
       streamAbort.abort();

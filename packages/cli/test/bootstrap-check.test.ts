@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createTestCa } from "@xdskit/test-pki";
 import { afterAll, describe, expect, it } from "vitest";
 import { killAll, runXdskit } from "./support/xdskit.js";
 
@@ -87,7 +88,10 @@ describe("xdskit bootstrap check", () => {
       ],
       node: { id: "n" },
       certificate_providers: {
-        fw: { plugin_name: "file_watcher", config: { private_key_file: "/nonexistent/k.pem" } },
+        fw: {
+          plugin_name: "file_watcher",
+          config: { certificate_file: "ca.pem", private_key_file: "/nonexistent/k.pem" },
+        },
       },
     });
     const { code, stdout } = await runXdskit(["bootstrap", "check", path]);
@@ -99,6 +103,90 @@ describe("xdskit bootstrap check", () => {
         "  certificate_providers.fw.config.private_key_file: /nonexistent/k.pem does not exist",
         "",
       ].join("\n"),
+    );
+  });
+
+  it("reports the server listener template and file_watcher providers, and material their files cannot serve", async () => {
+    const ca = createTestCa();
+    const leaf = ca.issue({ commonName: "server" });
+    const other = ca.issue({ commonName: "other", freshKey: true });
+    file("mesh-ca.pem", ca.cert);
+    file("mesh-cert.pem", leaf.cert);
+    file("mesh-key.pem", leaf.key);
+    file("other-key.pem", other.key);
+    const bootstrap = (providers: object) => ({
+      xds_servers: [{ server_uri: "cp:443", channel_creds: [{ type: "insecure" }] }],
+      node: { id: "n" },
+      server_listener_resource_name_template: "grpc/server?xds.resource.listening_address=%s",
+      certificate_providers: providers,
+    });
+    const good = file(
+      "mesh-good.json",
+      bootstrap({
+        mesh: {
+          plugin_name: "file_watcher",
+          config: {
+            certificate_file: "mesh-cert.pem",
+            private_key_file: "mesh-key.pem",
+            ca_certificate_file: "mesh-ca.pem",
+          },
+        },
+      }),
+    );
+    const mismatched = file(
+      "mesh-bad.json",
+      bootstrap({
+        mesh: {
+          plugin_name: "file_watcher",
+          config: { certificate_file: "mesh-cert.pem", private_key_file: "other-key.pem" },
+        },
+        roots: { plugin_name: "file_watcher", config: { ca_certificate_file: "mesh-key.pem", refresh_interval: "5s" } },
+      }),
+    );
+    const invalid = file("mesh-invalid.json", bootstrap({ mesh: { plugin_name: "meshca" } }));
+    const [ok, json, bad, unknown] = await Promise.all([
+      runXdskit(["bootstrap", "check", good]),
+      runXdskit(["bootstrap", "check", "--json", good]),
+      runXdskit(["bootstrap", "check", mismatched]),
+      runXdskit(["bootstrap", "check", invalid]),
+    ]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toBe(
+      [
+        `${good}: valid`,
+        "  node: n",
+        "  xds_servers[0]: cp:443 (insecure)",
+        "  server listener template: grpc/server?xds.resource.listening_address=%s",
+        `  certificate provider mesh: file_watcher, identity ${join(dir, "mesh-cert.pem")} with key ${join(dir, "mesh-key.pem")}, roots ${join(dir, "mesh-ca.pem")}, read every 600 s`,
+        "",
+      ].join("\n"),
+    );
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      valid: true,
+      certificate_providers: ["mesh"],
+      certificate_provider_configs: {
+        mesh: {
+          plugin_name: "file_watcher",
+          certificate_file: join(dir, "mesh-cert.pem"),
+          private_key_file: join(dir, "mesh-key.pem"),
+          ca_certificate_file: join(dir, "mesh-ca.pem"),
+          refresh_interval_ms: 600_000,
+        },
+      },
+      server_listener_resource_name_template: "grpc/server?xds.resource.listening_address=%s",
+    });
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toBe(
+      [
+        `${mismatched}: 2 problems`,
+        `  certificate_providers.mesh.config: private_key_file ${join(dir, "other-key.pem")}: the private key is not the certificate's (its public key differs)`,
+        `  certificate_providers.roots.config: ca_certificate_file ${join(dir, "mesh-key.pem")}: no PEM certificate in it`,
+        "",
+      ].join("\n"),
+    );
+    expect(unknown.code).toBe(1);
+    expect(unknown.stdout).toContain(
+      'certificate_providers.mesh.plugin_name: unknown plugin "meshca" (supported: file_watcher)',
     );
   });
 
@@ -124,6 +212,8 @@ describe("xdskit bootstrap check", () => {
       xds_servers: [{ server_uri: "cp:443", channel_creds: "insecure", api_type: "GRPC", server_features: [] }],
       authorities: {},
       certificate_providers: [],
+      certificate_provider_configs: {},
+      server_listener_resource_name_template: null,
     });
     expect(fromConfig.code).toBe(1);
     const config = JSON.parse(fromConfig.stdout);

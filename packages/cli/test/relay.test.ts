@@ -68,3 +68,39 @@ it("exits 2 without an upstream, or with half of a TLS pair", async () => {
   expect(half.code).toBe(2);
   expect(half.stderr).toContain("--tls-cert and --tls-key go together");
 });
+
+it("--upstream takes replicas as IP addresses, the first one dead: it relays from the next", async () => {
+  upstream = await createManagementServer();
+  upstream.setResource(buildCluster({ name: "echo" }));
+  const dead = await createManagementServer();
+  const deadAddress = dead.address;
+  await dead.close();
+  const relay = startXdskit(["relay", "--upstream", `${deadAddress},${upstream.address}`, "--listen", "127.0.0.1:0"]);
+  const banner = await relay.waitFor(/^relaying .* on 127\.0\.0\.1:\d+\n/);
+  expect(banner).toMatch(new RegExp(`^relaying ipv4:${deadAddress},${upstream.address} on `));
+  client = createXdsClient({
+    bootstrap: {
+      xds_servers: [{ server_uri: /on (\S+)\n/.exec(banner)?.[1] ?? "", channel_creds: [{ type: "insecure" }] }],
+      node: { id: "n" },
+    },
+    env: {},
+  });
+  const events: string[] = [];
+  await new Promise<void>((resolve) => {
+    client?.watch(clusterResourceType, "echo", {
+      onResourceChanged: (result) => {
+        events.push(result.ok ? result.resource.name : `error ${result.error.message}`);
+        resolve();
+      },
+      onAmbientError: (error) => {
+        events.push(`ambient ${error.message}`);
+      },
+    });
+  });
+  expect(events).toEqual(["echo"]);
+  const mixed = await runXdskit(["relay", "--upstream", "127.0.0.1:1,cp:2"]);
+  expect([mixed.code, mixed.stderr]).toEqual([
+    2,
+    expect.stringContaining("--upstream with several replicas takes IP addresses"),
+  ]);
+});

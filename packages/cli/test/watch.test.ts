@@ -140,6 +140,21 @@ describe("xdskit watch", () => {
     expect(fewer.stderr).toMatch(/^xdskit watch: timed out after 1500ms: [01] of 2 events\n$/);
   });
 
+  it("a --timeout past Node's timer limit (30 days) waits for the events, watch and list alike", async () => {
+    // Node alone fires a timer of more than 2^31-1 ms after 1 ms: both would time out at once.
+    server.setResource(buildCluster({ name: "echo" }));
+    const [watched, listed] = await Promise.all([
+      runXdskit(["watch", "cds", "echo", "--server", server.address, "--count", "1", "--timeout", "43200m"]),
+      runXdskit(["list", "cds", "--server", server.address, "--timeout", "43200m"]),
+    ]);
+    expect([watched.code, watched.stdout, watched.stderr]).toEqual([
+      0,
+      expect.stringMatching(/ echo: version \d+\n/),
+      "",
+    ]);
+    expect([listed.code, listed.stdout, listed.stderr]).toEqual([0, "echo\n", ""]);
+  });
+
   it("'*' prints every resource of the type as it arrives, and a removal as an error", async () => {
     server.setResources([buildCluster({ name: "a" }), buildCluster({ name: "b" })]);
     const watch = startXdskit(["watch", "cds", "*", "--server", server.address, "--count", "3", "--json"]);

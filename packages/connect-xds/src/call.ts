@@ -10,6 +10,7 @@ import type { ClusterEntry } from "./cluster-manager.js";
 import type { ConfigSelector, RouteSelection } from "./config-selector.js";
 import { NOT_SENT } from "./connection.js";
 import type { CallEndInfo, CompletePick, PickInfo, Subchannel } from "./lb-policy.js";
+import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
 import { countingBytes, MessageByteCounter } from "./message-bytes.js";
 import { CallMetricName, type CallMetricsRecorder, statusName } from "./metrics.js";
 import { callSleep, faultAbortError, routeFault, routeRetryState } from "./policies/call-policies.js";
@@ -54,11 +55,17 @@ interface Picked {
   readonly entry: ClusterEntry;
 }
 
+/** What a call's picks share: its path and headers, and its route once selected (and when it first was). */
+interface CallInfo {
+  path: string;
+  headers: Headers;
+  route?: RouteSelection;
+  /** When a route was first selected for the call (A31: its max_stream_duration runs from then). */
+  routedAt?: number;
+}
+
 /** One pick attempt, synchronous: the pick, an error to fail with, or undefined to wait for the next change. */
-function tryPick(
-  state: CallState,
-  info: { path: string; headers: Headers; route?: RouteSelection },
-): Picked | ConnectError | undefined {
+function tryPick(state: CallState, info: CallInfo): Picked | ConnectError | undefined {
   if (state.closed !== undefined) return state.closed;
   const selector = state.selector;
   if (selector === undefined) return undefined;
@@ -93,10 +100,10 @@ function waitForChange(
   what: () => string,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timer: LongTimer | undefined;
     const done = () => {
       stop();
-      if (timer !== undefined) clearTimeout(timer);
+      clearLongTimer(timer);
       signal?.removeEventListener("abort", onAbort);
     };
     const stop = state.onChange(() => {
@@ -113,7 +120,8 @@ function waitForChange(
     }
     signal?.addEventListener("abort", onAbort);
     if (deadlineAt !== undefined) {
-      timer = setTimeout(
+      // A caller's deadline, or a route's max_stream_duration: any length (docs/decisions.md#long-timers).
+      timer = setLongTimeout(
         () => {
           done();
           reject(new ConnectError(`deadline exceeded while waiting for ${what()}`, Code.DeadlineExceeded));
@@ -124,13 +132,28 @@ function waitForChange(
   });
 }
 
+/**
+ * The call's deadline capped by its route's max stream duration (A31), counted from when the route was first
+ * selected: gRPC applies it once the resolver's configuration has routed the call, so waiting for the first
+ * configuration does not count, and waiting for a connection does.
+ */
+function routeDeadline(callDeadline: number | undefined, info: CallInfo): number | undefined {
+  const maxStreamDurationMs = info.route?.maxStreamDurationMs;
+  if (maxStreamDurationMs === undefined || maxStreamDurationMs <= 0 || info.routedAt === undefined) {
+    return callDeadline;
+  }
+  const cap = info.routedAt + maxStreamDurationMs;
+  return callDeadline === undefined || cap < callDeadline ? cap : callDeadline;
+}
+
 async function pickWaiting(
   state: CallState,
-  info: { path: string; headers: Headers; route?: RouteSelection },
+  info: CallInfo,
   signal: AbortSignal | undefined,
-  deadlineAt: number | undefined,
+  callDeadline: number | undefined,
 ): Promise<Picked> {
   for (;;) {
+    const deadlineAt = routeDeadline(callDeadline, info);
     const what = () =>
       state.selector === undefined
         ? "the xDS configuration"
@@ -139,6 +162,7 @@ async function pickWaiting(
           : `a connection to cluster "${info.route.cluster}" (${state.clusters.get(info.route.cluster)?.state ?? "unknown"})`;
     await waitForChange(state, signal, deadlineAt, what);
     const result = tryPick(state, info);
+    if (info.route !== undefined) info.routedAt ??= performance.now();
     if (result instanceof ConnectError) throw result;
     if (result !== undefined) return result;
   }
@@ -262,7 +286,7 @@ export async function runCall<
   const random = ctx.random ?? Math.random;
   const effectiveTimeout = timeoutMs === undefined ? ctx.defaultTimeoutMs : timeoutMs <= 0 ? undefined : timeoutMs;
   const callDeadline = effectiveTimeout === undefined ? undefined : callStart + effectiveTimeout;
-  const info: { path: string; headers: Headers; route?: RouteSelection } = { path: pathOf(methodName), headers };
+  const info: CallInfo = { path: pathOf(methodName), headers };
   let faultChecked = false;
   let policyRetry: RetryState | undefined;
   // A6: the request bytes this call holds for its retries, from the first send until it ends.
@@ -276,6 +300,7 @@ export async function runCall<
         if (signal?.aborted)
           throw ConnectError.from(signal.reason ?? new Error("the call was cancelled"), Code.Canceled);
         const now = tryPick(ctx.state, info);
+        if (info.route !== undefined) info.routedAt ??= first ? callStart : performance.now();
         if (now instanceof ConnectError) throw now;
         picked = now ?? (await pickWaiting(ctx.state, info, signal, callDeadline));
       } catch (error) {
@@ -287,12 +312,7 @@ export async function runCall<
         throw error;
       }
       // A31: the route's max stream duration caps the call's own deadline.
-      let deadlineAt = callDeadline;
-      const maxStreamDurationMs = info.route?.maxStreamDurationMs;
-      if (maxStreamDurationMs !== undefined && maxStreamDurationMs > 0) {
-        const cap = callStart + maxStreamDurationMs;
-        if (deadlineAt === undefined || cap < deadlineAt) deadlineAt = cap;
-      }
+      const deadlineAt = routeDeadline(callDeadline, info);
       // A33: once per call, before anything is sent; a delayed call picks again afterwards.
       if (!faultChecked && info.route !== undefined && info.route.filters.length > 0) {
         faultChecked = true;

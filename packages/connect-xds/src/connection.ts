@@ -10,6 +10,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { GrpcTransportOptions } from "@connectrpc/connect-node";
 import { type Backoff, type Clock, createBackoff } from "@xdskit/orca-lrs-bridge";
 import { MIN_CONNECT_TIMEOUT_MS } from "./constants.js";
+import { normalizeGrpcMessage } from "./grpc-message.js";
 import type { ConnectivityState } from "./lb-policy.js";
 
 /** Opens the HTTP/2 session to `authority` (`http://host:port`). Tests substitute their own. */
@@ -17,18 +18,43 @@ export type Dialer = (authority: string, host: string, port: number) => http2.Cl
 
 const ignore = (): void => {};
 
-/** Open streams per session, so a session we stop using closes only once they are done. */
-const openStreams = new WeakMap<http2.ClientHttp2Session, number>();
+/** The open streams of each session, in the order they were opened (nghttp2 sends queued ones in that order). */
+const openStreams = new WeakMap<http2.ClientHttp2Session, Set<http2.ClientHttp2Stream>>();
+/** Sessions we stopped using: each closes once its last stream has ended. */
+const draining = new WeakSet<http2.ClientHttp2Session>();
+/** Sessions that went away with streams still open, whose queued streams were marked as never sent. */
+const classified = new WeakSet<http2.ClientHttp2Session>();
+/** Streams a server's SETTINGS_MAX_CONCURRENT_STREAMS kept queued when their session went away. */
+const queuedAtLoss = new WeakSet<http2.ClientHttp2Stream>();
+/** Each session's last SETTINGS_MAX_CONCURRENT_STREAMS from the server (a destroyed session no longer tells). */
+const streamLimits = new WeakMap<http2.ClientHttp2Session, number>();
+
+/**
+ * The open streams of `session` past the server's SETTINGS_MAX_CONCURRENT_STREAMS, in opening order: nghttp2
+ * sends a queued stream's HEADERS only when an earlier stream ends, so these were never sent.
+ */
+function queuedStreams(session: http2.ClientHttp2Session): http2.ClientHttp2Stream[] {
+  const streams = openStreams.get(session);
+  if (streams === undefined) return [];
+  const limit = streamLimits.get(session) ?? Number.POSITIVE_INFINITY;
+  return [...streams].slice(Math.min(limit, streams.size));
+}
 
 /**
  * Stops new streams on `session` and closes it when its last stream ends. Closing at once would make nghttp2 refuse
- * (REFUSED_STREAM) a stream created in this tick whose HEADERS frame is not yet written.
+ * (REFUSED_STREAM) a stream created in this tick whose HEADERS frame is not yet written. Streams the server's
+ * SETTINGS_MAX_CONCURRENT_STREAMS keeps queued (never sent) fail at once, not sent: nothing else would ever end
+ * them, and the session with them (docs/decisions.md#connect-xds-connections).
  */
-function drain(session: http2.ClientHttp2Session): void {
-  const count = openStreams.get(session) ?? 0;
-  if (session.closed || session.destroyed || count < 0) return;
-  if (count === 0) session.close();
-  else openStreams.set(session, -count);
+function drain(session: http2.ClientHttp2Session, address: string): void {
+  if (session.closed || session.destroyed || draining.has(session)) return;
+  draining.add(session);
+  const streams = openStreams.get(session);
+  for (const stream of queuedStreams(session)) {
+    streams?.delete(stream);
+    stream.destroy(notSentError(`the connection to ${address} closed before the call was sent`));
+  }
+  if (streams === undefined || streams.size === 0) session.close();
 }
 
 /** Marks a call that never reached the connection: the call path may pick again (gRPC's transparent retry). */
@@ -47,6 +73,9 @@ export function notSentError(message: string): ConnectError {
 
 export const dialCleartext: Dialer = (authority, host, port) =>
   http2.connect(authority, {
+    // A client takes no pushed streams (gRPC uses none): a PUSH_PROMISE is a protocol error that fails the
+    // connection, instead of a stream nobody reads keeping it open.
+    settings: { enablePush: false },
     createConnection: () => {
       const socket = net.connect({ host, port });
       socket.on("error", ignore);
@@ -119,8 +148,13 @@ export class Http2Connection implements SessionManager {
     }
     this.pending = session;
     session.on("error", (error: Error) => this.onLost(session, error, attemptStart + delayMs));
+    // A dialer that did not turn push off: pushed streams are refused.
+    session.on("stream", (pushed: http2.ClientHttp2Stream) => pushed.close(http2.constants.NGHTTP2_REFUSED_STREAM));
     session.on("close", () => this.onLost(session, new Error("connection closed"), attemptStart + delayMs));
     session.on("goaway", (code: number) => this.onLost(session, new Error(`GOAWAY (code ${code})`), 0));
+    session.on("remoteSettings", (settings: http2.Settings) => {
+      if (settings.maxConcurrentStreams !== undefined) streamLimits.set(session, settings.maxConcurrentStreams);
+    });
     session.once("remoteSettings", () => {
       if (this.pending !== session) return;
       this.pending = undefined;
@@ -150,7 +184,7 @@ export class Http2Connection implements SessionManager {
     } else if (session === this.session) {
       // In-flight streams on it finish or fail on their own; new calls need a new connection.
       this.session = undefined;
-      drain(session);
+      drain(session, this.options.address);
       this.lastError = error;
       if (!this.closed) this.setState("IDLE");
     }
@@ -216,18 +250,34 @@ export class Http2Connection implements SessionManager {
     //   report as nothing or as CANCELLED.
     // A call the caller cancels has already failed with its own error (connect-node's first error wins), so the
     // error emitted here changes nothing for it. (`on`, not `once`: each event comes at most once per stream.)
+    // These listeners come before the call's: a grpc-message that is not valid percent-encoding is rewritten in
+    // the headers (or trailers) object the call's listeners get, for connect's strict decoding (grpc-message.ts).
     let responded = false;
     let finished = false;
-    stream.on("response", () => {
+    stream.on("response", (headers: http2.IncomingHttpHeaders) => {
       responded = true;
+      normalizeGrpcMessage(headers);
     });
-    stream.on("trailers", () => {
+    stream.on("trailers", (trailers: http2.IncomingHttpHeaders) => {
       finished = true;
+      normalizeGrpcMessage(trailers);
     });
-    openStreams.set(session, (openStreams.get(session) ?? 0) + 1);
+    let streams = openStreams.get(session);
+    if (streams === undefined) {
+      streams = new Set();
+      openStreams.set(session, streams);
+    }
+    streams.add(stream);
     stream.on("close", () => {
       const code = stream.rstCode;
       const { NGHTTP2_NO_ERROR, NGHTTP2_CANCEL } = http2.constants;
+      const gone = session.closed || session.destroyed;
+      // The first stream to close with its session gone marks those still queued then (before any of them closes
+      // and shifts the order): a call on one never reached the server, and the call path may send it again.
+      if (gone && !classified.has(session)) {
+        classified.add(session);
+        for (const queued of queuedStreams(session)) queuedAtLoss.add(queued);
+      }
       if (finished) {
         // Ended with its trailers.
       } else if (!responded && code === NGHTTP2_NO_ERROR) {
@@ -235,20 +285,19 @@ export class Http2Connection implements SessionManager {
           "error",
           lostConnectionError(`${this.options.address} closed the stream before responding (HTTP/2 NO_ERROR)`),
         );
-      } else if ((code === NGHTTP2_NO_ERROR || code === NGHTTP2_CANCEL) && (session.closed || session.destroyed)) {
+      } else if ((code === NGHTTP2_NO_ERROR || code === NGHTTP2_CANCEL) && gone) {
         stream.emit(
           "error",
-          lostConnectionError(`the connection to ${this.options.address} ended before the call did`),
+          queuedAtLoss.has(stream)
+            ? notSentError(`the connection to ${this.options.address} closed before the call was sent`)
+            : lostConnectionError(`the connection to ${this.options.address} ended before the call did`),
         );
       }
-      // A negative count is a draining session (see drain()): it closes when the count comes back to 0.
-      const count = openStreams.get(session) ?? 0;
-      if (count > 0) {
-        openStreams.set(session, count - 1);
-        return;
+      const open = openStreams.get(session);
+      open?.delete(stream);
+      if (draining.has(session) && (open?.size ?? 0) === 0 && !session.closed && !session.destroyed) {
+        session.close();
       }
-      openStreams.set(session, count + 1);
-      if (count + 1 === 0 && !session.closed && !session.destroyed) session.close();
     });
     return stream;
   }
@@ -265,6 +314,6 @@ export class Http2Connection implements SessionManager {
     if (pending !== undefined && !pending.destroyed) pending.destroy();
     const session = this.session;
     this.session = undefined;
-    if (session !== undefined) drain(session);
+    if (session !== undefined) drain(session, this.options.address);
   }
 }

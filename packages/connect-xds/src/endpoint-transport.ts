@@ -1,20 +1,29 @@
 // The Connect transport of one connection (connection.ts): unary calls on the lean call (grpc-unary-call.ts,
-// docs/decisions.md#connect-xds-lean-unary-calls), streams through connect-node's gRPC protocol code over the same
-// session, and, when per-call metrics are on, a count of the compressed message bytes each way (A66: gRPC framing
-// excluded).
+// docs/decisions.md#connect-xds-lean-unary-calls), server streams on the lean server stream (grpc-server-stream.ts),
+// client and bidi streams through connect's gRPC protocol code over the same session (connect-path.ts), and, when
+// per-call metrics are on, a count of the compressed message bytes each way (A66: gRPC framing excluded).
 import type * as http2 from "node:http2";
-import { create, type DescMessage, type DescMethodUnary, type MessageInitShape } from "@bufbuild/protobuf";
-import type { Transport, UnaryResponse } from "@connectrpc/connect";
+import {
+  create,
+  type DescMessage,
+  type DescMethod,
+  type DescMethodStreaming,
+  type DescMethodUnary,
+  type MessageInitShape,
+} from "@bufbuild/protobuf";
+import type { ContextValues, StreamResponse, Transport, UnaryResponse } from "@connectrpc/connect";
 import {
   type Compression,
   createMethodSerializationLookup,
-  type UniversalClientFn,
-  type UniversalClientRequest,
   validateReadWriteMaxBytes,
 } from "@connectrpc/connect/protocol";
 import { createTransport, requestHeaderWithCompression } from "@connectrpc/connect/protocol-grpc";
-import { compressionBrotli, compressionGzip, createNodeHttpClient } from "@connectrpc/connect-node";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
+import { createConnectHttpClient, withLongDeadlines } from "./connect-path.js";
 import type { Http2Connection } from "./connection.js";
+import { DEFAULT_READ_MAX_BYTES } from "./constants.js";
+import { ServerStreamCall } from "./grpc-server-stream.js";
+import { encodeGrpcTimeout } from "./grpc-timeout.js";
 import { type MethodCodec, UnaryCall, type UnaryCallConfig } from "./grpc-unary-call.js";
 import { appendNodeHeader } from "./grpc-wire.js";
 import { takeCounter } from "./message-bytes.js";
@@ -26,87 +35,15 @@ type HeaderInit = ConstructorParameters<typeof Headers>[0];
 
 /** The transport options plus the internal choice of the unary call path. */
 export interface EndpointTransportSettings extends EndpointTransportOptions {
-  /** `"connect"`: unary calls through connect's gRPC transport as well (the slow path). Default `"lean"`. */
+  /** `"connect"`: unary calls and server streams through connect's gRPC transport as well (the slow path). */
   readonly unaryCalls?: "lean" | "connect";
-}
-
-/** Adds the message bytes of gRPC length-prefixed messages in a byte stream, whatever the chunking. */
-class EnvelopeReader {
-  /** Bytes of the current prefix still to read (5 at a message boundary), or 0 inside a message. */
-  private prefixLeft = 5;
-  private length = 0;
-  private payloadLeft = 0;
-  total = 0;
-
-  read(chunk: Uint8Array): void {
-    let i = 0;
-    const n = chunk.length;
-    while (i < n) {
-      if (this.prefixLeft > 0) {
-        // Bytes 1-4 of the prefix are the big-endian message length; byte 0 is the flags.
-        if (this.prefixLeft <= 4) this.length = this.length * 256 + chunk[i]!;
-        i++;
-        if (--this.prefixLeft === 0) {
-          this.payloadLeft = this.length;
-          this.total += this.length;
-          this.length = 0;
-          if (this.payloadLeft === 0) this.prefixLeft = 5;
-        }
-      } else {
-        const take = Math.min(this.payloadLeft, n - i);
-        i += take;
-        this.payloadLeft -= take;
-        if (this.payloadLeft === 0) this.prefixLeft = 5;
-      }
-    }
-  }
-}
-
-function counted(body: AsyncIterable<Uint8Array>, onTotal: (total: number) => void): AsyncIterable<Uint8Array> {
-  return {
-    [Symbol.asyncIterator]() {
-      const inner = body[Symbol.asyncIterator]();
-      const reader = new EnvelopeReader();
-      return {
-        next: () =>
-          inner.next().then((result) => {
-            if (result.done !== true) {
-              reader.read(result.value);
-              onTotal(reader.total);
-            }
-            return result;
-          }),
-        return: (value?: unknown) => inner.return?.(value) ?? Promise.resolve({ done: true, value: undefined }),
-        throw: (error?: unknown) => inner.throw?.(error) ?? Promise.reject(error),
-      } as AsyncIterator<Uint8Array>;
-    },
-  };
-}
-
-function countingClient(base: UniversalClientFn): UniversalClientFn {
-  return (req: UniversalClientRequest) => {
-    const counter = takeCounter();
-    if (counter === undefined) return base(req);
-    const body =
-      req.body === undefined
-        ? undefined
-        : counted(req.body, (total) => {
-            counter.sent = total;
-            counter.onSent?.(total);
-          });
-    return base(body === undefined ? req : { ...req, body }).then((res) => ({
-      ...res,
-      body: counted(res.body, (total) => {
-        counter.received = total;
-      }),
-    }));
-  };
 }
 
 /**
  * The request headers of one call as connect's gRPC transport builds them (the caller's, then content-type, te,
  * grpc-encoding and grpc-accept-encoding set over them, user-agent when the caller gave none, grpc-timeout when the
- * call has a deadline), as the node header object connect-node sends, with the `:method` and `:path` of `path`.
+ * call has a deadline, in at most 8 digits), as the node header object connect-node sends, with the `:method` and
+ * `:path` of `path`.
  */
 function requestHeaderBuilder(
   useBinaryFormat: boolean,
@@ -134,29 +71,35 @@ function requestHeaderBuilder(
     });
     for (const [name, value] of fixed) out[name] = value;
     if (out["user-agent"] === undefined) out["user-agent"] = userAgent;
-    if (timeoutMs !== undefined) out["grpc-timeout"] = `${timeoutMs}m`;
+    if (timeoutMs !== undefined) out["grpc-timeout"] = encodeGrpcTimeout(timeoutMs);
     return out;
   };
 }
 
 /** A Connect gRPC transport whose calls go to `session` (one backend connection). */
 export function createEndpointTransport(session: Http2Connection, options: EndpointTransportSettings): Transport {
-  const base = createNodeHttpClient({ httpVersion: "2", sessionProvider: () => session });
   const useBinaryFormat = options.useBinaryFormat ?? true;
   const acceptCompression = options.acceptCompression ?? [compressionGzip, compressionBrotli];
   const sendCompression = options.sendCompression ?? null;
-  const limits = validateReadWriteMaxBytes(options.readMaxBytes, options.writeMaxBytes, options.compressMinBytes);
-  const connect = createTransport({
-    httpClient: countingClient(base),
-    baseUrl: session.authority,
-    useBinaryFormat,
-    interceptors: [],
-    acceptCompression,
-    sendCompression,
-    ...limits,
-    ...(options.jsonOptions === undefined ? {} : { jsonOptions: options.jsonOptions }),
-    ...(options.binaryOptions === undefined ? {} : { binaryOptions: options.binaryOptions }),
-  });
+  // gRPC's receive limit, not connect-node's 4 GiB (docs/decisions.md#connect-xds-receive-limit).
+  const limits = validateReadWriteMaxBytes(
+    options.readMaxBytes ?? DEFAULT_READ_MAX_BYTES,
+    options.writeMaxBytes,
+    options.compressMinBytes,
+  );
+  const connect = withLongDeadlines(
+    createTransport({
+      httpClient: createConnectHttpClient(session, limits.readMaxBytes),
+      baseUrl: session.authority,
+      useBinaryFormat,
+      interceptors: [],
+      acceptCompression,
+      sendCompression,
+      ...limits,
+      ...(options.jsonOptions === undefined ? {} : { jsonOptions: options.jsonOptions }),
+      ...(options.binaryOptions === undefined ? {} : { binaryOptions: options.binaryOptions }),
+    }),
+  );
   if (options.unaryCalls === "connect") return connect;
 
   const config: UnaryCallConfig = {
@@ -168,7 +111,7 @@ export function createEndpointTransport(session: Http2Connection, options: Endpo
   const requestHeaders = requestHeaderBuilder(useBinaryFormat, acceptCompression, sendCompression);
   // connect builds these per call; they depend only on the method and the options.
   const codecs = new WeakMap<object, MethodCodec>();
-  const codecOf = (method: DescMethodUnary): MethodCodec => {
+  const codecOf = (method: DescMethod): MethodCodec => {
     let codec = codecs.get(method);
     if (codec === undefined) {
       const lookup = createMethodSerializationLookup(method, options.binaryOptions, options.jsonOptions, limits);
@@ -205,6 +148,35 @@ export function createEndpointTransport(session: Http2Connection, options: Endpo
         return Promise.reject(error);
       }
     },
-    stream: connect.stream,
+    stream<I extends DescMessage, O extends DescMessage>(
+      method: DescMethodStreaming<I, O>,
+      signal: AbortSignal | undefined,
+      timeoutMs: number | undefined,
+      header: HeaderInit,
+      input: AsyncIterable<MessageInitShape<I>>,
+      contextValues?: ContextValues,
+    ): Promise<StreamResponse<I, O>> {
+      // Client and bidi streams go through connect's protocol code; server streams run lean, as unary calls do.
+      if (method.methodKind !== "server_streaming") {
+        return connect.stream(method, signal, timeoutMs, header, input, contextValues);
+      }
+      const counter = takeCounter();
+      try {
+        const timeout = timeoutMs === undefined || timeoutMs <= 0 ? undefined : timeoutMs;
+        const codec = codecOf(method);
+        const headers = requestHeaders(header, timeout, codec.path);
+        const call = new ServerStreamCall<O>(
+          method as DescMethodStreaming<DescMessage, O>,
+          config,
+          codec,
+          signal,
+          counter,
+        );
+        call.start(session, headers, timeout, input);
+        return call.response as Promise<StreamResponse<I, O>>;
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
   };
 }

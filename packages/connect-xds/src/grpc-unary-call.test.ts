@@ -1,8 +1,11 @@
-// The lean unary call (grpc-unary-call.ts through createEndpointTransport) against connect's own gRPC transport
-// (connect-node's createGrpcTransport, the slow path it replaces), over real HTTP/2 on 127.0.0.1.
+// The lean unary call (grpc-unary-call.ts through createEndpointTransport) against the connect path it replaces
+// (connect's gRPC protocol code over connect-node's HTTP/2 client, connect-path.ts: the same transport with
+// `unaryCalls: "connect"`), over real HTTP/2 on 127.0.0.1. The connect path is connect's own code but for where we
+// follow gRPC instead (docs/decisions.md, connect-xds sections: the receive limit, broken connections, grpc-message,
+// long deadlines), which both paths share.
 // Steps: start a scripted backend (test/support/scripted-backend.ts); for each client configuration open one
-// Http2Connection (READY) under a lean transport and a connect transport to the same backend; then, for random
-// (configuration, call, script), run the call on the lean transport, then on connect's, and require the same
+// Http2Connection (READY) under a lean transport and a connect-path transport; then, for random
+// (configuration, call, script), run the call on the lean transport, then on the connect path, and require the same
 // outcome: the response's message, headers and trailers, or the error's class, code, raw message, metadata and
 // details, and the same request read by the backend. A `date` header is left out (it differs between two calls).
 // Scripts only combine faults whose outcome does not depend on how the bytes are chunked (see bodyOf).
@@ -11,7 +14,7 @@ import { type DescMethodUnary, toJsonString } from "@bufbuild/protobuf";
 import { StringValueSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Transport, type UnaryResponse } from "@connectrpc/connect";
 import type { Compression } from "@connectrpc/connect/protocol";
-import { compressionBrotli, compressionGzip, createGrpcTransport } from "@connectrpc/connect-node";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { systemClock } from "@xdskit/orca-lrs-bridge";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -111,7 +114,7 @@ describe("lean unary calls", () => {
       pairs.push({
         connection,
         lean: createEndpointTransport(connection, config),
-        connect: createGrpcTransport({ baseUrl: `http://${backend.address}`, ...config }),
+        connect: createEndpointTransport(connection, { ...config, unaryCalls: "connect" }),
       });
     }
   });
@@ -136,7 +139,7 @@ describe("lean unary calls", () => {
     );
   }
 
-  it("gives the outcome connect's own transport gives, for random calls and scripted answers", async () => {
+  it("gives the outcome the connect path gives, for random calls and scripted answers", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 0, max: CONFIGS.length - 1 }),
@@ -166,7 +169,7 @@ describe("lean unary calls", () => {
 
 describe("lean unary calls, frame by frame", () => {
   // Frame sequences node:http2's server API does not send (a reset right after the response's DATA, among others):
-  // each call must end on the lean transport as on connect's, with the code pinned here.
+  // each call must end on the lean transport as on the connect path, with the code pinned here.
   const headers: Frame = {
     type: "headers",
     headers: [
@@ -223,7 +226,7 @@ describe("lean unary calls, frame by frame", () => {
     await reached;
     const options = { acceptCompression: [broken, compressionGzip, compressionBrotli] };
     lean = createEndpointTransport(connection, options);
-    connect = createGrpcTransport({ baseUrl: `http://${server.address}`, ...options });
+    connect = createEndpointTransport(connection, { ...options, unaryCalls: "connect" });
   });
 
   afterAll(async () => {

@@ -15,14 +15,9 @@ import { Code, ConnectError, type UnaryResponse } from "@connectrpc/connect";
 import { type Compression, getAbortSignalReason } from "@connectrpc/connect/protocol";
 import { validateResponseWithCompression, validateTrailer } from "@connectrpc/connect/protocol-grpc";
 import type { Http2Connection } from "./connection.js";
-import {
-  addTrailers,
-  type Envelope,
-  EnvelopeSplitter,
-  errorFromNode,
-  errorFromResetCode,
-  headersFromNode,
-} from "./grpc-wire.js";
+import { type Envelope, EnvelopeSplitter } from "./envelopes.js";
+import { addTrailers, errorFromNode, errorFromResetCode, headersFromNode } from "./grpc-wire.js";
+import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
 import type { MessageByteCounter } from "./message-bytes.js";
 
 /** How one transport's calls are encoded (resolved once from the transport's options). */
@@ -63,7 +58,7 @@ export class UnaryCall<O extends DescMessage> {
   /** Set once a compressed message made body processing asynchronous: later chunks and the end queue behind it. */
   private queue: Promise<void> | undefined;
   private splitter: EnvelopeSplitter | undefined;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timer: LongTimer | undefined;
   private readonly onAbort: (() => void) | undefined;
 
   constructor(
@@ -104,7 +99,7 @@ export class UnaryCall<O extends DescMessage> {
       signal.addEventListener("abort", this.onAbort!);
     }
     if (timeoutMs !== undefined) {
-      this.timer = setTimeout(() => {
+      this.timer = setLongTimeout(() => {
         this.fail(new ConnectError("the operation timed out", Code.DeadlineExceeded));
       }, timeoutMs);
     }
@@ -299,7 +294,7 @@ export class UnaryCall<O extends DescMessage> {
 
   private settle(): void {
     this.settled = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    clearLongTimer(this.timer);
     if (this.onAbort !== undefined) this.signal?.removeEventListener("abort", this.onAbort);
   }
 

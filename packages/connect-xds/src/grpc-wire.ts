@@ -1,6 +1,6 @@
 // The wire rules of a gRPC call over node:http2 that connect-node applies around connect's gRPC protocol code, for
 // the lean unary call (grpc-unary-call.ts, docs/decisions.md#connect-xds-lean-unary-calls): header conversion both
-// ways, Node and HTTP/2 errors to Connect codes, and splitting the response body into length-prefixed messages.
+// ways, and Node and HTTP/2 errors to Connect codes (envelopes.ts splits the body into messages).
 // Each function states the connect-node behaviour it reproduces; the property test in grpc-unary-call.test.ts runs
 // the same calls through connect's own transport and compares every outcome.
 import type * as http2 from "node:http2";
@@ -48,10 +48,32 @@ export function appendNodeHeader(target: Record<string, string | string[]>, name
   else target[name] = [existing, value];
 }
 
-/** Node error codes of a stream that went away under the call (connect-node: ABORTED). */
-const GONE = new Set(["ERR_STREAM_DESTROYED", "ERR_HTTP2_INVALID_STREAM", "ECONNRESET"]);
-/** Node error codes of a host that cannot be reached (connect-node: UNAVAILABLE). */
-const UNREACHABLE = new Set(["ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED"]);
+/**
+ * Node error codes of a connection that broke or could not be made under the call: a reset or aborted TCP
+ * connection, a closed pipe, an unreachable host, a stream or session destroyed under the call, an HTTP/2 session
+ * that failed (ERR_HTTP2_ERROR: nghttp2 ended it, e.g. on a protocol error of the peer). gRPC fails all of
+ * these UNAVAILABLE (grpc-go and grpc-java map every transport failure so), and retry policies and callers depend on
+ * it; connect-node says ABORTED for a reset or a destroyed stream (docs/decisions.md#connect-xds-broken-connections).
+ */
+const BROKEN = new Set([
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "EHOSTDOWN",
+  "ERR_STREAM_DESTROYED",
+  "ERR_HTTP2_INVALID_STREAM",
+  "ERR_HTTP2_SESSION_ERROR",
+  "ERR_HTTP2_GOAWAY_SESSION",
+  "ERR_HTTP2_INVALID_SESSION",
+  "ERR_HTTP2_ERROR",
+]);
 
 /** The `code` strings of an error and its chain of causes (a cause that loops back ends the walk). */
 function nodeCodes(reason: unknown): string[] {
@@ -69,19 +91,32 @@ function nodeCodes(reason: unknown): string[] {
 }
 
 /**
- * A stream or session error as a ConnectError, as connect-node converts it: a ConnectError as it is; otherwise
- * ABORTED when any error of the chain is a write-after-end or a stream-gone code, else UNAVAILABLE when one is an
- * unreachable-host code, else INTERNAL; the error is the cause.
+ * A stream or session error as a ConnectError, as connect-node converts it but for broken connections: a
+ * ConnectError as it is; otherwise ABORTED when any error of the chain is a write-after-end (connect's sign that the
+ * server answered before the request was written), else UNAVAILABLE when one is a broken-connection code (BROKEN),
+ * else INTERNAL; the error is the cause.
  */
 export function errorFromNode(reason: unknown): ConnectError {
   if (reason instanceof ConnectError) return reason;
   const codes = nodeCodes(reason);
   let code = Code.Internal;
-  if (codes.includes("ERR_STREAM_WRITE_AFTER_END") || codes.some((c) => GONE.has(c))) code = Code.Aborted;
-  else if (codes.some((c) => UNREACHABLE.has(c))) code = Code.Unavailable;
+  if (codes.includes("ERR_STREAM_WRITE_AFTER_END")) code = Code.Aborted;
+  else if (codes.some((c) => BROKEN.has(c))) code = Code.Unavailable;
   const error = ConnectError.from(reason, code);
   if (error !== reason) error.cause = reason;
   return error;
+}
+
+/**
+ * connect-node's error for a broken connection (ABORTED or INTERNAL, the Node error as its cause) as errorFromNode
+ * gives it: UNAVAILABLE, with the same message. Any other error is returned as it is.
+ */
+export function fixBrokenConnectionError(error: unknown): unknown {
+  if (!(error instanceof ConnectError) || (error.code !== Code.Aborted && error.code !== Code.Internal)) return error;
+  const cause = error.cause;
+  if (!(cause instanceof Error) || cause instanceof ConnectError) return error;
+  const fixed = errorFromNode(cause);
+  return fixed.code === Code.Unavailable ? fixed : error;
 }
 
 /** HTTP/2 error code names (RFC 9113 section 7). */
@@ -128,76 +163,4 @@ export function errorFromResetCode(rstCode: number): ConnectError | undefined {
     `http/2 stream closed with error code ${H2_NAMES[rstCode]} (0x${rstCode.toString(16)})`,
     code,
   );
-}
-
-/** One length-prefixed message: its flags byte and its bytes (a copy owned by the message). */
-export interface Envelope {
-  readonly flags: number;
-  readonly data: Uint8Array;
-}
-
-/**
- * Splits a byte stream into length-prefixed messages whatever the chunking. A message longer than `readMaxBytes`
- * fails as soon as its prefix is read (RESOURCE_EXHAUSTED), before any message of the same chunk is handed on, as
- * connect's envelope decoder does. `onPrefix` gets each message's declared length (A66's byte count).
- */
-export class EnvelopeSplitter {
-  private readonly prefix = new Uint8Array(5);
-  private prefixFill = 0;
-  private current: Uint8Array | undefined;
-  private flags = 0;
-  private fill = 0;
-
-  constructor(
-    private readonly readMaxBytes: number,
-    private readonly onPrefix: (length: number) => void,
-  ) {}
-
-  /**
-   * Whether bytes of an unfinished message are held (at the end of the body: an incomplete message). As in
-   * connect's decoder, a prefix read whole counts only once some of its message's bytes arrived: a body that ends
-   * right after a complete prefix is not reported incomplete (the call then fails on its missing message or status).
-   */
-  get partial(): boolean {
-    return this.prefixFill > 0 || (this.current !== undefined && this.fill > 0);
-  }
-
-  /** The messages completed by `chunk`, in order. */
-  split(chunk: Uint8Array): Envelope[] {
-    const out: Envelope[] = [];
-    let i = 0;
-    const n = chunk.length;
-    while (i < n) {
-      if (this.current === undefined) {
-        const take = Math.min(5 - this.prefixFill, n - i);
-        this.prefix.set(chunk.subarray(i, i + take), this.prefixFill);
-        this.prefixFill += take;
-        i += take;
-        if (this.prefixFill < 5) break;
-        this.prefixFill = 0;
-        const p = this.prefix;
-        const length = ((p[1]! << 24) | (p[2]! << 16) | (p[3]! << 8) | p[4]!) >>> 0;
-        // Counted before the size check, as the byte counter sees the prefix before connect's decoder does.
-        this.onPrefix(length);
-        if (length > this.readMaxBytes) {
-          throw new ConnectError(
-            `message size ${length} is larger than configured readMaxBytes ${this.readMaxBytes}`,
-            Code.ResourceExhausted,
-          );
-        }
-        this.flags = p[0]!;
-        this.current = new Uint8Array(length);
-        this.fill = 0;
-      }
-      const take = Math.min(this.current.length - this.fill, n - i);
-      this.current.set(chunk.subarray(i, i + take), this.fill);
-      this.fill += take;
-      i += take;
-      if (this.fill === this.current.length) {
-        out.push({ flags: this.flags, data: this.current });
-        this.current = undefined;
-      }
-    }
-    return out;
-  }
 }

@@ -92,10 +92,16 @@ export class PooledSubchannel implements Subchannel {
 
 export interface SubchannelPool {
   acquire(address: string, endpoint: LbEndpoint): PooledSubchannel;
+  /**
+   * Closes every connection the pool holds, whatever still holds its subchannels (the transport closed); a
+   * connection acquired afterwards never connects.
+   */
+  close(): void;
 }
 
 export function createSubchannelPool(options: SubchannelPoolOptions): SubchannelPool {
   const entries = new Map<string, PoolEntry>();
+  let closed = false;
   const release = (address: string) => (handle: PooledSubchannel) => {
     const entry = entries.get(address);
     if (entry === undefined) return;
@@ -128,10 +134,21 @@ export function createSubchannelPool(options: SubchannelPoolOptions): Subchannel
         const orca = new ConnectionOrca(transport, options.clock, options.logger);
         entry = { connection, transport, orca, handles };
         entries.set(address, entry);
+        if (closed) {
+          orca.close();
+          connection.close();
+        }
       }
       const handle = new PooledSubchannel(entry, endpoint, release(address));
       entry.handles.add(handle);
       return handle;
+    },
+    close() {
+      closed = true;
+      for (const entry of entries.values()) {
+        entry.orca.close();
+        entry.connection.close();
+      }
     },
   };
 }

@@ -10,13 +10,18 @@ export interface XdsTarget {
   readonly host: string;
 }
 
-/** Percent-encodes each `/`-separated segment (for `xdstp:` templates), as gRPC does. */
-function encodeSegments(name: string): string {
+/** The pchar characters (RFC 3986 section 3.3) that encodeURIComponent escapes: sub-delims, ':' and '@'. */
+const PCHAR_ESCAPES = /%(?:24|26|2B|2C|3A|3B|3D|40)/g;
+
+/**
+ * Percent-encodes `name` for an `xdstp:` template (A47): every character a URI path may not hold is encoded
+ * (UTF-8), while '/' and the path characters (unreserved, sub-delims, ':' and '@') stay as they are, as C-core and
+ * grpc-java do (docs/decisions.md#connect-xds-federation-names).
+ */
+export function encodeXdstpPath(name: string): string {
   return name
     .split("/")
-    .map((segment) =>
-      encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`),
-    )
+    .map((segment) => encodeURIComponent(segment).replace(PCHAR_ESCAPES, (encoded) => decodeURIComponent(encoded)))
     .join("/");
 }
 
@@ -49,6 +54,6 @@ export function parseXdsTarget(target: string, bootstrap: Bootstrap): XdsTarget 
     }
     template = config.clientListenerResourceNameTemplate;
   }
-  const listenerName = template.replaceAll("%s", template.startsWith("xdstp:") ? encodeSegments(host) : host);
+  const listenerName = template.replaceAll("%s", template.startsWith("xdstp:") ? encodeXdstpPath(host) : host);
   return { target, listenerName, host };
 }

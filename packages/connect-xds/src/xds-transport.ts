@@ -66,7 +66,11 @@ export interface XdsTransportOptions extends EndpointTransportOptions {
 
 export interface XdsTransport extends Transport {
   readonly target: string;
-  /** Stops watching, fails waiting calls UNAVAILABLE, closes connections once their calls end, closes an owned client. */
+  /**
+   * Stops watching, fails waiting calls UNAVAILABLE, closes an owned client, and ends every connection it opened:
+   * at once when connecting, once their calls end otherwise (calls a server's SETTINGS_MAX_CONCURRENT_STREAMS keeps
+   * queued fail UNAVAILABLE).
+   */
   close(): Promise<void>;
 }
 
@@ -78,7 +82,7 @@ export interface XdsTransportInternals {
   readonly clusterType?: ResourceType<ClusterUpdate>;
   /** LOGICAL_DNS resolution: the lookup and the minimum time between two resolutions. */
   readonly dns?: { readonly lookup?: DnsLookup; readonly minIntervalMs?: number };
-  /** `"connect"`: unary calls through connect's gRPC transport instead of the lean call (the slow path). */
+  /** `"connect"`: unary calls and server streams through connect's gRPC transport instead of the lean calls. */
   readonly unaryCalls?: "lean" | "connect";
 }
 
@@ -315,6 +319,8 @@ export function createXdsTransportWithInternals(
         for (const entry of clusters.values()) manager.release(entry);
         clusters = new Map();
         manager.closeAll();
+        // Every connection the transport opened, whatever a policy still holds.
+        pool.close();
       });
       if (lrs !== undefined) await releaseLrs(client);
       if (ownsClient) await client.close();

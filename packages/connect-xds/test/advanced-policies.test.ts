@@ -2,8 +2,8 @@
 // least_request, weighted_round_robin (with per-call ORCA from the backends), outlier detection and a max_requests
 // circuit breaker; Connect backends answer with their names. Each case changes the cluster, then asserts where
 // calls went.
-import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
-import { anyPack, DurationSchema } from "@bufbuild/protobuf/wkt";
+import { create } from "@bufbuild/protobuf";
+import { anyPack } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import {
   buildClusterLoadAssignment,
@@ -19,14 +19,12 @@ import {
 import {
   type Cluster,
   Cluster_LbPolicy,
+  Cluster_LeastRequestLbConfigSchema,
   Cluster_RingHashLbConfigSchema,
-  LoadBalancingPolicy_PolicySchema,
-  LoadBalancingPolicySchema,
 } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
 import { OutlierDetectionSchema } from "@xdskit/protos/envoy/config/cluster/v3/outlier_detection_pb";
 import { RoutingPriority } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import { ConfigSourceSchema } from "@xdskit/protos/envoy/config/core/v3/config_source_pb";
-import { TypedExtensionConfigSchema } from "@xdskit/protos/envoy/config/core/v3/extension_pb";
 import {
   FilterConfigSchema,
   RetryPolicySchema,
@@ -35,41 +33,18 @@ import {
 import type { RouteConfiguration } from "@xdskit/protos/envoy/config/route/v3/route_pb";
 import { FaultDelaySchema } from "@xdskit/protos/envoy/extensions/filters/common/fault/v3/fault_pb";
 import { FaultAbortSchema, HTTPFaultSchema } from "@xdskit/protos/envoy/extensions/filters/http/fault/v3/fault_pb";
-import {
-  type HttpFilter,
-  HttpFilterSchema,
-} from "@xdskit/protos/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb";
-import { ClientSideWeightedRoundRobinSchema } from "@xdskit/protos/envoy/extensions/load_balancing_policies/client_side_weighted_round_robin/v3/client_side_weighted_round_robin_pb";
-import { WrrLocalitySchema } from "@xdskit/protos/envoy/extensions/load_balancing_policies/wrr_locality/v3/wrr_locality_pb";
-import { FractionalPercentSchema } from "@xdskit/protos/envoy/type/v3/percent_pb";
-import { OrcaLoadReportSchema } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
+import type { HttpFilter } from "@xdskit/protos/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb";
 import type { XdsClient } from "@xdskit/xds-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createXdsTransport, type XdsTransport } from "../src/index.js";
 import { type Backend, startBackend } from "./support/backends.js";
 import { EchoService } from "./support/echo-service.js";
 import { clientFor, simpleSnapshot } from "./support/harness.js";
+import { ALL, faultFilter, orcaTrailer, routeAction, seconds, wrrPolicy } from "./support/policy-config.js";
 
 type Echo = {
   unary(request: { value: string }, options?: { headers?: Record<string, string> }): Promise<{ value: string }>;
 };
-
-const seconds = (s: number) =>
-  create(DurationSchema, { seconds: BigInt(Math.floor(s)), nanos: Math.round((s % 1) * 1e9) });
-
-/** Per-call ORCA trailers with this application utilization and 100 qps. */
-const orcaTrailer =
-  (applicationUtilization: number): Interceptor =>
-  (next) =>
-  async (req) => {
-    const res = await next(req);
-    const report = create(OrcaLoadReportSchema, { applicationUtilization, rpsFractional: 100 });
-    res.trailer.set(
-      "endpoint-load-metrics-bin",
-      Buffer.from(toBinary(OrcaLoadReportSchema, report)).toString("base64"),
-    );
-    return res;
-  };
 
 /** Fails every call with UNAVAILABLE, counting them. */
 const failures = { count: 0 };
@@ -77,33 +52,6 @@ const failing: Interceptor = () => async () => {
   failures.count++;
   throw new ConnectError("backend is broken", Code.Unavailable);
 };
-
-/** Sets the cluster's policy to xds_wrr_locality over client_side_weighted_round_robin with `init`. */
-function wrrPolicy(cluster: Cluster, init: MessageInitShape<typeof ClientSideWeightedRoundRobinSchema>): void {
-  const wrr = create(ClientSideWeightedRoundRobinSchema, init);
-  const locality = create(WrrLocalitySchema, {
-    endpointPickingPolicy: create(LoadBalancingPolicySchema, {
-      policies: [
-        create(LoadBalancingPolicy_PolicySchema, {
-          typedExtensionConfig: create(TypedExtensionConfigSchema, {
-            name: "wrr",
-            typedConfig: anyPack(ClientSideWeightedRoundRobinSchema, wrr),
-          }),
-        }),
-      ],
-    }),
-  });
-  cluster.loadBalancingPolicy = create(LoadBalancingPolicySchema, {
-    policies: [
-      create(LoadBalancingPolicy_PolicySchema, {
-        typedExtensionConfig: create(TypedExtensionConfigSchema, {
-          name: "loc",
-          typedConfig: anyPack(WrrLocalitySchema, locality),
-        }),
-      }),
-    ],
-  });
-}
 
 describe("issue 21 policies over HTTP/2", () => {
   let server: ManagementServer;
@@ -249,13 +197,51 @@ describe("issue 21 policies over HTTP/2", () => {
     expect(Math.abs(share("c") - 1 / 7)).toBeLessThan(0.1 * (1 / 7) + 0.02);
   }, 60_000);
 
-  it("least_request: every backend serves calls (choice of two among READY backends)", async () => {
-    backends.push(...(await Promise.all(["a", "b", "c"].map((n) => startBackend(n)))));
+  it("least_request: a backend with calls outstanding gets no more, where round robin would give it every third", async () => {
+    // "held" never answers (until the end): its outstanding calls only grow. With choice_count 10, a pick lands on it
+    // only if all ten samples do: (1/3)^10 per call. Round robin sends it one call in three whatever it holds.
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const arrivals: string[] = [];
+    let arrived: () => void = () => {};
+    const hold: Interceptor = (next) => async (req) => {
+      const value = (req.message as unknown as { value: string }).value;
+      if (value.startsWith("hold")) {
+        arrivals.push(value);
+        arrived();
+        await gate;
+      }
+      return next(req);
+    };
+    backends.push(
+      ...(await Promise.all([startBackend("a"), startBackend("b"), startBackend("held", { interceptors: [hold] })])),
+    );
     const echo = serve("lr", (cluster) => {
       cluster.lbPolicy = Cluster_LbPolicy.LEAST_REQUEST;
+      cluster.lbConfig = {
+        case: "leastRequestLbConfig",
+        value: create(Cluster_LeastRequestLbConfigSchema, { choiceCount: 10 }),
+      };
     });
-    const names = await served(echo, 60);
-    expect(new Set(names)).toEqual(new Set(["a", "b", "c"]));
+    // Every endpoint READY first (a pick among fewer would prove nothing): warm-up calls are answered by all three.
+    for (let i = 0; i < 300 && !backends.every((b) => (b.calls.get("Unary") ?? 0) > 0); i++) await served(echo, 1);
+    expect(backends.every((b) => (b.calls.get("Unary") ?? 0) > 0)).toBe(true);
+    // One call at a time: each ends at a or b, or stays outstanding at "held".
+    const pending: Promise<unknown>[] = [];
+    for (let i = 0; i < 60; i++) {
+      const reachedHeld = new Promise<void>((resolve) => {
+        arrived = resolve;
+      });
+      const call = echo.unary({ value: `hold-${i}` });
+      pending.push(call);
+      await Promise.race([call, reachedHeld]);
+    }
+    // At most the first pick (every endpoint at 0 outstanding) and a one-in-59,000 draw.
+    expect(arrivals.length).toBeLessThanOrEqual(2);
+    release();
+    await Promise.all(pending);
   });
 
   it("outlier detection: a backend failing every call is ejected and gets no calls", async () => {
@@ -338,22 +324,6 @@ describe("issue 21 policies over HTTP/2", () => {
     expect(categorized).toEqual([]);
   });
 
-  /** The route action of the (single) route, to edit. */
-  function action(route: RouteConfiguration) {
-    const a = route.virtualHosts[0]?.routes[0]?.action;
-    if (a?.case !== "route") throw new Error("route action expected");
-    return a.value;
-  }
-
-  /** An HTTPFault filter with the given fault, for the Listener's chain. */
-  function faultFilter(init: Parameters<typeof create<typeof HTTPFaultSchema>>[1]): HttpFilter {
-    return create(HttpFilterSchema, {
-      name: "envoy.filters.http.fault",
-      configType: { case: "typedConfig", value: anyPack(HTTPFaultSchema, create(HTTPFaultSchema, init)) },
-    });
-  }
-  const all = create(FractionalPercentSchema, { numerator: 100 });
-
   it("retries: a call failing UNAVAILABLE is retried on a new pick and succeeds elsewhere (A44)", async () => {
     const previousAttempts = new Set<string>();
     const recordAttempts: Interceptor = (next) => async (req) => {
@@ -366,7 +336,7 @@ describe("issue 21 policies over HTTP/2", () => {
     );
     const before = failures.count;
     const echo = serve("retry", (_cluster, route) => {
-      action(route).retryPolicy = create(RetryPolicySchema, {
+      routeAction(route).retryPolicy = create(RetryPolicySchema, {
         retryOn: "unavailable,resource-exhausted",
         numRetries: 2,
         retryBackOff: { baseInterval: seconds(0.001), maxInterval: seconds(0.002) },
@@ -383,7 +353,7 @@ describe("issue 21 policies over HTTP/2", () => {
   it("retries: a request larger than the retry buffer (A6, 256 KiB per call) is sent once, a small one retried", async () => {
     backends.push(await startBackend("bad", { interceptors: [failing] }));
     const echo = serve("retrybuffer", (_cluster, route) => {
-      action(route).retryPolicy = create(RetryPolicySchema, {
+      routeAction(route).retryPolicy = create(RetryPolicySchema, {
         retryOn: "unavailable",
         numRetries: 2,
         retryBackOff: { baseInterval: seconds(0.001), maxInterval: seconds(0.002) },
@@ -420,7 +390,7 @@ describe("issue 21 policies over HTTP/2", () => {
     const filter = faultFilter({
       abort: create(FaultAbortSchema, {
         errorType: { case: "grpcStatus", value: Code.ResourceExhausted },
-        percentage: all,
+        percentage: ALL,
       }),
     });
     const echo = serve("abort", () => {}, [filter]);
@@ -452,7 +422,7 @@ describe("issue 21 policies over HTTP/2", () => {
     const filter = faultFilter({
       delay: create(FaultDelaySchema, {
         faultDelaySecifier: { case: "fixedDelay", value: seconds(20) },
-        percentage: all,
+        percentage: ALL,
       }),
     });
     const echo = serve("delay", () => {}, [filter]);
@@ -469,7 +439,7 @@ describe("issue 21 policies over HTTP/2", () => {
     const filter = faultFilter({
       delay: create(FaultDelaySchema, {
         faultDelaySecifier: { case: "fixedDelay", value: seconds(20) },
-        percentage: all,
+        percentage: ALL,
       }),
       maxActiveFaults: 1,
     });

@@ -15,13 +15,16 @@ import {
 } from "@xdskit/control-plane";
 import { createServerMetricRecorder, orcaServerInterceptor } from "@xdskit/orca-lrs-bridge";
 import { ClusterLoadAssignment_PolicySchema } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
+import { RetryPolicySchema } from "@xdskit/protos/envoy/config/route/v3/route_components_pb";
+import type { RouteConfiguration } from "@xdskit/protos/envoy/config/route/v3/route_pb";
 import { FractionalPercent_DenominatorType } from "@xdskit/protos/envoy/type/v3/percent_pb";
 import type { XdsClient } from "@xdskit/xds-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createXdsTransport, type XdsTransport } from "../src/index.js";
 import { type Backend, startBackend } from "./support/backends.js";
 import { echoClient, served } from "./support/echo-client.js";
-import { clientFor, NODE_ID } from "./support/harness.js";
+import { clientFor, NODE_ID, simpleSnapshot } from "./support/harness.js";
+import { GRPC_HEADERS, startHttp2Backend } from "./support/hostile-backends.js";
 
 /** Sums the figures of every report of `cluster` (each report is a delta). */
 function totals(loads: readonly ClusterLoad[]) {
@@ -174,5 +177,75 @@ describe("load reporting", () => {
     await server.lrs.waitForReport(() => totals(dropLoads()).dropped >= 5, 15_000);
     expect(totals(dropLoads())).toMatchObject({ dropped: 5, droppedByCategory: { throttle: 5 } });
     expect(b.calls.get("Unary") ?? 0).toBe(before);
+  });
+
+  /** The loads of `cluster` reported by our node, every report so far. */
+  const loadsOf = (cluster: string) => () =>
+    server.lrs
+      .reports()
+      .flatMap((event) => event.loads.filter((load) => load.clusterName === cluster && load.nodeId === NODE_ID));
+
+  it("counts every attempt of a retried call on the locality of its own pick", async () => {
+    // "bad" answers every call with a Trailers-Only UNAVAILABLE (no response headers first: A6 retries it).
+    let failed = 0;
+    const bad = await startHttp2Backend((stream) => {
+      failed++;
+      stream.respond({ ...GRPC_HEADERS, "grpc-status": "14", "grpc-message": "broken" }, { endStream: true });
+    });
+    const goodBackend = await startBackend("good");
+    const goodCalls = () => goodBackend.calls.get("Unary") ?? 0;
+    const resources = simpleSnapshot("lrs-retry", "lrs-retry-cluster", [
+      { zone: "z-bad", endpoints: [bad.address] },
+      { zone: "z-good", endpoints: [goodBackend.address] },
+    ]);
+    resources[2] = buildCluster({ name: "lrs-retry-cluster", lrsServerSelf: true });
+    const action = (resources[1] as RouteConfiguration).virtualHosts[0]?.routes[0]?.action;
+    if (action?.case !== "route") throw new Error("route action expected");
+    action.value.retryPolicy = create(RetryPolicySchema, {
+      retryOn: "unavailable",
+      numRetries: 4,
+      retryBackOff: { baseInterval: { nanos: 1_000_000 }, maxInterval: { nanos: 2_000_000 } },
+    });
+    server.setResources(resources);
+    const retrying = createXdsTransport({ target: "xds:///lrs-retry", client });
+    try {
+      const echo = echoClient(retrying);
+      // Each attempt picks a locality at random: a call may fail on "bad" several times before "good" (or fail).
+      for (let i = 0; i < 20; i++) await served(echo).catch(() => "failed");
+      const good = goodCalls();
+      // Retries happened: more attempts than calls.
+      expect(failed + good).toBeGreaterThan(20);
+      await server.lrs.waitForReport(() => {
+        const zones = totals(loadsOf("lrs-retry-cluster")()).byZone;
+        return (zones.get("z-good")?.succeeded ?? 0) >= good && (zones.get("z-bad")?.errors ?? 0) >= failed;
+      }, 15_000);
+      const { byZone } = totals(loadsOf("lrs-retry-cluster")());
+      expect(byZone.get("z-bad")).toMatchObject({ issued: failed, succeeded: 0, errors: failed });
+      expect(byZone.get("z-good")).toMatchObject({ issued: good, succeeded: good, errors: 0 });
+    } finally {
+      await retrying.close();
+      await Promise.all([bad.close(), goodBackend.close()]);
+    }
+  });
+
+  it("loadReporting: false counts nothing, on a cluster another transport of the client reports", async () => {
+    const resources = simpleSnapshot("lrs-quiet", "lrs-quiet-cluster", [{ zone: "z1", endpoints: [b.address] }]);
+    resources[2] = buildCluster({ name: "lrs-quiet-cluster", lrsServerSelf: true });
+    server.setResources(resources);
+    const quiet = createXdsTransport({ target: "xds:///lrs-quiet", client, loadReporting: false });
+    const counted = createXdsTransport({ target: "xds:///lrs-quiet", client });
+    try {
+      for (let i = 0; i < 5; i++) expect(await served(echoClient(quiet))).toBe("b");
+      for (let i = 0; i < 3; i++) expect(await served(echoClient(counted))).toBe("b");
+      // The quiet calls ended first: had they been counted, the report that holds the last counted call would
+      // hold them too.
+      await server.lrs.waitForReport(
+        () => (totals(loadsOf("lrs-quiet-cluster")()).byZone.get("z1")?.succeeded ?? 0) >= 3,
+        15_000,
+      );
+      expect(totals(loadsOf("lrs-quiet-cluster")()).byZone.get("z1")).toMatchObject({ issued: 3, succeeded: 3 });
+    } finally {
+      await Promise.all([quiet.close(), counted.close()]);
+    }
   });
 });

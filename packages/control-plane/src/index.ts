@@ -60,6 +60,25 @@ export {
   parseHostPort,
   routerFilter,
 } from "./resources/builders.js";
+// Builders for the mesh: server Listeners (A36), TLS on both sides (A29), RBAC (A41).
+export type {
+  CertificateInstanceInit,
+  DownstreamTlsInit,
+  FilterChainInit,
+  FilterChainMatchInit,
+  RbacRulesInit,
+  ServerListenerInit,
+  ServerRouteConfigurationInit,
+  UpstreamTlsInit,
+} from "./resources/mesh-builders.js";
+export {
+  buildDownstreamTlsSocket,
+  buildRbacFilter,
+  buildServerListener,
+  buildServerRouteConfiguration,
+  buildUpstreamTlsSocket,
+  rbacPerRoute,
+} from "./resources/mesh-builders.js";
 
 // For tests: the hooks and their events.
 export { describeHookEvent } from "./hooks/hook-events.js";

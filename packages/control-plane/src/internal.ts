@@ -11,4 +11,5 @@ export type { Entry, ErrorEntry, ResourceEntry, VariantRef } from "./resources/e
 export { entryLabel } from "./resources/entry.js";
 export type { Choice, ResourceSource, ServedGroup, ServedResources, SourceStream } from "./resources/served.js";
 export { UNANSWERED } from "./resources/served.js";
+export { checkSameNode } from "./security/node-binding.js";
 export type { Slot, TypeSubscription } from "./streams/subscription.js";

@@ -19,6 +19,11 @@ export interface ManagementServerOptions extends Partial<ServerLimits>, Security
   readonly host?: string;
   /** Default 0: an ephemeral port, kept across `restart()`. */
   readonly port?: number;
+  /**
+   * Listen as soon as it is created. Default true. False: nothing is served until `start()`, e.g. until the
+   * resources are loaded from a store, so that no client is ever told the server has none of them.
+   */
+  readonly listen?: boolean;
   readonly logger?: Logger;
   /** Wrap every SotW resource in `envoy.service.discovery.v3.Resource` (a resource's own `wrap` wins). Default false. */
   readonly wrapResources?: boolean;

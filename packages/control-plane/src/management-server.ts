@@ -16,6 +16,7 @@ import type { StreamKind } from "./hooks/hook-events.js";
 import { type BreakOptions, HooksImpl } from "./hooks/hooks.js";
 import { resolveLimits, type ServerLimits } from "./limits.js";
 import { noopLogger, prefixLogger, type ScopedLogger } from "./logger.js";
+import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
 import { serveLrsCall } from "./lrs/lrs-call.js";
 import { LrsSinkImpl } from "./lrs/lrs-sink.js";
 import type { DynamicParametersOptions, ManagementServer, ManagementServerOptions } from "./management-server-api.js";
@@ -58,7 +59,7 @@ const LRS_PATH = `/${LoadReportingService.typeName}/${LoadReportingService.metho
 /** Starts a management server; resolves once it listens. */
 export async function createManagementServer(options: ManagementServerOptions = {}): Promise<ManagementServer> {
   const server = new ManagementServerImpl(options, undefined);
-  await server.start();
+  if (options.listen !== false) await server.start();
   return server;
 }
 
@@ -158,8 +159,8 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
         for (const stream of [...this.#streams]) stream.rebind();
       },
     });
-    this.resolver = source ? fixedResolver(source.resources) : this.store;
-    source?.attach((changed) => this.#onSetChanged(source.resources, changed));
+    this.resolver = source ? sourceResolver(source) : this.store;
+    source?.attach((changed) => this.#onSourceChanged(changed));
     this.fullStateTypeUrls = new Set(options.fullStateTypeUrls ?? DEFAULT_FULL_STATE_TYPE_URLS);
     this.wrapResources = options.wrapResources ?? false;
     this.controlPlane =
@@ -371,12 +372,13 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
             }),
       ),
     );
-    let timer: NodeJS.Timeout | undefined;
+    let timer: LongTimer | undefined;
     const grace = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.#options.shutdownGraceMs ?? 250);
+      // From the options: any length (docs/decisions.md#long-timers).
+      timer = setLongTimeout(resolve, this.#options.shutdownGraceMs ?? 250);
     });
     await Promise.race([sessionsClosed, grace]);
-    clearTimeout(timer);
+    clearLongTimer(timer);
     for (const session of sessions) if (!session.destroyed) session.destroy();
     await serverClosed;
     this.logger.info(`stopped listening on ${this.address}`);
@@ -407,6 +409,11 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
     for (const stream of this.#wake.candidates(changed) ?? this.#streams) {
       if (stream.uses(set)) stream.markDirty(changed.keys(), changed);
     }
+  }
+
+  /** Every stream is served from the source, in one view or another: a change may concern any of them. */
+  #onSourceChanged(changed: ChangedVariants): void {
+    for (const stream of this.#wake.candidates(changed) ?? this.#streams) stream.markDirty(changed.keys(), changed);
   }
 
   /**
@@ -443,8 +450,11 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   #serveLrs(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): void {
     const call = openGrpcCall(req, res, { maxRequestBytes: this.limits.maxRequestBytes, logger: this.logger });
     if (!call) return;
+    const source = this.#source;
     serveLrsCall(call, this.#peers.peerOf(req), {
-      sink: this.lrs,
+      sink: source?.serveLrs
+        ? { serve: (requests, signal, peer) => source.serveLrs!(requests, signal, peer) }
+        : this.lrs,
       limits: this.limits,
       logger: this.logger.child("[lrs]"),
       admit: this.#admit,
@@ -473,7 +483,9 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   }
 }
 
-/** Every node is served from the same resources, and no DPDS set wins over them. */
-function fixedResolver(resources: ServedResources): ServedResolver {
-  return { defaultSet: resources, resolve: () => resources, resolveDynamicParameters: () => undefined };
+/** Every node is served from the source (the view it gives the node, if any), and no DPDS set wins over it. */
+function sourceResolver(source: ResourceSource): ServedResolver {
+  const resources = source.resources;
+  const resolve = source.resolve ? (node: Node | undefined) => source.resolve?.(node) ?? resources : () => resources;
+  return { defaultSet: resources, resolve, resolveDynamicParameters: () => undefined };
 }

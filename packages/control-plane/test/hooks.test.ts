@@ -43,6 +43,28 @@ async function subscribed(names = ["c1"], node = { id: "hooks-node" }) {
 }
 
 describe("observing", () => {
+  test("a wait past Node's timer limit (30 days) waits, and settles on the event it waits for", async () => {
+    // Node alone fires a timer of more than 2^31-1 ms after 1 ms: the wait would fail at once, timed out.
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const waiting = server.hooks.waitForStreamOpen(undefined, { after: mark, timeoutMs: 30 * 24 * 3_600_000 });
+      let settled = false;
+      waiting.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(settled).toBe(false);
+      await subscribed();
+      await expect(waiting).resolves.toMatchObject({ kind: "sotw" });
+      expect(warnings.filter((warning) => warning.name === "TimeoutOverflowWarning")).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
   test("each request and response is reported with its stream and the stream's node", async () => {
     const { s, first } = await subscribed();
     const open = await server.hooks.waitForStreamOpen(undefined, { after: mark });

@@ -39,6 +39,23 @@ describe("listening", () => {
     expect(server.listening).toBe(true);
   });
 
+  test("listen: false creates it without listening; start() then serves what was set meanwhile", async () => {
+    const probe = await createManagementServer();
+    const port = probe.port;
+    await probe.close();
+    const server = await createManagementServer({ port, listen: false });
+    cleanups.push(() => server.close());
+    expect(server.listening).toBe(false);
+    expect(await portIsFree(port)).toBe(true);
+    server.setResource(buildCluster({ name: "c1" }));
+    await server.start();
+    expect(server.listening).toBe(true);
+    const h = createHarness(server.url);
+    cleanups.push(() => h.cleanup());
+    const { first } = await subscribe(server, h, CDS_TYPE_URL, ["c1"]);
+    expect(namesOf(first)).toEqual(["c1"]);
+  });
+
   test("close() ends every stream and frees the port", async () => {
     const { server, h } = await started();
     const { s } = await subscribe(server, h, CDS_TYPE_URL, ["c1"]);

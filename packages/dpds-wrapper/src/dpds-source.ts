@@ -4,6 +4,7 @@
 import type { XdsClient } from "@xdskit/xds-client";
 import { type DynamicParametersUpdate, dpdsResourceType } from "./dpds-resource-type.js";
 import type { WrapperLog } from "./log.js";
+import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
 import type { CallbackResult, Parameters } from "./moving-watch.js";
 
 /** A watch that takes its parameters from a DPDS resource. */
@@ -32,7 +33,7 @@ export function createDpdsSource(client: XdsClient, resourceName: string, waitMs
   let update: DynamicParametersUpdate | undefined;
   let settled = false;
   let reason: string | undefined = "not received yet";
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: LongTimer | undefined;
 
   const followAll = (): CallbackResult => {
     const results = [...followers].map((f) => f.follow()).filter((r) => r instanceof Promise);
@@ -41,7 +42,7 @@ export function createDpdsSource(client: XdsClient, resourceName: string, waitMs
 
   const settle = (): CallbackResult => {
     settled = true;
-    if (timer !== undefined) clearTimeout(timer);
+    clearLongTimer(timer);
     timer = undefined;
     return followAll();
   };
@@ -81,13 +82,14 @@ export function createDpdsSource(client: XdsClient, resourceName: string, waitMs
 
   if (waitMs <= 0) settled = true;
   else {
-    timer = setTimeout(() => {
+    // waitForDpdsMs, from the options: any length (docs/decisions.md#long-timers).
+    timer = setLongTimeout(() => {
       if (settled) return;
       reason = `not received within ${waitMs} ms`;
       log.warn(`DPDS resource ${resourceName}: ${reason}; subscribing with no parameters from DPDS until it comes`);
       settle();
     }, waitMs);
-    timer.unref?.();
+    timer.unref();
   }
 
   return {
@@ -102,7 +104,7 @@ export function createDpdsSource(client: XdsClient, resourceName: string, waitMs
     add: (follower) => followers.add(follower),
     remove: (follower) => followers.delete(follower),
     close() {
-      if (timer !== undefined) clearTimeout(timer);
+      clearLongTimer(timer);
       timer = undefined;
       followers.clear();
       cancelWatch();

@@ -137,6 +137,8 @@ export function withDynamicParameters(client: XdsClient, options: DynamicParamet
     bootstrap,
     features: client.features,
     watch,
+    // Wildcards pass through: subscribed with the inner client's parameters, not the DPDS ones (README "Not done").
+    watchAll: (type, watcher, watchOptions) => client.watchAll(type, watcher, watchOptions),
     dumpResources() {
       return annotate(client.dumpResources(), sources.values());
     },

@@ -60,6 +60,21 @@ for (const apiType of ["GRPC", "DELTA_GRPC"] as const) {
       return client;
     }
 
+    it("passes a wildcard watch to the inner client, with the bootstrap's parameters", async () => {
+      serveDpds(server, DEFAULT_DPDS_RESOURCE_NAME, { [LDS_TYPE_NAME]: 'env="prod"' });
+      server.setResource(listener("L", "one"));
+      const seen: string[] = [];
+      wrapped().watchAll(testListenerType, {
+        onResourceChanged: (name, result) => {
+          seen.push(`${name} ${result.ok}`);
+        },
+        onAmbientError: () => {},
+      });
+      await eventually(() => expect(seen).toEqual(["L true"]));
+      const wildcard = server.streams()[0]?.types.find((t) => t.typeUrl === LDS);
+      expect(wildcard?.wildcardParameters).toEqual([{ env: "boot", zone: "a" }]);
+    });
+
     it("subscribes with the DPDS parameters merged over the bootstrap's, per type", async () => {
       // Steps: the DPDS resource gives listeners env=prod, version=v2 and endpoints tier=gold; a watch of
       // listener L reaches the server as one locator with both maps merged (DPDS wins on env); the DPDS resource

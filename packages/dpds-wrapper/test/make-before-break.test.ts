@@ -166,6 +166,26 @@ describe("subscribing", () => {
     expect(model.labels(CDS)).toEqual(["c{env=boot,zone=a}"]);
   });
 
+  it("waits a waitForDpdsMs past Node's timer limit (30 days) for DPDS, instead of giving up at once", async () => {
+    // Node alone fires a timer of more than 2^31-1 ms after 1 ms: the wrapper would subscribe without DPDS at once.
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      model = createModelClient(BOOTSTRAP);
+      const client = withDynamicParameters(model, { waitForDpdsMs: 30 * 24 * 3_600_000 });
+      client.watch(clusterType, "c", recorder(describeItem));
+      await new Promise((r) => setTimeout(r, 40));
+      expect(model.labels(CDS)).toEqual([]);
+      model.answer(DPDS, "dynamic-parameters{env=boot,zone=a}", dpdsUpdate({ [CDS_TYPE_NAME]: { env: "prod" } }));
+      await model.flush();
+      expect(model.labels(CDS)).toEqual(["c{env=prod,zone=a}"]);
+      expect(warnings.filter((warning) => warning.name === "TimeoutOverflowWarning")).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
   it("never subscribes a watch cancelled while it waited for DPDS", async () => {
     model = createModelClient(BOOTSTRAP);
     const client = withDynamicParameters(model);

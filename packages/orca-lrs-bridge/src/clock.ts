@@ -1,3 +1,5 @@
+import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
+
 /** Time, injected so interval arithmetic can be tested on a virtual clock. */
 export interface Clock {
   /** Milliseconds; only differences are used. */
@@ -6,15 +8,16 @@ export interface Clock {
   clearTimeout(handle: unknown): void;
 }
 
+/** Node's clock; delays of any length, including the server's load-reporting interval (docs/decisions.md#long-timers). */
 export const systemClock: Clock = {
   now: () => performance.now(),
   setTimeout: (callback, ms) => {
-    const handle = setTimeout(callback, ms);
+    const handle = setLongTimeout(callback, ms);
     // A report or retry timer must never keep the process alive on its own.
-    handle.unref?.();
+    handle.unref();
     return handle;
   },
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+  clearTimeout: (handle) => clearLongTimer(handle as LongTimer | undefined),
 };
 
 /** gRPC connection backoff: 1 s, x1.6 per attempt, +-20 % jitter, capped at 120 s. */

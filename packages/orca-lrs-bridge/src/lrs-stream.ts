@@ -18,6 +18,7 @@ import type { Backoff, Clock } from "./clock.js";
 import { durationToMs } from "./duration.js";
 import type { ClusterSelection, LoadStore, LrsServer } from "./load-store.js";
 import type { ScopedLogger } from "./logger.js";
+import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
 
 export interface LrsStreamDeps {
   readonly server: LrsServer;
@@ -77,12 +78,12 @@ export class LrsStream {
     this.#clearReportTimer(call);
     if (call.seenResponse) await this.#sendReport(call, true);
     call.requests.close();
-    let grace: ReturnType<typeof setTimeout> | undefined;
+    let grace: LongTimer | undefined;
     await Promise.race([
       call.ended,
-      new Promise<void>((resolve) => (grace = setTimeout(resolve, this.#deps.closeGraceMs))),
+      new Promise<void>((resolve) => (grace = setLongTimeout(resolve, this.#deps.closeGraceMs))),
     ]);
-    clearTimeout(grace);
+    clearLongTimer(grace);
     call.abort.abort();
     this.#call = undefined;
   }

@@ -11,6 +11,7 @@
 //   connection; unanswered after `pingTimeoutMs`, the session is destroyed.
 import * as http2 from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
 
 export interface SessionManagerOptions {
   /** `http://host:port` or `https://host:port`. */
@@ -49,8 +50,8 @@ interface Connection {
   failure: Error | undefined;
   streams: number;
   readSincePing: boolean;
-  pingTimer: ReturnType<typeof setTimeout> | undefined;
-  idleTimer: ReturnType<typeof setTimeout> | undefined;
+  pingTimer: LongTimer | undefined;
+  idleTimer: LongTimer | undefined;
 }
 
 export function createSessionManager(options: SessionManagerOptions): SessionManager {
@@ -96,14 +97,14 @@ export function createSessionManager(options: SessionManagerOptions): SessionMan
       conn.usable = false;
     });
     session.once("remoteSettings", () => {
-      clearTimeout(handshakeTimer);
+      clearLongTimer(handshakeTimer);
       settle?.resolve();
     });
     session.on("goaway", () => {
       conn.usable = false;
     });
     session.once("close", () => {
-      clearTimeout(handshakeTimer);
+      clearLongTimer(handshakeTimer);
       conn.usable = false;
       stopTimers(conn);
       connections.delete(conn);
@@ -116,8 +117,8 @@ export function createSessionManager(options: SessionManagerOptions): SessionMan
   }
 
   function stopTimers(conn: Connection): void {
-    clearTimeout(conn.pingTimer);
-    clearTimeout(conn.idleTimer);
+    clearLongTimer(conn.pingTimer);
+    clearLongTimer(conn.idleTimer);
     conn.pingTimer = conn.idleTimer = undefined;
   }
 
@@ -135,18 +136,18 @@ export function createSessionManager(options: SessionManagerOptions): SessionMan
       }, pingTimeoutMs);
       try {
         conn.session.ping((error) => {
-          clearTimeout(deadline);
+          clearLongTimer(deadline);
           if (error === null && conn.streams > 0) schedulePing(conn);
         });
       } catch {
-        clearTimeout(deadline); // the session is closing; its calls end with it
+        clearLongTimer(deadline); // the session is closing; its calls end with it
       }
     }, pingIntervalMs);
   }
 
   function track(conn: Connection, stream: http2.ClientHttp2Stream): void {
     if (conn.streams++ === 0) {
-      clearTimeout(conn.idleTimer);
+      clearLongTimer(conn.idleTimer);
       conn.idleTimer = undefined;
       conn.session.ref();
       conn.readSincePing = false;
@@ -202,8 +203,9 @@ export function createSessionManager(options: SessionManagerOptions): SessionMan
   };
 }
 
-function unrefTimer(callback: () => void, ms: number): ReturnType<typeof setTimeout> {
-  const timer = setTimeout(callback, ms);
+/** An unref'd timer for a delay from the options: any length (docs/decisions.md#long-timers). */
+function unrefTimer(callback: () => void, ms: number): LongTimer {
+  const timer = setLongTimeout(callback, ms);
   timer.unref();
   return timer;
 }

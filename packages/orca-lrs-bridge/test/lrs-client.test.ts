@@ -3,7 +3,7 @@
 import { createManagementServer, type LoadReportEvent, type ManagementServer } from "@xdskit/control-plane";
 import type { ClusterStats } from "@xdskit/protos/envoy/config/endpoint/v3/load_report_pb";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
-import { createLrsClient, type LrsClient } from "../src/index.js";
+import { type Clock, createLrsClient, type LrsClient, systemClock } from "../src/index.js";
 import { createVirtualClock, type VirtualClock } from "./support/virtual-clock.js";
 import { waitUntil } from "./support/wait.js";
 
@@ -303,5 +303,41 @@ describe("the LRS client against the control plane's sink", () => {
     // Released and idle, the handle counts nothing more.
     stats.callStarted();
     expect(clock.pending()).toEqual([]);
+  });
+
+  test("a load-reporting interval of 30 days waits: no report, no timer firing, no TimeoutOverflowWarning", async () => {
+    // The real clock, observed: every timer the client sets goes through Node's timers, and each firing is counted.
+    // Node alone would fire a 30-day timer after 1 ms, again and again, sending a report each time.
+    const DAYS_30_MS = 30 * 24 * 60 * 60 * 1000;
+    const delays: number[] = [];
+    let fired = 0;
+    const observed: Clock = {
+      now: () => systemClock.now(),
+      setTimeout: (callback, ms) => {
+        delays.push(ms);
+        return systemClock.setTimeout(() => {
+          fired++;
+          callback();
+        }, ms);
+      },
+      clearTimeout: (handle) => systemClock.clearTimeout(handle),
+    };
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const { client, nodeId, lrsServer } = newClient(observed as VirtualClock);
+      server.lrs.setPolicy({ intervalMs: DAYS_30_MS }, nodeId);
+      const stats = client.localityStats({ server: lrsServer, clusterName: "monthly", locality: { zone: "a" } });
+      stats.callStarted();
+      await waitUntil(() => delays.includes(DAYS_30_MS), "the client set its report timer for 30 days");
+      const mark = server.lrs.mark();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(fired).toBe(0);
+      expect(server.lrs.reports().filter((r) => r.seq > mark && r.nodeId === nodeId)).toEqual([]);
+      expect(warnings.filter((w) => w.name === "TimeoutOverflowWarning")).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
   });
 });

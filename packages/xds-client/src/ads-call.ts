@@ -39,6 +39,8 @@ export interface CallHost {
   readonly connectTimeoutMs: number;
   /** The subscriptions of `typeUrl` the call must request, in a stable order. */
   subscriptions(typeUrl: string): readonly ResourceState[];
+  /** Delta: name -> version of what the wildcards of `typeUrl` hold (a new stream's `initial_resource_versions`). */
+  coveredVersions(typeUrl: string): Iterable<[string, string]>;
   /** The registered resource type of a type URL. */
   typeOf(typeUrl: string): ResourceType<unknown> | undefined;
   /** Set while a registered type's decoder is still loading: a response is decoded once it settles. */

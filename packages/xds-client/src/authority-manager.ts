@@ -102,6 +102,7 @@ export function createAuthorityManager(options: AuthorityManagerOptions): Author
   const host: ChannelHost = {
     subscriptions: (channel, typeUrl) => cache.subscriptionsOf(servedBy(channel), typeUrl),
     subscribedTypes: (channel) => cache.typesOf(servedBy(channel)),
+    coveredVersions: (channel, typeUrl) => cache.coveredVersions(servedBy(channel), typeUrl),
     typeOf: options.typeOf,
     onResponse(channel: XdsChannel, response: DecodedResponse) {
       const recovered: string[] = [];

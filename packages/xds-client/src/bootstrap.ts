@@ -305,7 +305,7 @@ function checkServerListenerTemplate(
   if (authorities === undefined) return;
   const parsed = parseResourceName(template.replaceAll("%s", "0.0.0.0:0"), LISTENER_TYPE);
   if (!parsed.ok) {
-    r.problem(path, parsed.error.replace(/ watched as .*$/, ` (expected ${LISTENER_TYPE})`));
+    r.problem(path, parsed.error.replace(/, watched as .*$/, ` (expected ${LISTENER_TYPE})`));
     return;
   }
   if (!authorities.has(parsed.authority)) {

@@ -1,3 +1,5 @@
+import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
+
 /** Time and randomness, injected so tests can run on a virtual clock (see `./internal`). */
 export interface Clock {
   now(): number;
@@ -5,15 +7,16 @@ export interface Clock {
   clearTimeout(handle: unknown): void;
 }
 
+/** Node's clock; delays of any length, such as a connect deadline from the options (docs/decisions.md#long-timers). */
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout: (callback, ms) => {
-    const handle = setTimeout(callback, ms);
+    const handle = setLongTimeout(callback, ms);
     // A pending xDS timer must never keep the process alive on its own (the client's watches do: process-hold.ts).
-    handle.unref?.();
+    handle.unref();
     return handle;
   },
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+  clearTimeout: (handle) => clearLongTimer(handle as LongTimer | undefined),
 };
 
 /** Exponential backoff (gRPC connection backoff): 1 s, ×1.6 per attempt, ±20 % jitter, capped at 120 s. */

@@ -119,6 +119,11 @@ export function createDeltaCall(
         request.initialResourceVersions[state.name] = state.resource.version;
       }
     }
+    if (first) {
+      // What wildcards hold stands in the list too (by name: resources, not variants), so that a resource removed
+      // while the client was away is removed now (docs/decisions.md#wildcard-watches).
+      for (const [name, version] of host.coveredVersions(typeUrl)) request.initialResourceVersions[name] ??= version;
+    }
     const removed = told.count - kept;
     if (removed > 0) {
       for (const [name, byParameters] of told.byName) {

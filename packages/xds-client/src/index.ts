@@ -2,6 +2,7 @@
 export { createXdsClient, DEFAULT_CONNECT_TIMEOUT_MS } from "./xds-client.js";
 export type { WatchOptions, XdsClient, XdsClientOptions } from "./xds-client.js";
 export type { CacheState, ResourceResult, ResourceWatcher } from "./resource-state.js";
+export type { WildcardWatcher } from "./wildcard-state.js";
 export { isXdsError, StatusCode, statusCodeName, XdsError } from "./xds-error.js";
 export type { StatusCode as StatusCodeValue, XdsErrorKind } from "./xds-error.js";
 export { BootstrapError, parseBootstrap, parseBootstrapText } from "./bootstrap.js";
@@ -88,8 +89,13 @@ export type {
 export type { CidrRange } from "./ip-address.js";
 export { lookupFilterChain, selectFilterChain } from "./mesh/filter-chain-table.js";
 export { compileRbac, evaluateRbac } from "./mesh/rbac-engine.js";
-export { parseSubjectAltNames, principalNamesOf, rfc2253Subject } from "./mesh/peer-certificate.js";
-export type { SubjectAltName } from "./mesh/peer-certificate.js";
+export {
+  compileSanMatcher,
+  parseSubjectAltNames,
+  principalNamesOf,
+  rfc2253Subject,
+} from "./mesh/peer-certificate.js";
+export type { PeerCertificate, SubjectAltName } from "./mesh/peer-certificate.js";
 export type {
   ConnectionAddresses,
   ConnectionSourceType,
@@ -104,6 +110,7 @@ export type {
   RbacPeer,
   RbacRequest,
 } from "./mesh/rbac-types.js";
+export { createCertificateProviders } from "./certificates/certificate-providers.js";
 export type {
   CertificateIdentity,
   CertificateMaterial,

@@ -22,6 +22,7 @@ import { authorityOfName, OLD_STYLE_AUTHORITY } from "./resource-name.js";
 import { parametersKey, parametersText, ResourceState, type WatcherEntry } from "./resource-state.js";
 import { type NameSubscriptions, OneSubscription } from "./subscriptions.js";
 import { createVariantRouting } from "./variant-routing.js";
+import { isCovering, WILDCARD, WildcardState, type WildcardWatcherEntry } from "./wildcard-state.js";
 import type { XdsError } from "./xds-error.js";
 
 export interface ResourceCacheOptions {
@@ -44,6 +45,24 @@ export interface ResourceCache {
     name: string,
     parameters: Readonly<Record<string, string>>,
   ): { readonly state: ResourceState; readonly created: boolean };
+  /**
+   * The wildcard subscription of `typeUrl` with these parameters in `authority` (docs/decisions.md#wildcard-watches);
+   * created when new.
+   */
+  subscribeWildcard(
+    authority: string,
+    typeUrl: string,
+    parameters: Readonly<Record<string, string>>,
+  ): { readonly state: WildcardState; readonly created: boolean };
+  /** Adds a wildcard watch and queues what it is owed: every name known, the answer, then `outage`. */
+  addWildcardWatcher(state: WildcardState, entry: WildcardWatcherEntry, outage: XdsError | undefined): void;
+  /** Removes a wildcard watch; with the last, the subscription and the names only it held go; then returns true. */
+  removeWildcardWatcher(state: WildcardState, entry: WildcardWatcherEntry): boolean;
+  /**
+   * Delta: the versions of the resources the wildcards without parameters of `authorities` cover, for a new stream's
+   * `initial_resource_versions` (so a resource removed while it was down is removed, docs/decisions.md#wildcard-watches).
+   */
+  coveredVersions(authorities: ReadonlySet<string>, typeUrl: string): Iterable<[string, string]>;
   /** Adds a watcher to an entry and queues what it is owed: the resource, the entry's error, then `outage`. */
   addWatcher(state: ResourceState, entry: WatcherEntry, outage: XdsError | undefined): void;
   /**
@@ -82,7 +101,16 @@ type ByParameters = NameSubscriptions;
 type ByName = Map<string, ByParameters>;
 
 const NO_PARAMETERS: Readonly<Record<string, string>> = Object.freeze({});
+const NO_WILDCARDS: readonly WildcardState[] = Object.freeze([]) as readonly WildcardState[];
+const NO_STATES: readonly ResourceState[] = Object.freeze([]) as readonly ResourceState[];
 type ByType = Map<string, ByName>;
+
+/** Whether an entry goes in requests by its name: a wildcard's `*`, or a name some watch holds (not only a wildcard). */
+function isRequested(state: ResourceState): boolean {
+  return state instanceof WildcardState || state.hasWatcher(ownWatch);
+}
+
+const ownWatch = (entry: WatcherEntry): boolean => !isCovering(entry);
 
 export function createResourceCache(options: ResourceCacheOptions): ResourceCache {
   const { queue, features, log } = options;
@@ -116,6 +144,8 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
 
   /** The subscriptions of a name a server serves, by their parameters (the cache's own map: read, never kept). */
   function subscriptionsOf(served: ReadonlySet<string>, typeUrl: string, name: string): ByParameters | undefined {
+    // `*` is the wildcard's place in the cache, never a resource's (wildcard-state.ts).
+    if (name === WILDCARD) return undefined;
     const authority = authorityOfName(name);
     if (authority === undefined || !served.has(authority)) return undefined;
     return authorities.get(authority)?.get(typeUrl)?.get(name);
@@ -138,9 +168,119 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
       return last.states;
     }
     const out: ResourceState[] = [];
-    for (const authority of authorityList) for (const state of statesOfType(authority, typeUrl)) out.push(state);
+    for (const authority of authorityList) {
+      // A name only a wildcard holds is asked for by its `*`, not by name.
+      for (const state of statesOfType(authority, typeUrl)) if (isRequested(state)) out.push(state);
+    }
     lists.set(typeUrl, { generation, served: authorityList, states: out });
     return out;
+  }
+
+  /** The wildcard subscriptions of `typeUrl` among `served` (usually none). */
+  function wildcardsOf(served: Iterable<string>, typeUrl: string): readonly WildcardState[] {
+    let out: WildcardState[] | undefined;
+    for (const authority of served) {
+      for (const state of authorities.get(authority)?.get(typeUrl)?.get(WILDCARD)?.values() ?? []) {
+        if (out === undefined) out = [state as WildcardState];
+        else out.push(state as WildcardState);
+      }
+    }
+    return out ?? NO_WILDCARDS;
+  }
+
+  /** Adds an entry (new, REQUESTED) to the maps. */
+  function insert(state: ResourceState): void {
+    const { authority, typeUrl, name } = state;
+    let byType = authorities.get(authority);
+    if (!byType) {
+      byType = new Map();
+      authorities.set(authority, byType);
+    }
+    let byName = byType.get(typeUrl);
+    if (!byName) {
+      byName = new Map();
+      byType.set(typeUrl, byName);
+    }
+    const byParameters = byName.get(name);
+    generation += 1;
+    if (byParameters === undefined) byName.set(name, new OneSubscription(state));
+    else if (byParameters instanceof Map) byParameters.set(state.parametersKey, state);
+    else
+      byName.set(
+        name,
+        new Map([
+          [byParameters.state.parametersKey, byParameters.state],
+          [state.parametersKey, state],
+        ]),
+      );
+  }
+
+  /** Takes an entry out of the maps (out of CSDS and metrics at once); false when it was not in them. */
+  function remove(state: ResourceState): boolean {
+    const byType = authorities.get(state.authority);
+    const byName = byType?.get(state.typeUrl);
+    const byParameters = byName?.get(state.name);
+    if (!byType || !byName || byParameters?.get(state.parametersKey) !== state) return false;
+    generation += 1;
+    if (!(byParameters instanceof Map)) byName.delete(state.name);
+    else {
+      byParameters.delete(state.parametersKey);
+      const [last] = byParameters.values();
+      if (byParameters.size === 1 && last !== undefined) byName.set(state.name, new OneSubscription(last));
+    }
+    if (byName.size === 0) byType.delete(state.typeUrl);
+    return true;
+  }
+
+  /**
+   * The names a response gives that the wildcards of its type cover: an entry with the wildcard's parameters for
+   * each (made when new, returned in `created`), covered by the wildcard. An entry already cached when first covered
+   * tells the wildcard what it holds (an identical resource in the response tells nobody).
+   */
+  function learn(wildcards: readonly WildcardState[], response: DecodedResponse): ResourceState[] {
+    const created: ResourceState[] = [];
+    for (const d of response.resources) {
+      const name = d.name;
+      if (name === WILDCARD) continue;
+      for (const wildcard of wildcards) {
+        if (authorityOfName(name) !== wildcard.authority) continue;
+        let state = authorities.get(wildcard.authority)?.get(wildcard.typeUrl)?.get(name)?.get(wildcard.parametersKey);
+        if (state === undefined) {
+          state = new ResourceState(
+            wildcard.authority,
+            wildcard.typeUrl,
+            name,
+            wildcard.parameters,
+            wildcard.parametersKey,
+            queue,
+          );
+          insert(state);
+          created.push(state);
+        } else if (wildcard.covered.has(state)) continue;
+        const entry = wildcard.cover(state);
+        if (state.resource !== undefined || state.error !== undefined) state.catchUp(entry, undefined);
+      }
+    }
+    return created;
+  }
+
+  /**
+   * After a response: the names a wildcard no longer covers (the server removed them, or a new entry got nothing,
+   * its parameters matching no variant) are let go, and their entries with them when nothing else holds them.
+   */
+  function sweep(
+    wildcards: readonly WildcardState[],
+    created: readonly ResourceState[],
+    candidates: Iterable<ResourceState>,
+  ): void {
+    for (const state of created) {
+      if (state.state !== "requested") continue;
+      for (const wildcard of wildcards) if (wildcard.uncover(state)) remove(state);
+    }
+    for (const state of candidates) {
+      if (state.state !== "does_not_exist") continue;
+      for (const wildcard of wildcards) if (wildcard.uncover(state) && state.watcherCount === 0) remove(state);
+    }
   }
 
   const routing = createVariantRouting({
@@ -149,7 +289,12 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
     lookup(served, typeUrl) {
       // Names without an authority (not xdstp) are all in one map, looked up once.
       const plain = served.has(OLD_STYLE_AUTHORITY) ? authorities.get(OLD_STYLE_AUTHORITY)?.get(typeUrl) : undefined;
-      return (name) => (name.startsWith("xdstp:") ? subscriptionsOf(served, typeUrl, name) : plain?.get(name));
+      return (name) =>
+        name.startsWith("xdstp:")
+          ? subscriptionsOf(served, typeUrl, name)
+          : name === WILDCARD
+            ? undefined
+            : plain?.get(name);
     },
     ambiguous(context, state, matching, chosen) {
       log.warn(
@@ -165,34 +310,51 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
 
   return {
     subscribe(authority, typeUrl, name, parameters) {
-      let byType = authorities.get(authority);
-      if (!byType) {
-        byType = new Map();
-        authorities.set(authority, byType);
-      }
-      let byName = byType.get(typeUrl);
-      if (!byName) {
-        byName = new Map();
-        byType.set(typeUrl, byName);
-      }
-      const byParameters = byName.get(name);
       const key = parametersKey(parameters);
-      const existing = byParameters?.get(key);
-      if (existing) return { state: existing, created: false };
+      const existing = authorities.get(authority)?.get(typeUrl)?.get(name)?.get(key);
+      if (existing) {
+        // A name only a wildcard held goes in requests by name from now on.
+        if (isRequested(existing)) return { state: existing, created: false };
+        generation += 1;
+        return { state: existing, created: true };
+      }
       const frozen = key === "" ? NO_PARAMETERS : Object.freeze({ ...parameters });
       const state = new ResourceState(authority, typeUrl, name, frozen, key, queue);
-      generation += 1;
-      if (byParameters === undefined) byName.set(name, new OneSubscription(state));
-      else if (byParameters instanceof Map) byParameters.set(key, state);
-      else
-        byName.set(
-          name,
-          new Map([
-            [byParameters.state.parametersKey, byParameters.state],
-            [key, state],
-          ]),
-        );
+      insert(state);
       return { state, created: true };
+    },
+    subscribeWildcard(authority, typeUrl, parameters) {
+      const key = parametersKey(parameters);
+      const existing = authorities.get(authority)?.get(typeUrl)?.get(WILDCARD)?.get(key);
+      if (existing) return { state: existing as WildcardState, created: false };
+      const frozen = key === "" ? NO_PARAMETERS : Object.freeze({ ...parameters });
+      const state = new WildcardState(authority, typeUrl, frozen, key, queue);
+      // What the server already sent for names watched with these parameters is among what `*` covers: a delta
+      // server does not send it again.
+      for (const cached of statesOfType(authority, typeUrl)) {
+        if (cached.parametersKey === key && cached.resource !== undefined && cached.state !== "does_not_exist") {
+          state.cover(cached);
+        }
+      }
+      insert(state);
+      return { state, created: true };
+    },
+    addWildcardWatcher(state, entry, outage) {
+      state.addWildcardWatcher(entry);
+      state.catchUpWildcard(entry, outage?.withContext({ resource: { typeUrl: state.typeUrl, name: WILDCARD } }));
+    },
+    removeWildcardWatcher(state, entry) {
+      if (!state.removeWildcardWatcher(entry)) return false;
+      for (const covered of [...state.covered.keys()]) if (state.uncover(covered)) remove(covered);
+      return remove(state);
+    },
+    *coveredVersions(served, typeUrl) {
+      for (const wildcard of wildcardsOf(served, typeUrl)) {
+        if (wildcard.parametersKey !== "") continue;
+        for (const state of wildcard.covered.keys()) {
+          if (state.resource !== undefined) yield [state.name, state.resource.version];
+        }
+      }
     },
     addWatcher(state, entry, outage) {
       state.addWatcher(entry);
@@ -200,20 +362,14 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
     },
     removeWatcher(state, entry) {
       entry.active = false;
-      if (!state.removeWatcher(entry) || state.watcherCount > 0) return false;
-      const byType = authorities.get(state.authority);
-      const byName = byType?.get(state.typeUrl);
-      const byParameters = byName?.get(state.name);
-      if (!byType || !byName || byParameters?.get(state.parametersKey) !== state) return false;
-      generation += 1;
-      if (!(byParameters instanceof Map)) byName.delete(state.name);
-      else {
-        byParameters.delete(state.parametersKey);
-        const [last] = byParameters.values();
-        if (byParameters.size === 1 && last !== undefined) byName.set(state.name, new OneSubscription(last));
+      if (!state.removeWatcher(entry)) return false;
+      if (state.watcherCount > 0) {
+        // Still covered by a wildcard: asked for by its `*` from now on.
+        if (isRequested(state)) return false;
+        generation += 1;
+        return true;
       }
-      if (byName.size === 0) byType.delete(state.typeUrl);
-      return true;
+      return remove(state);
     },
     statesOfType,
     statesFor,
@@ -240,6 +396,8 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
       // SotW LDS/CDS: which subscriptions the response gave something to (a resource, valid or not, or an error).
       const complete = response.stateOfTheWorld && response.type.allResourcesRequiredInSotW;
       const seen = complete ? new Set<ResourceState>() : undefined;
+      const wildcards = wildcardsOf(served, typeUrl);
+      const created = wildcards.length > 0 ? learn(wildcards, response) : NO_STATES;
       routing.applyResources(context, served, response, seen);
       if (response.removals.length > 0) routing.applyRemovals(context, served, response);
       for (const entry of response.resourceErrors) {
@@ -250,8 +408,9 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
           applyResourceError(context, state, entry.variant, entry.code, entry.message, version);
         }
       }
-      // Every subscription given something: none to delete (a re-push of every resource skips the pass).
-      if (seen && seen.size < listOf(served, typeUrl).length) {
+      // Every subscription given something: none to delete (a re-push of every resource skips the pass; with a
+      // wildcard the list leaves out what it covers, and the pass always runs).
+      if (seen && (wildcards.length > 0 || seen.size < listOf(served, typeUrl).length)) {
         // An LDS/CDS response lists every resource: a cached subscription it gave nothing to was deleted, unless it
         // holds a server error, which a TP3 server sends once (docs/decisions.md#status-codes-and-errors).
         for (const authority of served) {
@@ -262,6 +421,14 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
             }
           }
         }
+      }
+      if (wildcards.length > 0) {
+        // What may have been removed: everything a full state covers, else the delta removals' names.
+        const candidates = complete
+          ? wildcards.flatMap((wildcard) => [...wildcard.covered.keys()])
+          : response.removals.flatMap((removal) => statesFor(served, typeUrl, removal.name));
+        sweep(wildcards, created, candidates);
+        for (const wildcard of wildcards) wildcard.markAnswered();
       }
       const labels = {
         "grpc.target": options.target,
@@ -274,6 +441,11 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
       }
     },
     expire(state, server, transient) {
+      // A wildcard the server said nothing to in time: it has no resource of the type (delta sends nothing then).
+      if (state instanceof WildcardState) {
+        queue.grouped(() => state.markAnswered());
+        return;
+      }
       const { applyTimeout } = protocolNow();
       queue.grouped(() => applyTimeout(contextFor(server), state, transient));
     },
@@ -282,6 +454,8 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
       if (!byType) return;
       for (const typeUrl of byType.keys()) {
         for (const state of statesOfType(authority, typeUrl)) {
+          // A name only wildcards hold hears of it through the wildcard, once for all of them.
+          if (!isRequested(state)) continue;
           state.notifyConnectivity(error.withContext({ resource: { typeUrl, name: state.name } }));
         }
       }
@@ -297,6 +471,8 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
     recordGauges(record) {
       const counts = new Map<string, { labels: Record<string, string>; n: number }>();
       for (const state of entries()) {
+        // A wildcard is a subscription, not a resource.
+        if (state instanceof WildcardState) continue;
         const cacheState = state.cacheStateLabel();
         const parameters = parametersText(state.parameters);
         const key = `${state.authority}\u0000${state.typeUrl}\u0000${cacheState}\u0000${state.parametersKey}`;

@@ -147,6 +147,15 @@ export class ResourceState {
     return true;
   }
 
+  /** Whether some watcher entry passes `test` (no array made). */
+  hasWatcher(test: (entry: WatcherEntry) => boolean): boolean {
+    const watching = this.watching;
+    if (watching === undefined) return false;
+    if (!(watching instanceof Set)) return test(watching);
+    for (const entry of watching) if (test(entry)) return true;
+    return false;
+  }
+
   /** The watchers, in the order they came. */
   watchers(): readonly WatcherEntry[] {
     const watching = this.watching;

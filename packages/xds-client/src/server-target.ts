@@ -4,8 +4,19 @@
 import { isIPv4, isIPv6, connect as netConnect, type Socket } from "node:net";
 import { type ConnectionOptions, connect as tlsConnect } from "node:tls";
 
+/** One TCP address of a target. */
+export interface TcpAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * A target: one TCP address (a host name or IP), several IP addresses (`ipv4:a:1,b:2`, `ipv6:...`: replicas of one
+ * server, tried in turn: docs/decisions.md#replicas-in-a-bootstrap), or a unix socket.
+ */
 export type ServerTarget =
   | { readonly kind: "tcp"; readonly host: string; readonly port: number }
+  | { readonly kind: "tcp-list"; readonly addresses: readonly TcpAddress[] }
   | { readonly kind: "unix"; readonly path: string };
 
 export type ServerTargetResult =
@@ -117,12 +128,20 @@ export function parseServerTarget(uri: string): ServerTargetResult {
     }
     case "ipv4":
     case "ipv6": {
-      if (rest.includes(",")) return fail(`"${uri}": only one address is supported`);
-      const result = parseHostPort(rest, false);
-      if (result.ok && result.target.kind === "tcp" && (scheme === "ipv4") !== isIPv4(result.target.host)) {
-        return fail(`"${result.target.host}" is not an ${scheme === "ipv4" ? "IPv4" : "IPv6"} address`);
+      // gRPC's address list: every address is one endpoint of the same server.
+      const addresses: TcpAddress[] = [];
+      for (const item of rest.split(",")) {
+        if (item === "") return fail(`"${uri}": an empty address in the list`);
+        const result = parseHostPort(item, false);
+        if (!result.ok) return result;
+        if (result.target.kind !== "tcp") return fail(`"${item}" is not an address`);
+        if ((scheme === "ipv4") !== isIPv4(result.target.host)) {
+          return fail(`"${result.target.host}" is not an ${scheme === "ipv4" ? "IPv4" : "IPv6"} address`);
+        }
+        addresses.push({ host: result.target.host, port: result.target.port });
       }
-      return result;
+      if (addresses.length === 1) return { ok: true, target: { kind: "tcp", ...addresses[0]! } };
+      return { ok: true, target: { kind: "tcp-list", addresses } };
     }
     default:
       // gRPC reads a target without a known scheme as a DNS name; one with `//` was meant as a URI.
@@ -137,19 +156,39 @@ export function parseServerTarget(uri: string): ServerTargetResult {
 export interface ServerEndpoint {
   readonly baseUrl: string;
   readonly sessionOptions: { createConnection: () => Socket };
+  /** How many addresses the target names (several for an `ipv4:`/`ipv6:` list). */
+  readonly addressCount: number;
+  /** The next connection dials the next address of the list (after the last, the first again). */
+  moveToNextAddress(): void;
+}
+
+/** Dials one TCP address, in cleartext or (with `tls`) TLS. */
+function dialTcp(address: TcpAddress, tls: (() => ConnectionOptions) | undefined): Socket {
+  const { host, port } = address;
+  if (tls === undefined) return netConnect({ host, port });
+  return tlsConnect({
+    ...tls(),
+    host,
+    port,
+    ALPNProtocols: ["h2"],
+    // SNI carries host names only; an IP address is checked against the certificate's IP SANs.
+    ...(isIPv4(host) || isIPv6(host) ? {} : { servername: host }),
+  });
 }
 
 /**
  * The endpoint of a `server_uri`. Every connection is dialled through `createConnection`, so the transport can watch
  * each socket from its start. With `tls`, it dials with the options `tls` returns at that moment (credentials are
- * read per connection) and ALPN h2; the server's certificate is checked against the target's host name, or its IP
- * address. A unix socket is dialled with `localhost` as the authority and the name checked, as gRPC does. A target
- * that does not parse yields a connection that fails at once with the parse error, so that, like an unreachable
- * server, it surfaces as a connection error on the watches.
+ * read per connection) and ALPN h2; the server's certificate is checked against the target's host name, or the IP
+ * address dialled. A unix socket is dialled with `localhost` as the authority and the name checked, as gRPC does. An
+ * address list dials one address at a time, the current one, until `moveToNextAddress`; its authority is the first
+ * address. A target that does not parse yields a connection that fails at once with the parse error, so that, like
+ * an unreachable server, it surfaces as a connection error on the watches.
  */
 export function serverEndpoint(uri: string, tls: (() => ConnectionOptions) | undefined): ServerEndpoint {
   const scheme = tls === undefined ? "http" : "https";
   const parsed = parseServerTarget(uri);
+  const single = { addressCount: 1, moveToNextAddress: () => {} };
   if (!parsed.ok) {
     const error = new Error(`invalid server_uri "${uri}": ${parsed.error}`);
     return {
@@ -159,27 +198,21 @@ export function serverEndpoint(uri: string, tls: (() => ConnectionOptions) | und
           throw error;
         },
       },
+      ...single,
     };
   }
   const target = parsed.target;
-  if (target.kind === "tcp") {
-    const host = target.host.includes(":") ? `[${target.host}]` : target.host;
-    const baseUrl = `${scheme}://${host}:${target.port}`;
-    const { host: name, port } = target;
-    if (tls === undefined)
-      return { baseUrl, sessionOptions: { createConnection: () => netConnect({ host: name, port }) } };
+  if (target.kind === "tcp" || target.kind === "tcp-list") {
+    const addresses = target.kind === "tcp" ? [target] : target.addresses;
+    const first = addresses[0]!;
+    const host = first.host.includes(":") ? `[${first.host}]` : first.host;
+    let current = 0;
     return {
-      baseUrl,
-      sessionOptions: {
-        createConnection: () =>
-          tlsConnect({
-            ...tls(),
-            host: name,
-            port,
-            ALPNProtocols: ["h2"],
-            // SNI carries host names only; an IP address is checked against the certificate's IP SANs.
-            ...(isIPv4(name) || isIPv6(name) ? {} : { servername: name }),
-          }),
+      baseUrl: `${scheme}://${host}:${first.port}`,
+      sessionOptions: { createConnection: () => dialTcp(addresses[current]!, tls) },
+      addressCount: addresses.length,
+      moveToNextAddress: () => {
+        current = (current + 1) % addresses.length;
       },
     };
   }
@@ -192,5 +225,6 @@ export function serverEndpoint(uri: string, tls: (() => ConnectionOptions) | und
           ? netConnect({ path })
           : tlsConnect({ ...tls(), path, ALPNProtocols: ["h2"], servername: "localhost" }),
     },
+    ...single,
   };
 }

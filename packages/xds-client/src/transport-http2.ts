@@ -17,6 +17,9 @@ import { withEncodedNames } from "./sotw-request-bytes.js";
 import { createTlsDialer, readTlsCredentials } from "./transport-tls.js";
 import type { XdsStream, XdsTransportFactory } from "./transport-types.js";
 
+/** How long a stream must stay open on an established connection for its address to count as working. */
+const HEALTHY_STREAM_MS = 1000;
+
 /** The 'error' listener every session, stream and socket of this transport carries for its whole life. */
 const ignoreError = (): void => {};
 
@@ -90,7 +93,15 @@ class HandshakeAwareSessionManager extends Http2SessionManager {
 export const createHttp2Transport: XdsTransportFactory = (server, options) => {
   const creds = server.channelCredentials;
   const tls = creds.type === "tls" ? () => readTlsCredentials(creds) : undefined;
-  const { baseUrl, sessionOptions } = serverEndpoint(server.serverUri, tls);
+  const endpoint = serverEndpoint(server.serverUri, tls);
+  const { baseUrl, sessionOptions } = endpoint;
+  /**
+   * Addresses that failed a stream in a row (a server named by several addresses: replicas). A stream that got a
+   * response, or that stayed open on an established connection for HEALTHY_STREAM_MS, shows its address works: a
+   * delta stream resubscribing with the versions it holds is sent nothing when nothing changed, and its replica's
+   * later death must move the client on as the first did, not count as one more failure in a row.
+   */
+  let failedAddresses = 0;
   const dial = sessionOptions.createConnection;
   const dialer =
     tls !== undefined ? createTlsDialer(dial, creds.type === "tls" && creds.certificateFile !== undefined) : undefined;
@@ -129,18 +140,31 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
     const requests = createWritableIterable<Req>();
     const abort = new AbortController();
     let isEstablished = false;
+    let establishedAt = 0;
     const established = sessionManager.established().then(() => {
       isEstablished = true;
+      establishedAt = performance.now();
     });
+    const ended = () => {
+      if (isEstablished && performance.now() - establishedAt >= HEALTHY_STREAM_MS) failedAddresses = 0;
+    };
     const responses = start(requests, abort.signal)[Symbol.asyncIterator]();
     let cancelled = false;
     const stream: XdsStream<Req, Res> = {
       send: (request) => requests.write(prepare(request)),
       responses: {
         next: () =>
-          responses.next().catch((error: unknown) => {
-            throw cancelled ? error : explain(error, isEstablished);
-          }),
+          responses.next().then(
+            (result) => {
+              if (!result.done) failedAddresses = 0;
+              else ended();
+              return result;
+            },
+            (error: unknown) => {
+              ended();
+              throw cancelled ? error : explain(error, isEstablished);
+            },
+          ),
       },
       established,
       cancel: () => {
@@ -164,5 +188,15 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
         client.deltaAggregatedResources(input, { signal }),
       ),
     close: () => sessionManager.abort(),
+    nextAddress() {
+      if (endpoint.addressCount < 2) return false;
+      endpoint.moveToNextAddress();
+      // The next stream dials afresh, to that address.
+      sessionManager.abort();
+      failedAddresses++;
+      if (failedAddresses < endpoint.addressCount) return true;
+      failedAddresses = 0;
+      return false;
+    },
   };
 };

@@ -34,6 +34,13 @@ export interface XdsTransport {
   deltaAggregatedResources(): XdsStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>;
   /** Closes the connection and every stream on it. */
   close(): void;
+  /**
+   * For a server named by several addresses (replicas, docs/decisions.md#replicas-in-a-bootstrap): the last stream
+   * failed before any response, so the next stream dials the next address. True while an address not tried since
+   * the last response remains; false once every one has failed (the next round then starts from the next address).
+   * Absent, or always false, for a server of one address.
+   */
+  nextAddress?(): boolean;
 }
 
 export interface TransportOptions {

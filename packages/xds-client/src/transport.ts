@@ -37,10 +37,12 @@ export class TransportLoadError extends Error {
 export function lazyTransportFactory(load: TransportLoader): XdsTransportFactory {
   return (server, options) => {
     let closed = false;
+    let loaded: XdsTransport | undefined;
     const transport = loadOnce(() =>
       load().then(
         (factory) => {
           const created = factory(server, options);
+          loaded = created;
           if (closed) created.close();
           return created;
         },
@@ -59,6 +61,7 @@ export function lazyTransportFactory(load: TransportLoader): XdsTransportFactory
           () => {},
         );
       },
+      nextAddress: () => loaded?.nextAddress?.() ?? false,
     };
   };
 }

@@ -27,6 +27,8 @@ export interface ChannelHost {
   subscriptions(channel: XdsChannel, typeUrl: string): readonly ResourceState[];
   /** The types this channel has subscriptions of. */
   subscribedTypes(channel: XdsChannel): readonly string[];
+  /** Delta: name -> version of what the wildcards of `typeUrl` on this channel hold. */
+  coveredVersions(channel: XdsChannel, typeUrl: string): Iterable<[string, string]>;
   typeOf(typeUrl: string): ResourceType<unknown> | undefined;
   /** A response arrived; runs inside a callback group (the next read waits for the callbacks it caused). */
   onResponse(channel: XdsChannel, response: DecodedResponse): void;
@@ -141,6 +143,7 @@ export function createXdsChannel(options: XdsChannelOptions): XdsChannel {
     },
     connectTimeoutMs: options.connectTimeoutMs,
     subscriptions: (typeUrl) => host.subscriptions(channel, typeUrl),
+    coveredVersions: (typeUrl) => host.coveredVersions(channel, typeUrl),
     typeOf: (typeUrl) => host.typeOf(typeUrl),
     decodersLoading: options.decodersLoading,
     expired: (state, transient) => host.expired(channel, state, transient),
@@ -249,6 +252,13 @@ export function createXdsChannel(options: XdsChannelOptions): XdsChannel {
     if (receivedResponse) {
       // A57: a stream that ends after a response is not an error; reconnect at once (backoff was reset).
       log.info(`ADS call #${ended.id} ended (${status}); reconnecting`);
+      if (host.subscribedTypes(channel).length > 0) startCall();
+      return;
+    }
+    if (transport.nextAddress?.()) {
+      // Replicas named by one server_uri: the next address, at once; the watchers hear of a failure only once every
+      // address has failed (docs/decisions.md#replicas-in-a-bootstrap).
+      log.info(`ADS call #${ended.id} failed with no responses received (${status}); trying the server's next address`);
       if (host.subscribedTypes(channel).length > 0) startCall();
       return;
     }

@@ -16,10 +16,11 @@ import { noopMetrics, type XdsMetricsRecorder } from "./metrics.js";
 import { createProcessHold } from "./process-hold.js";
 import { csdsNow, loadProtocol, type ProtocolLoader, protocolNow } from "./protocol-loader.js";
 import { createResourceCache } from "./resource-cache.js";
-import { parseResourceName } from "./resource-name.js";
+import { OLD_STYLE_AUTHORITY, parseResourceName } from "./resource-name.js";
 import type { ResourceWatcher, WatcherEntry } from "./resource-state.js";
 import type { ResourceType } from "./resource-type.js";
 import { createConnectTransport, DEFAULT_MAX_RECEIVE_MESSAGE_BYTES, type XdsTransportFactory } from "./transport.js";
+import { WILDCARD, type WildcardWatcher, wildcardWatcherEntry } from "./wildcard-state.js";
 import { createXdsChannel } from "./xds-channel.js";
 import { StatusCode, XdsError } from "./xds-error.js";
 
@@ -34,6 +35,14 @@ export interface WatchOptions {
 export interface XdsClient {
   /** Watches one resource; returns the function that cancels the watch (idempotent). Never throws for per-watch problems. */
   watch<T>(type: ResourceType<T>, name: string, watcher: ResourceWatcher<T>, options?: WatchOptions): () => void;
+  /**
+   * Watches every resource of a type the servers of old-style names have: a wildcard subscription (`*`), for the
+   * types whose state-of-the-world responses list every resource (LDS, CDS; `allResourcesRequiredInSotW`). One
+   * subscription per type and parameter map, whatever the number of watches; a name also watched by name is one
+   * cache entry for both. Returns the function that cancels the watch (idempotent). Never throws: a watch that
+   * cannot be made is told so by `onAmbientError` without a name (docs/decisions.md#wildcard-watches).
+   */
+  watchAll<T>(type: ResourceType<T>, watcher: WildcardWatcher<T>, options?: WatchOptions): () => void;
   /** The cache as CSDS reports it. */
   dumpResources(): ClientConfig;
   readonly bootstrap: Bootstrap;
@@ -178,6 +187,20 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
   const closers: (() => void)[] = [];
   const hold = createProcessHold(options.keepProcessAlive ?? true);
 
+  /** Registers a resource type on its first watch; warns when another object already claims its type URL. */
+  function register(type: ResourceType<unknown>): void {
+    const known = types.get(type.typeUrl);
+    if (known === undefined) {
+      types.set(type.typeUrl, type);
+      // A built-in type's decoder loads once this tick's work is done (while the connection is being made), not
+      // inside watch(); a failure shows when a response needs it (as a call failure).
+      setImmediate(() => {
+        if (!closed) decoderLoading(type)?.catch(() => {});
+      });
+    } else if (known !== type)
+      logger.warn(`two resource types share ${type.typeUrl}; the first one registered decodes`);
+  }
+
   function failWatch(watcher: ResourceWatcher<unknown>, error: XdsError): () => void {
     const entry: WatcherEntry = { watcher, active: true };
     queue.push(() => (entry.active ? watcher.onResourceChanged({ ok: false, error }) : undefined));
@@ -208,16 +231,7 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
           new XdsError(StatusCode.CANCELLED, "internal", "the xDS client is closed", { nodeId, resource }),
         );
       }
-      const known = types.get(type.typeUrl);
-      if (known === undefined) {
-        types.set(type.typeUrl, type as ResourceType<unknown>);
-        // A built-in type's decoder loads once this tick's work is done (while the connection is being made), not
-        // inside watch(); a failure shows when a response needs it (as a call failure).
-        setImmediate(() => {
-          if (!closed) decoderLoading(type as ResourceType<unknown>)?.catch(() => {});
-        });
-      } else if (known !== type)
-        logger.warn(`two resource types share ${type.typeUrl}; the first one registered decodes`);
+      register(type as ResourceType<unknown>);
       const typeName = type.typeUrl.slice(type.typeUrl.lastIndexOf("/") + 1);
       if (name.startsWith("xdstp:") && !features.federation) {
         return failWatch(
@@ -267,6 +281,43 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
         cancelled = true;
         hold.release();
         if (cache.removeWatcher(state, entry)) manager.subscriptionsChanged(authority.name, type.typeUrl);
+      };
+    },
+    watchAll<T>(type: ResourceType<T>, watcher: WildcardWatcher<T>, watchOptions?: WatchOptions) {
+      const untyped = watcher as WildcardWatcher<unknown>;
+      const resource = { typeUrl: type.typeUrl, name: WILDCARD };
+      const refuse = (code: StatusCode, kind: "internal" | "invalid_options", detail: string) => {
+        const entry = { active: true };
+        const error = new XdsError(code, kind, detail, { nodeId: bootstrap.node.id, resource });
+        queue.push(() => (entry.active ? untyped.onAmbientError(error) : undefined));
+        return () => {
+          entry.active = false;
+        };
+      };
+      if (closed) return refuse(StatusCode.CANCELLED, "internal", "the xDS client is closed");
+      if (!type.allResourcesRequiredInSotW) {
+        return refuse(
+          StatusCode.INVALID_ARGUMENT,
+          "invalid_options",
+          `a wildcard subscription needs a type whose state-of-the-world responses list every resource (LDS, CDS); ${type.typeUrl} is not one`,
+        );
+      }
+      register(type as ResourceType<unknown>);
+      const authority = manager.authority(OLD_STYLE_AUTHORITY)!;
+      const parameters = features.dynamicParameters
+        ? (watchOptions?.dynamicParameters ?? authority.defaultParameters)
+        : {};
+      const { state, created } = cache.subscribeWildcard(authority.name, type.typeUrl, parameters);
+      if (created) manager.subscriptionsChanged(authority.name, type.typeUrl);
+      const entry = wildcardWatcherEntry(untyped);
+      cache.addWildcardWatcher(state, entry, manager.outage(authority.name));
+      hold.acquire();
+      let cancelled = false;
+      return () => {
+        if (cancelled) return;
+        cancelled = true;
+        hold.release();
+        if (cache.removeWildcardWatcher(state, entry)) manager.subscriptionsChanged(authority.name, type.typeUrl);
       };
     },
     dumpResources() {

@@ -53,6 +53,27 @@ describe("the connect deadline over real sockets", () => {
     expect(DEFAULT_CONNECT_TIMEOUT_MS).toBe(20_000);
   });
 
+  it("waits out a connect deadline past Node's timer limit (30 days) instead of failing at once", async () => {
+    // Node alone fires a timer of more than 2^31-1 ms after 1 ms (and warns): the deadline would fail every attempt.
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const address = await silentServer();
+      client = createXdsClient({ bootstrap: bootstrap(address), env: {}, connectTimeoutMs: 30 * 24 * 3_600_000 });
+      const w = recordingWatcher<TestListener>();
+      client.watch(testListenerType, "L", w);
+      for (let i = 0; i < 500 && accepted === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(accepted).toBe(1);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(summarize(w.take())).toEqual([]);
+      expect(accepted).toBe(1);
+      expect(warnings.filter((warning) => warning.name === "TimeoutOverflowWarning")).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
   it("turns a server that accepts TCP and never speaks into UNAVAILABLE, not does-not-exist", async () => {
     const address = await silentServer();
     client = createXdsClient({ bootstrap: bootstrap(address), env: {}, connectTimeoutMs: 300 });

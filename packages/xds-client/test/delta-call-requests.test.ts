@@ -41,6 +41,7 @@ function deltaCall(subscriptions: () => readonly ResourceState[]) {
     decode: { features: { dataErrorHandling: true } },
     connectTimeoutMs: 1_000,
     subscriptions,
+    coveredVersions: () => [],
   } as unknown as CallHost;
   const stream = {
     send: (request: DeltaDiscoveryRequest) => Promise.resolve(void requests.push(request)),

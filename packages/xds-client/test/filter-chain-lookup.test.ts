@@ -3,6 +3,7 @@
 // entries collide, and then the lookup picks the chain the plain reading of A36's rules picks. The plain reading uses
 // node:net's BlockList for ranges, so it shares no IP code with the table.
 import { BlockList, isIPv6 } from "node:net";
+import type { FilterChainSchema } from "@xdskit/protos/envoy/config/listener/v3/listener_components_pb";
 import { ListenerSchema } from "@xdskit/protos/envoy/config/listener/v3/listener_pb";
 import { RouterSchema } from "@xdskit/protos/envoy/extensions/filters/http/router/v3/router_pb";
 import { HttpConnectionManagerSchema } from "@xdskit/protos/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb";
@@ -10,7 +11,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { lookupFilterChain, selectFilterChain } from "../src/mesh/filter-chain-table.js";
 import { listenerResourceType } from "../src/resources/index.js";
-import { decodeWith, pack } from "./resources/context.js";
+import { decodeWith, type Init, pack } from "./resources/context.js";
 
 interface Range {
   readonly address: string;
@@ -134,7 +135,7 @@ function sameRange(a: Range | undefined, b: Range | undefined): boolean {
 
 /** Whether two points of the chains' Cartesian products are equal once ranges are masked and clamped. */
 function hasDuplicates(specs: readonly ChainSpec[]): boolean {
-  const points: { d?: Range; type: number; src?: Range; port?: number }[] = [];
+  const points: { d: Range | undefined; type: number; src: Range | undefined; port: number | undefined }[] = [];
   for (const s of specs) {
     if (s.transportProtocol !== "raw_buffer") continue;
     for (const d of s.prefixRanges.length === 0 ? [undefined] : s.prefixRanges) {
@@ -168,17 +169,19 @@ function decodeSpecs(specs: readonly ChainSpec[]) {
     address: {
       address: { case: "socketAddress", value: { address: "::", portSpecifier: { case: "portValue", value: 1 } } },
     },
-    filterChains: specs.map((s, i) => ({
-      name: `chain-${i}`,
-      filterChainMatch: {
-        prefixRanges: s.prefixRanges.map((r) => ({ addressPrefix: r.address, prefixLen: r.prefixLen })),
-        sourceType: s.sourceType,
-        sourcePrefixRanges: s.sourcePrefixRanges.map((r) => ({ addressPrefix: r.address, prefixLen: r.prefixLen })),
-        sourcePorts: [...s.sourcePorts],
-        transportProtocol: s.transportProtocol,
-      },
-      filters: [{ name: "hcm", configType: { case: "typedConfig", value: hcm } }],
-    })),
+    filterChains: specs.map(
+      (s, i): Init<typeof FilterChainSchema> => ({
+        name: `chain-${i}`,
+        filterChainMatch: {
+          prefixRanges: s.prefixRanges.map((r) => ({ addressPrefix: r.address, prefixLen: r.prefixLen })),
+          sourceType: s.sourceType,
+          sourcePrefixRanges: s.sourcePrefixRanges.map((r) => ({ addressPrefix: r.address, prefixLen: r.prefixLen })),
+          sourcePorts: [...s.sourcePorts],
+          transportProtocol: s.transportProtocol,
+        },
+        filters: [{ name: "hcm", configType: { case: "typedConfig" as const, value: hcm } }],
+      }),
+    ),
     defaultFilterChain: {
       name: "default",
       filters: [{ name: "hcm", configType: { case: "typedConfig", value: hcm } }],

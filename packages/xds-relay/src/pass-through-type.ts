@@ -15,6 +15,8 @@ export interface PassedResource {
   readonly resourceName: ResourceName | undefined;
   /** The wrapper's `cache_control.do_not_cache`. */
   readonly doNotCache: boolean;
+  /** Its message has no name of its own (a DPDS resource): it is named by its wrapper, downstream too. */
+  readonly nameless: boolean;
 }
 
 /**
@@ -36,14 +38,15 @@ export function passThroughType(
     allResourcesRequiredInSotW,
     decode(any, context): DecodeResult<PassedResource> {
       const wrapper = context.wrapper;
+      nameField ??= nameFieldOf(registry.getMessage(typeName));
       const value: PassedResource = {
         any,
         resourceName: wrapper?.resourceName,
         doNotCache: wrapper?.cacheControl?.doNotCache ?? false,
+        nameless: nameField === undefined,
       };
       const named = wrapper?.resourceName?.name || wrapper?.name;
       if (named) return { ok: true, name: named, value };
-      nameField ??= nameFieldOf(registry.getMessage(typeName));
       if (nameField === undefined) {
         return {
           ok: false,

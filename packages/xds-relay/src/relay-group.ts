@@ -39,7 +39,12 @@ interface Held {
 interface Subscription extends Answerable {
   choice: Choice;
   lastVariant: VariantRef | undefined;
+  /** What holds it: an upstream subscription of the name, and each upstream wildcard that covers the name. */
+  holders: number;
 }
+
+/** Whether an upstream wildcard with these parameters (by key) has answered: it then knows every name there is. */
+export type WildcardAnswered = (paramsKey: string) => boolean;
 
 /**
  * One name of one type: the answer for each parameter map subscribed to it, which is what each downstream
@@ -55,10 +60,12 @@ export class RelayGroup implements ServedGroup {
   readonly #held = new Map<string, Held>();
   readonly #variants = new Map<string, VariantRef>();
   #overlapping: boolean | undefined;
+  readonly #wildcardAnswered: WildcardAnswered;
 
-  constructor(typeUrl: string, name: string) {
+  constructor(typeUrl: string, name: string, wildcardAnswered: WildcardAnswered = () => false) {
     this.typeUrl = typeUrl;
     this.name = name;
+    this.#wildcardAnswered = wildcardAnswered;
   }
 
   get size(): number {
@@ -70,9 +77,15 @@ export class RelayGroup implements ServedGroup {
     return this.#held.size;
   }
 
+  /**
+   * What a downstream subscription with these parameters gets; for a map no upstream subscription holds, nothing
+   * when an answered upstream wildcard with those parameters did not name it (it does not exist), else UNANSWERED.
+   */
   choose(params: Params | undefined): Choice {
-    const sub = this.#subscriptions.get(paramsKey(params));
-    return sub === undefined ? UNANSWERED : sub.choice;
+    const key = paramsKey(params);
+    const sub = this.#subscriptions.get(key);
+    if (sub !== undefined) return sub.choice;
+    return this.#wildcardAnswered(key) ? undefined : UNANSWERED;
   }
 
   /** Whether two parameter maps are answered with different variants: a response then carries both (served.ts). */
@@ -97,20 +110,23 @@ export class RelayGroup implements ServedGroup {
     return this.#subscriptions.get(key);
   }
 
-  /** A parameter map subscribed to, not answered yet. */
+  /** One more holder of a parameter map (new ones are not answered yet). */
   add(params: Params): Answerable {
     const key = paramsKey(params);
     const existing = this.#subscriptions.get(key);
-    if (existing) return existing;
-    const sub: Subscription = { params, key, choice: UNANSWERED, lastVariant: undefined };
+    if (existing) {
+      existing.holders++;
+      return existing;
+    }
+    const sub: Subscription = { params, key, choice: UNANSWERED, lastVariant: undefined, holders: 1 };
     this.#subscriptions.set(key, sub);
     return sub;
   }
 
-  /** Nobody subscribes with these parameters any more. */
+  /** One holder fewer: with the last, nobody subscribes with these parameters any more. */
   remove(key: string): void {
     const sub = this.#subscriptions.get(key);
-    if (!sub) return;
+    if (!sub || --sub.holders > 0) return;
     this.#release(sub.choice);
     this.#subscriptions.delete(key);
     this.#overlapping = undefined;
@@ -131,10 +147,14 @@ export class RelayGroup implements ServedGroup {
     return true;
   }
 
-  /** The entry of a relayed resource: its variant as the upstream named it, versioned by content. */
+  /**
+   * The entry of a relayed resource: its variant as the upstream named it, versioned by content; `do_not_cache` as
+   * the upstream marked it (only per-node tables hold such, docs/decisions.md#relay-per-node-resources, and a relay
+   * below this one must see it too); wrapped when its message cannot name it.
+   */
   resourceEntry(passed: PassedResource): ResourceEntry {
     const variant = this.variantOf(passed.resourceName?.dynamicParameterConstraints);
-    const version = contentVersion(passed.any);
+    const version = contentVersion(passed.any, passed.doNotCache);
     const key = `r${variant?.text ?? ""}\u0000${version}`;
     const held = this.#held.get(key);
     if (held) return held.entry as ResourceEntry;
@@ -147,8 +167,8 @@ export class RelayGroup implements ServedGroup {
       allowOverlap: true,
       schema: undefined,
       any: passed.any,
-      wrap: undefined,
-      doNotCache: false,
+      wrap: passed.nameless ? true : undefined,
+      doNotCache: passed.doNotCache,
     });
   }
 

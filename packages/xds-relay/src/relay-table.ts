@@ -1,6 +1,6 @@
 import type { Expr } from "@xdskit/constraint-matcher";
 import { type ChangedVariants, ChangeLog, type ServedResources } from "@xdskit/control-plane/internal";
-import { type Params, paramsConstraints } from "./params.js";
+import { NO_PARAMS, type Params, paramsConstraints, paramsKey } from "./params.js";
 import { RelayGroup } from "./relay-group.js";
 
 interface TypeTable {
@@ -9,7 +9,19 @@ interface TypeTable {
   version: number;
   /** A stream read `version` since it was opened: the next change needs a new one. */
   observed: boolean;
+  /** The upstream wildcards of the type, by parameters key: whether each has answered. */
+  readonly wildcards: Map<string, boolean>;
+  /** Whether the wildcard of a parameters key has answered (given to every group of the type). */
+  readonly wildcardAnswered: (paramsKey: string) => boolean;
 }
+
+/** Where versions come from: one counter for every table of a relay, so no two tables ever show one version. */
+export interface VersionCounter {
+  value: number;
+}
+
+/** The name a change that concerns every wildcard subscriber of a type is logged under (no resource has it). */
+export const WILDCARD_CHANGE = "";
 
 /**
  * What the relay serves its downstream streams from: per type, the names subscribed to and their answers
@@ -23,9 +35,13 @@ interface TypeTable {
  */
 export class RelayTable implements ServedResources {
   readonly #types = new Map<string, TypeTable>();
-  #version = 0;
+  readonly #counter: VersionCounter;
   #notify: ((changed: ChangedVariants) => void) | undefined;
   #pending: Map<string, Map<string, Expr[]>> | undefined;
+
+  constructor(counter: VersionCounter = { value: 0 }) {
+    this.#counter = counter;
+  }
 
   /** Where changes go: the server wakes the streams they may concern. */
   attach(notify: (changed: ChangedVariants) => void): void {
@@ -47,12 +63,29 @@ export class RelayTable implements ServedResources {
     return this.#types.get(typeUrl)?.log.since(version);
   }
 
+  wildcardAnswered(typeUrl: string, params: Params): boolean {
+    return this.#types.get(typeUrl)?.wildcardAnswered(paramsKey(params)) ?? false;
+  }
+
+  /**
+   * An upstream wildcard of the type opened (answered false), answered (true) or closed (undefined); an answer wakes
+   * the type's wildcard subscribers, which may have waited for it (served.ts).
+   */
+  setWildcard(typeUrl: string, key: string, answered: boolean | undefined): void {
+    const table = this.#type(typeUrl);
+    if (answered === undefined) table.wildcards.delete(key);
+    else if (table.wildcards.get(key) !== answered) {
+      table.wildcards.set(key, answered);
+      if (answered) this.changed(typeUrl, WILDCARD_CHANGE, NO_PARAMS);
+    }
+  }
+
   /** The group of a name, created when first subscribed to. */
   group(typeUrl: string, name: string): RelayGroup {
     const table = this.#type(typeUrl);
     let group = table.groups.get(name);
     if (!group) {
-      group = new RelayGroup(typeUrl, name);
+      group = new RelayGroup(typeUrl, name, table.wildcardAnswered);
       table.groups.set(name, group);
     }
     return group;
@@ -73,7 +106,7 @@ export class RelayTable implements ServedResources {
   changed(typeUrl: string, name: string, params: Params): void {
     const table = this.#type(typeUrl);
     if (table.observed) {
-      table.version = ++this.#version;
+      table.version = ++this.#counter.value;
       table.log.open(table.version);
       table.observed = false;
     }
@@ -96,7 +129,15 @@ export class RelayTable implements ServedResources {
   #type(typeUrl: string): TypeTable {
     let table = this.#types.get(typeUrl);
     if (!table) {
-      table = { groups: new Map(), log: new ChangeLog(), version: ++this.#version, observed: false };
+      const wildcards = new Map<string, boolean>();
+      table = {
+        groups: new Map(),
+        log: new ChangeLog(),
+        version: ++this.#counter.value,
+        observed: false,
+        wildcards,
+        wildcardAnswered: (key) => wildcards.get(key) === true,
+      };
       table.log.open(table.version);
       this.#types.set(typeUrl, table);
     }

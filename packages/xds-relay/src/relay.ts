@@ -1,42 +1,16 @@
 // createXdsRelay: an xDS server downstream (the control plane's stream layer: ADS SotW and delta, flow control,
 // limits, TLS, TP3 errors) whose resources come from an @xdskit/xds-client upstream, one upstream subscription per
-// (type, name, parameter map) its downstream clients use (docs/decisions.md#relay-serving).
+// (type, name, parameter map) and per (type, parameter map) wildcard its downstream clients use; what depends on the
+// client's node on one upstream stream per node; load reports forwarded (docs/decisions.md#relay-serving).
 import type { ConnectRouter } from "@connectrpc/connect";
-import {
-  DEFAULT_FULL_STATE_TYPE_URLS,
-  type ManagementServerHooks,
-  type ManagementServerOptions,
-  type StreamInfo,
-} from "@xdskit/control-plane";
+import type { ManagementServerHooks, StreamInfo } from "@xdskit/control-plane";
 import { createManagementServerWithSource } from "@xdskit/control-plane/internal";
 import { clientStatusRoutes, createClientStatusRegistry } from "@xdskit/csds";
-import { createXdsClient, type XdsClient, type XdsClientOptions } from "@xdskit/xds-client";
-import { createRelaySource } from "./downstream.js";
-import { prefixed } from "./logger.js";
-import { RelayTable } from "./relay-table.js";
-import { Upstream } from "./upstream.js";
-
-/** The relay's downstream server: the options of `@xdskit/control-plane`'s server that apply to a relay. */
-export type RelayServerOptions = Omit<
-  ManagementServerOptions,
-  "allowOverlappingVariants" | "contentVersions" | "lrsPolicy"
->;
-
-export interface XdsRelayOptions extends RelayServerOptions {
-  /**
-   * The relay's own xDS client, which fetches from the upstream: its bootstrap names the upstream servers (fallback,
-   * authorities and delta as for any client) and the node the upstream sees, the relay's. `logger` defaults to the
-   * relay's. Dynamic parameters and A88 data-error handling are always on in it: the relay depends on both.
-   */
-  readonly upstream: Omit<XdsClientOptions, "target">;
-  /**
-   * How long an upstream subscription that no downstream subscription uses any more is kept, so that a client
-   * that comes back (a reconnect) is answered from cache at once. Default 30 s; 0 drops it at once.
-   */
-  readonly retainUnusedMs?: number;
-  /** Serve CSDS (`ClientStatusDiscoveryService`) on the relay's port, reporting its upstream client. Default true. */
-  readonly csds?: boolean;
-}
+import type { XdsClient } from "@xdskit/xds-client";
+import type { Params } from "./params.js";
+import type { XdsRelayOptions } from "./relay-options.js";
+import { createRelayParts } from "./relay-parts.js";
+import type { UpstreamHealthEvent, UpstreamState } from "./upstream-health.js";
 
 /** What the relay holds, for monitoring and tests. */
 export interface RelayStats {
@@ -48,7 +22,29 @@ export interface RelayStats {
   readonly cachedEntries: number;
   /** Downstream streams open. */
   readonly streams: number;
+  /** Upstream streams open for resources that depend on the node (one per node). */
+  readonly nodeUpstreams: number;
+  /** Load-reporting streams forwarded now. */
+  readonly lrsStreams: number;
 }
+
+/** One upstream stream of the relay and what it holds, per type (`XdsRelay.upstreamStreams()`). */
+export interface UpstreamStreamInfo {
+  /** The node the upstream sees: the relay's own, or a client's (resources that depend on the node). */
+  readonly nodeId: string;
+  /** Whether this is the relay's own stream (shared by every client), not a node's. */
+  readonly shared: boolean;
+  readonly types: readonly {
+    readonly typeUrl: string;
+    /** Subscriptions by name (per parameter map), retained ones included. */
+    readonly names: number;
+    /** The parameter maps of its wildcard subscriptions (`{}` for one without). */
+    readonly wildcards: readonly Params[];
+  }[];
+}
+
+export type { RelayServerOptions, XdsRelayOptions } from "./relay-options.js";
+export type { UpstreamHealthEvent, UpstreamState };
 
 export interface XdsRelay {
   readonly host: string;
@@ -66,6 +62,15 @@ export interface XdsRelay {
   /** The open downstream streams. */
   streams(): StreamInfo[];
   stats(): RelayStats;
+  /** The upstream streams open and what each holds (per type, wildcard parameters, node). */
+  upstreamStreams(): UpstreamStreamInfo[];
+  /** Whether the first upstream server could be reached, as last seen ("unknown" before anything was tried). */
+  readonly upstreamState: UpstreamState;
+  /**
+   * Tells `listener` whenever the first upstream server becomes reachable or unreachable, as its ADS stream shows,
+   * or an HTTP/2 handshake with it (tried at start, and while unreachable); returns the function that stops it.
+   */
+  onUpstreamState(listener: (event: UpstreamHealthEvent) => void): () => void;
   /** Stops serving downstream (every stream ends with UNAVAILABLE); the upstream subscriptions and cache stay. */
   stop(): Promise<void>;
   /** Serves again on the same port. */
@@ -80,44 +85,30 @@ export interface XdsRelay {
 
 /** Starts a relay; resolves once it listens. The upstream is asked for nothing until a downstream client subscribes. */
 export async function createXdsRelay(options: XdsRelayOptions): Promise<XdsRelay> {
-  const { upstream: upstreamOptions, retainUnusedMs = 30_000, csds = true, ...serverOptions } = options;
-  if (!(retainUnusedMs >= 0)) throw new RangeError("retainUnusedMs must be >= 0");
-  const logger = options.logger;
-  const client = createXdsClient({
-    ...upstreamOptions,
-    ...(upstreamOptions.logger === undefined && logger !== undefined ? { logger } : {}),
-    target: "#relay",
-    features: { ...upstreamOptions.features, dynamicParameters: true, dataErrorHandling: true },
-  });
-  const table = new RelayTable();
-  const upstream = new Upstream({
-    client,
-    table,
-    logger: prefixed(logger ?? silent, "[xds-relay]"),
-    fullStateTypeUrls: new Set(serverOptions.fullStateTypeUrls ?? DEFAULT_FULL_STATE_TYPE_URLS),
-    retainUnusedMs,
-    typeRegistry: serverOptions.typeRegistry,
-  });
+  const { csds = true, ...rest } = options;
   const registry = createClientStatusRegistry();
-  registry.add(client);
+  const parts = createRelayParts(rest, (client) => registry.add(client));
+  const { serverOptions, client, table, upstream, perNode, lrs, health } = parts;
   const routes = (router: ConnectRouter): void => {
     if (csds) clientStatusRoutes(registry)(router);
     serverOptions.routes?.(router);
   };
   let server: Awaited<ReturnType<typeof createManagementServerWithSource>>;
   try {
-    server = await createManagementServerWithSource({ ...serverOptions, routes }, createRelaySource(table, upstream));
+    server = await createManagementServerWithSource(
+      { ...serverOptions, fullStateTypeUrls: [...parts.fullStateTypeUrls], routes },
+      parts.source,
+    );
   } catch (error) {
-    upstream.close();
-    await client.close();
+    await parts.shutdown();
     throw error;
   }
+  health.start();
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
       await server.close();
-      upstream.close();
-      await client.close();
+      await parts.shutdown();
     })();
     return closing;
   };
@@ -145,8 +136,24 @@ export async function createXdsRelay(options: XdsRelayOptions): Promise<XdsRelay
         names++;
         cachedEntries += group.entryCount;
       }
-      return { upstreamSubscriptions: upstream.size, names, cachedEntries, streams: server.streams().length };
+      return {
+        upstreamSubscriptions: upstream.size,
+        names,
+        cachedEntries,
+        streams: server.streams().length,
+        nodeUpstreams: perNode?.size ?? 0,
+        lrsStreams: lrs?.streams ?? 0,
+      };
     },
+    upstreamStreams() {
+      const own: UpstreamStreamInfo[] =
+        upstream.size > 0 ? [{ nodeId: client.bootstrap.node.id, shared: true, types: upstream.info() }] : [];
+      return [...own, ...(perNode?.info() ?? []).map((n) => ({ nodeId: n.nodeId, shared: false, types: n.types }))];
+    },
+    get upstreamState() {
+      return health.state;
+    },
+    onUpstreamState: (listener) => health.onChange(listener),
     stop: () => server.stop(),
     start: () => server.start(),
     restart: () => server.restart(),
@@ -156,6 +163,3 @@ export async function createXdsRelay(options: XdsRelayOptions): Promise<XdsRelay
     [Symbol.asyncDispose]: close,
   };
 }
-
-const noop = (): void => {};
-const silent = { error: noop, warn: noop, info: noop, debug: noop };

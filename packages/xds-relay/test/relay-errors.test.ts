@@ -1,11 +1,12 @@
 // Errors through the relay, over real HTTP/2: TP3 resource errors (per name and per variant) reach the downstream
-// subscriptions they concern and clear when the resource comes back; a do_not_cache resource is refused with
-// FAILED_PRECONDITION and its bytes never cached; a name the upstream does not have is does-not-exist downstream;
-// a wildcard subscription is refused with UNIMPLEMENTED.
+// subscriptions they concern and clear when the resource comes back; with `doNotCache: "refuse"`, a do_not_cache
+// resource is refused with FAILED_PRECONDITION and its bytes never cached; a name the upstream does not have is
+// does-not-exist downstream; a wildcard of a type whose SotW responses do not list every resource is refused with
+// UNIMPLEMENTED.
 import { create } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { buildCluster, CDS_TYPE_URL } from "@xdskit/control-plane";
+import { buildCluster, CDS_TYPE_URL, EDS_TYPE_URL } from "@xdskit/control-plane";
 import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
 import { DiscoveryRequestSchema } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { clusterResourceType, StatusCode } from "@xdskit/xds-client";
@@ -64,10 +65,10 @@ describe.each(["GRPC", "DELTA_GRPC"] as ApiType[])("downstream %s", (downstreamA
 });
 
 describe("refusals and absence", () => {
-  it("refuses a do_not_cache resource with FAILED_PRECONDITION and caches none of its bytes", async () => {
+  it('with doNotCache "refuse": a do_not_cache resource is FAILED_PRECONDITION and none of its bytes is cached', async () => {
     const upstream = await startUpstream();
     upstream.setResource(buildCluster({ name: "per-node" }), { doNotCache: true });
-    const relay = await startRelay(upstream.address, { upstreamApi: "DELTA_GRPC" });
+    const relay = await startRelay(upstream.address, { upstreamApi: "DELTA_GRPC", doNotCache: "refuse" });
     const seen = watch(startClient(relay.address, "a", "DELTA_GRPC"), clusterResourceType, "per-node");
     const event = await seen.next();
     expect(event.kind === "error" && event.error.code).toBe(StatusCode.FAILED_PRECONDITION);
@@ -88,12 +89,12 @@ describe("refusals and absence", () => {
     expect(removals).toEqual(["missing"]);
   });
 
-  it("ends a stream that subscribes by wildcard with UNIMPLEMENTED", async () => {
+  it("ends a stream that subscribes by wildcard to a type that is not full-state (EDS) with UNIMPLEMENTED", async () => {
     const upstream = await startUpstream();
     const relay = await startRelay(upstream.address);
     const ads = createClient(AggregatedDiscoveryService, createGrpcTransport({ baseUrl: relay.url }));
     async function* requests() {
-      yield create(DiscoveryRequestSchema, { typeUrl: CDS_TYPE_URL, node: { id: "envoy" } });
+      yield create(DiscoveryRequestSchema, { typeUrl: EDS_TYPE_URL, resourceNames: ["*"], node: { id: "envoy" } });
       await new Promise(() => {});
     }
     const error = await (async () => {

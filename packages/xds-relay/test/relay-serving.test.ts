@@ -127,3 +127,27 @@ describe.each(combinations)("downstream %s, upstream %s", (downstreamApi, upstre
     );
   });
 });
+
+describe("retainUnusedMs", () => {
+  it("keeps an unused upstream subscription for a retention past Node's timer limit (30 days)", async () => {
+    // Node alone fires a timer of more than 2^31-1 ms after 1 ms: the subscription would go at once.
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const upstream = await startUpstream();
+      upstream.setSnapshot(serviceChain("kept", 5001));
+      const relay = await startRelay(upstream.address, { retainUnusedMs: 30 * 24 * 3_600_000 });
+      const client = startClient(relay.address, "a");
+      await watch(client, listenerResourceType, "kept").nextResource();
+      expect(relay.stats().upstreamSubscriptions).toBe(1);
+      await client.close();
+      await until(relay.hooks, () => relay.stats().streams === 0);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(relay.stats().upstreamSubscriptions).toBe(1);
+      expect(warnings.filter((warning) => warning.name === "TimeoutOverflowWarning")).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+});

@@ -16,7 +16,6 @@
 // per hop is the difference of medians. Not a test: nothing asserts on time.
 //
 //   node tools/bench/dist/relay-tier.js [--streams 10000] [--relays 4] [--sotw] [--quick]
-import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { toBinary } from "@bufbuild/protobuf";
 import { buildCluster, CDS_TYPE_URL, createManagementServer, type ManagementServer } from "@xdskit/control-plane";
@@ -26,6 +25,7 @@ import {
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { createXdsRelay, type XdsRelay } from "@xdskit/xds-relay";
 import { connect, type H2Connection, type SubscribedStream, subscribe } from "./lib/h2-ads.js";
+import { heapAfterGc, type Message, now, Peer, serve } from "./lib/peer-process.js";
 import type { Protocol } from "./lib/raw-ads.js";
 import { int, printTable, ratio } from "./lib/table.js";
 
@@ -34,64 +34,7 @@ const PER_STREAM = 100;
 const STREAMS_PER_CONNECTION = 100;
 const HOP_CHANGES = 100;
 const TIMEOUT_MS = 600_000;
-
-const now = (): number => performance.timeOrigin + performance.now();
-const heapAfterGc = (): number => {
-  globalThis.gc?.();
-  globalThis.gc?.();
-  return process.memoryUsage().heapUsed;
-};
-
-// --- messages ------------------------------------------------------------------------------------------------------
-
-type Message = { readonly type: string; readonly [key: string]: unknown };
-
-/** A child process of this file with a role; messages awaited in order, by type. */
-class Peer {
-  readonly #child: ChildProcess;
-  readonly #queue: Message[] = [];
-  readonly #waiting: ((message: Message) => void)[] = [];
-
-  constructor(role: string) {
-    this.#child = fork(fileURLToPath(import.meta.url), ["--role", role], {
-      execArgv: ["--expose-gc", "--max-old-space-size=4096"],
-      stdio: "inherit",
-    });
-    this.#child.on("message", (message: Message) => {
-      if (message.type === "failed") {
-        process.stderr.write(`${role} failed: ${String(message.error)}\n`);
-        process.exit(1);
-      }
-      const waiter = this.#waiting.shift();
-      if (waiter) waiter(message);
-      else this.#queue.push(message);
-    });
-  }
-
-  send(message: Message): void {
-    this.#child.send(message);
-  }
-
-  async ask<T extends Message>(message: Message | undefined, type: string): Promise<T> {
-    if (message) this.send(message);
-    const next = this.#queue.shift() ?? (await new Promise<Message>((resolve) => this.#waiting.push(resolve)));
-    if (next.type !== type) throw new Error(`expected ${type}, got ${next.type}`);
-    return next as T;
-  }
-
-  kill(): void {
-    this.#child.kill();
-  }
-}
-
-function serve(handle: (message: Message, send: (message: Message) => void) => Promise<void>): void {
-  const send = (message: Message): void => {
-    process.send?.(message);
-  };
-  process.on("message", (message: Message) => {
-    handle(message, send).catch((error: unknown) => send({ type: "failed", error: String(error) }));
-  });
-}
+const SELF = fileURLToPath(import.meta.url);
 
 // --- the control plane ---------------------------------------------------------------------------------------------
 
@@ -237,9 +180,9 @@ interface TierResult {
 }
 
 async function runTier(relayCount: number, streams: number, protocol: Protocol): Promise<TierResult> {
-  const cp = new Peer("cp");
-  const relays = Array.from({ length: relayCount }, () => new Peer("relay"));
-  const clients = new Peer("clients");
+  const cp = new Peer(SELF, "cp");
+  const relays = Array.from({ length: relayCount }, () => new Peer(SELF, "relay"));
+  const clients = new Peer(SELF, "clients");
   try {
     const { address } = await cp.ask<{ type: string; address: string }>(
       { type: "start", clusters: CLUSTERS, countBytes: relayCount > 0 },
@@ -302,10 +245,10 @@ async function runTier(relayCount: number, streams: number, protocol: Protocol):
 
 /** Medians and 90th percentiles of the change latency on three paths: direct, one relay, two relays. */
 async function runHops(protocol: Protocol): Promise<{ p50: number[]; p90: number[] }> {
-  const cp = new Peer("cp");
-  const relay1 = new Peer("relay");
-  const relay2 = new Peer("relay");
-  const clients = new Peer("clients");
+  const cp = new Peer(SELF, "cp");
+  const relay1 = new Peer(SELF, "relay");
+  const relay2 = new Peer(SELF, "relay");
+  const clients = new Peer(SELF, "clients");
   try {
     const { address } = await cp.ask<{ type: string; address: string }>({ type: "start", clusters: 1 }, "ready");
     const r1 = await relay1.ask<{ type: string; address: string }>(

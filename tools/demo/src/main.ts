@@ -51,6 +51,7 @@ const short: Record<string, string> = {
 };
 
 function describeListener(u: ListenerUpdate): string {
+  if (u.kind === "server") return `server Listener on ${u.address.host}:${u.address.port}`;
   return u.route.type === "rds" ? `→ route configuration ${u.route.routeConfigName}` : "inline route configuration";
 }
 
@@ -100,7 +101,7 @@ function followChain(client: XdsClient, listenerName: string, onEvent: (line: st
     watches.set(type.typeName, { name, cancel });
   }
   watch(listenerResourceType, listenerName, describeListener, (l) => {
-    if (l.route.type !== "rds") return;
+    if (l.kind !== "client" || l.route.type !== "rds") return;
     watch(routeConfigurationResourceType, l.route.routeConfigName, describeRoutes, (r) => {
       const action = r.virtualHosts[0]?.routes[0]?.action;
       if (action?.type !== "cluster") return;

@@ -72,8 +72,9 @@ const KINDS: readonly Kind[] = [
     name: (i) => `l-${i}`,
     resource: (i, round) => buildListener({ name: `l-${i}`, routeConfigName: `r-${i}@${round}` }),
     roundOf: (update) => {
-      const route = (update as ListenerUpdate).route;
-      return route.type === "rds" ? roundSuffix(route.routeConfigName) : Number.NaN;
+      const listener = update as ListenerUpdate;
+      if (listener.kind !== "client") return Number.NaN;
+      return listener.route.type === "rds" ? roundSuffix(listener.route.routeConfigName) : Number.NaN;
     },
   },
   {

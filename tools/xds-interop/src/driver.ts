@@ -54,6 +54,8 @@ export interface CaseReport {
 export interface RunOptions {
   readonly profile: InteropProfile;
   readonly trace?: (line: string) => void;
+  /** The client gets its configuration through an @xdskit/xds-relay (world.ts). */
+  readonly relay?: boolean;
 }
 
 export async function runCase(
@@ -63,7 +65,11 @@ export async function runCase(
 ): Promise<CaseReport> {
   const { profile } = options;
   const trace = options.trace ?? (() => {});
-  const world = await createWorld({ nodeId: `xds-interop/${kind.name}/${testCase.name}`, waitMs: profile.waitMs });
+  const world = await createWorld({
+    nodeId: `xds-interop/${kind.name}/${testCase.name}`,
+    waitMs: profile.waitMs,
+    ...(options.relay ? { relay: true } : {}),
+  });
   const skipped: { subCase: string; reason: string }[] = [];
   let client: InteropClient | undefined;
   let load: LoadClient | undefined;

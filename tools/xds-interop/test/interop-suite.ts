@@ -4,24 +4,37 @@
 import { describe, test } from "vitest";
 import { INTEROP_CASES } from "../src/cases/index.js";
 import type { InteropClientKind } from "../src/client-adapter.js";
-import { runCase } from "../src/driver.js";
+import { type InteropCase, runCase } from "../src/driver.js";
 import { profileFromEnv } from "../src/profile.js";
 
-export function defineInteropSuite(kind: InteropClientKind): void {
+export interface SuiteOptions {
+  /** Through an @xdskit/xds-relay in front of the control plane. */
+  readonly relay?: boolean;
+  /** The cases to run; default every case. */
+  readonly cases?: readonly InteropCase[];
+}
+
+export function defineInteropSuite(kind: InteropClientKind, options: SuiteOptions = {}): void {
   const profile = profileFromEnv();
+  const cases = options.cases ?? INTEROP_CASES;
+  const through = options.relay ? " through a relay" : "";
   const startedAt = performance.now();
   const trace = process.env.XDSKIT_INTEROP_TRACE
     ? (line: string) => console.log(`[${kind.name} ${((performance.now() - startedAt) / 1000).toFixed(1)} s] ${line}`)
     : undefined;
-  describe(`xDS interop cases with ${kind.name} (${profile.name} profile)`, () => {
-    for (const testCase of INTEROP_CASES) {
+  describe(`xDS interop cases with ${kind.name}${through} (${profile.name} profile)`, () => {
+    for (const testCase of cases) {
       const bug = kind.knownBugs?.[testCase.name];
       if (bug !== undefined) {
         test.skip(`${testCase.name} (known ${kind.name} bug: ${bug})`, () => {});
         continue;
       }
       test(testCase.name, async () => {
-        const report = await runCase(kind, testCase, { profile, ...(trace ? { trace } : {}) });
+        const report = await runCase(kind, testCase, {
+          profile,
+          ...(trace ? { trace } : {}),
+          ...(options.relay ? { relay: true } : {}),
+        });
         for (const { subCase, reason } of report.skipped) {
           console.log(`[${kind.name}] ${testCase.name}/${subCase} skipped: known ${kind.name} bug: ${reason}`);
         }

@@ -4,6 +4,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { TypedConfig } from "@xdskit/xds-client";
 import type { RouteSelection } from "../config-selector.js";
+import { clearLongTimer, setLongTimeout } from "../long-timer.js";
 import {
   decideFault,
   type FaultDecision,
@@ -92,10 +93,11 @@ export function callSleep(ms: number, signal: AbortSignal | undefined, deadlineA
     const until = deadlineAt === undefined ? ms : Math.min(ms, deadlineAt - performance.now());
     const expires = deadlineAt !== undefined && until < ms;
     const onAbort = () => {
-      clearTimeout(timer);
+      clearLongTimer(timer);
       reject(ConnectError.from(signal?.reason ?? new Error("the call was cancelled"), Code.Canceled));
     };
-    const timer = setTimeout(
+    // Delays and backoffs come from xDS, deadlines from the caller: any length (docs/decisions.md#long-timers).
+    const timer = setLongTimeout(
       () => {
         signal?.removeEventListener("abort", onAbort);
         if (expires)

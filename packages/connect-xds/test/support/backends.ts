@@ -16,6 +16,10 @@ export interface Backend {
   readonly calls: Map<string, number>;
   /** HTTP/2 connections (sessions) accepted so far. */
   readonly sessions: number;
+  /** HTTP/2 connections accepted and not yet closed. */
+  readonly openSessions: number;
+  /** Resolves once no accepted connection is open. */
+  untilNoSessions(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -69,11 +73,18 @@ export async function startBackend(name: string, options: BackendOptions = {}): 
   );
   const sessions = new Set<http2.ServerHttp2Session>();
   let accepted = 0;
+  let noSessions: (() => void)[] = [];
   server.on("session", (session) => {
     accepted++;
     sessions.add(session);
     session.on("error", () => {});
-    session.on("close", () => sessions.delete(session));
+    session.on("close", () => {
+      sessions.delete(session);
+      if (sessions.size > 0) return;
+      const waiting = noSessions;
+      noSessions = [];
+      for (const resolve of waiting) resolve();
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -88,6 +99,11 @@ export async function startBackend(name: string, options: BackendOptions = {}): 
     get sessions() {
       return accepted;
     },
+    get openSessions() {
+      return sessions.size;
+    },
+    untilNoSessions: () =>
+      sessions.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => noSessions.push(resolve)),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -58,6 +58,14 @@ export class VirtualClock {
   clearTimeout = (handle: unknown): void => {
     this.timers = this.timers.filter((timer) => timer.id !== handle);
   };
+  /** The id of the last timer set (ids grow by one). */
+  get lastTimerId(): number {
+    return this.nextId - 1;
+  }
+  /** The due times of the pending timers set after timer `afterId`, in the order they were set. */
+  pendingAfter(afterId = 0): number[] {
+    return this.timers.filter((timer) => timer.id > afterId).map((timer) => timer.at);
+  }
   /** Runs every timer due within `ms`, in time order. */
   advance(ms: number): void {
     const end = this.time + ms;

@@ -4,21 +4,33 @@
 // Header blocks are HPACK literals without indexing (no Huffman), so names and values stay under 127 bytes.
 import type { AddressInfo } from "node:net";
 import * as net from "node:net";
+import { trackSockets } from "./hostile-backends.js";
 
 export type Frame =
   | { readonly type: "headers"; readonly headers: readonly (readonly [string, string])[]; readonly endStream?: boolean }
   | { readonly type: "data"; readonly bytes: Uint8Array; readonly endStream?: boolean }
-  | { readonly type: "rst"; readonly code: number };
+  | { readonly type: "rst"; readonly code: number }
+  /** A PUSH_PROMISE on the request stream, promising the connection's next even stream id. */
+  | { readonly type: "push_promise"; readonly headers: readonly (readonly [string, string])[] }
+  /**
+   * Not a frame: once the client has read the frames before it (it answered a PING sent after them), the TCP
+   * connection is reset (RST), not closed.
+   */
+  | { readonly type: "tcp_reset" };
 
 export interface FrameServer {
   readonly address: string;
-  /** The frames every request stream gets from now on. */
-  answer(frames: readonly Frame[]): void;
+  /** The frames every request stream gets from now on (a function: called for each stream). */
+  answer(frames: readonly Frame[] | (() => readonly Frame[])): void;
+  /** TCP connections accepted and not yet closed. */
+  readonly openSockets: number;
+  /** Resolves once no accepted connection is open; rejects after `timeoutMs`. */
+  allClosed(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
 const PREFACE_LENGTH = 24;
-const TYPE = { data: 0, headers: 1, rst: 3, settings: 4 } as const;
+const TYPE = { data: 0, headers: 1, rst: 3, settings: 4, push_promise: 5, ping: 6 } as const;
 const END_STREAM = 0x1;
 const END_HEADERS = 0x4;
 const ACK = 0x1;
@@ -41,8 +53,18 @@ function headerBlock(headers: readonly (readonly [string, string])[]): Buffer {
   return Buffer.concat(parts);
 }
 
-function encode(frame: Frame, streamId: number): Buffer {
+function encode(frame: Exclude<Frame, { type: "tcp_reset" }>, streamId: number, nextPushId: () => number): Buffer {
   switch (frame.type) {
+    case "push_promise": {
+      const promised = Buffer.alloc(4);
+      promised.writeUInt32BE(nextPushId());
+      return frameBytes(
+        TYPE.push_promise,
+        END_HEADERS,
+        streamId,
+        Buffer.concat([promised, headerBlock(frame.headers)]),
+      );
+    }
     case "headers":
       return frameBytes(
         TYPE.headers,
@@ -61,12 +83,11 @@ function encode(frame: Frame, streamId: number): Buffer {
 }
 
 export async function startFrameServer(): Promise<FrameServer> {
-  let frames: readonly Frame[] = [];
-  const sockets = new Set<net.Socket>();
+  let framesFor: () => readonly Frame[] = () => [];
   const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on("error", () => {});
-    socket.on("close", () => sockets.delete(socket));
+    let pushId = 0;
+    const nextPushId = () => (pushId += 2);
+    let resetOnPingAck = false;
     socket.write(frameBytes(TYPE.settings, 0, 0, new Uint8Array(0)));
     let buffer = Buffer.alloc(0);
     let prefaceLeft = PREFACE_LENGTH;
@@ -84,19 +105,37 @@ export async function startFrameServer(): Promise<FrameServer> {
         buffer = buffer.subarray(9 + length);
         if (type === TYPE.settings && (flags & ACK) === 0)
           socket.write(frameBytes(TYPE.settings, ACK, 0, new Uint8Array(0)));
-        if (type === TYPE.headers) socket.write(Buffer.concat(frames.map((frame) => encode(frame, streamId))));
+        if (type === TYPE.ping && (flags & ACK) !== 0 && resetOnPingAck) {
+          socket.resetAndDestroy();
+          return;
+        }
+        if (type !== TYPE.headers) continue;
+        const frames = framesFor();
+        const reset = frames.findIndex((frame) => frame.type === "tcp_reset");
+        const written = (reset < 0 ? frames : frames.slice(0, reset)) as Exclude<Frame, { type: "tcp_reset" }>[];
+        const bytes = written.map((frame) => encode(frame, streamId, nextPushId));
+        if (reset >= 0) {
+          bytes.push(frameBytes(TYPE.ping, 0, 0, new Uint8Array(8)));
+          resetOnPingAck = true;
+        }
+        socket.write(Buffer.concat(bytes));
       }
     });
   });
+  const tracked = trackSockets(server);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
     answer: (next) => {
-      frames = next;
+      framesFor = typeof next === "function" ? next : () => next;
     },
+    get openSockets() {
+      return tracked.sockets.size;
+    },
+    allClosed: (timeoutMs) => tracked.allClosed(timeoutMs),
     close: () =>
       new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
+        for (const socket of tracked.sockets) socket.destroy();
         server.close(() => resolve());
       }),
   };

@@ -1,8 +1,8 @@
 // A backend on 127.0.0.1 whose every answer is scripted by the test: the request header `x-script` names a script
-// that either has connect-node answer (headers, trailers, a message or an error with metadata and details, with
-// or without compressing every response) or writes a raw HTTP/2 response (any status, headers, body bytes,
-// trailers, trailers-only, RST_STREAM at a chosen point), or never answers. It records each request it read to the
-// end (headers and body), so a test can compare what two clients sent.
+// that either has connect-node answer (headers, trailers, a message, twice for a server stream, or an error with
+// metadata and details, with or without compressing every response) or writes a raw HTTP/2 response (any status,
+// headers, body bytes, trailers, trailers-only, RST_STREAM at a chosen point), or never answers. It records each
+// request it read to the end (headers and body), so a test can compare what two clients sent.
 import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { create } from "@bufbuild/protobuf";
@@ -125,7 +125,16 @@ export async function startScriptedBackend(): Promise<ScriptedBackend> {
     connectNodeAdapter({
       acceptCompression: [compressionGzip, compressionBrotli],
       compressMinBytes,
-      routes: (router) => router.service(EchoService, { unary: answer } as never),
+      routes: (router) =>
+        router.service(EchoService, {
+          unary: answer,
+          // A server stream answers the unary answer twice (or fails as it fails).
+          async *serverStream(request: { value: string }, context: HandlerContext) {
+            const message = await answer(request, context);
+            yield message;
+            yield message;
+          },
+        } as never),
     });
   const plain = adapter(1024);
   const compressing = adapter(0);

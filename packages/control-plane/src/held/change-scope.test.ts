@@ -11,7 +11,7 @@ import fc from "fast-check";
 import { expect, test } from "vitest";
 import { asSets, CONSTRAINT_TEXTS, NOTHING, PARAMETER_MAPS } from "../../test/held-sets.js";
 import { ResourceSetImpl } from "../resources/resource-set.js";
-import { type SlotInit, TypeSubscription } from "../streams/subscription.js";
+import { type SlotInit, TypeSubscription, wildcardsOf } from "../streams/subscription.js";
 import { CDS_TYPE_URL } from "../type-urls.js";
 import { type ChangedVariants, concerns } from "./change-scope.js";
 import { diffHeld, fullState } from "./held-diff.js";
@@ -47,6 +47,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 );
 const subscription = fc.record({
   wildcard: fc.boolean(),
+  wildcardParams: fc.uniqueArray(fc.constantFrom(...PARAMETER_MAPS), { minLength: 1, maxLength: 2 }),
   slots: fc.array(fc.record({ name, params: fc.constantFrom(...PARAMETER_MAPS) }), { maxLength: 4 }),
 });
 
@@ -132,7 +133,8 @@ test("a stream a change does not concern has nothing due in any protocol, and is
         for (const o of setup) apply(set, o);
         const streams: Stream[] = subs.map((init) => {
           const sub = new TypeSubscription(T);
-          sub.replace(init.slots as SlotInit[], init.wildcard);
+          const wildcards = init.wildcard ? init.wildcardParams.map((params) => ({ name: "*", params })) : [];
+          sub.replace(init.slots as SlotInit[], wildcardsOf(wildcards));
           const stream = { sub, delta: EMPTY_HELD, incremental: EMPTY_HELD, full: EMPTY_HELD, settledAt: undefined };
           flush(stream, set);
           return stream;

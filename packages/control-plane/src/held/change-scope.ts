@@ -10,8 +10,6 @@ export type ChangedVariants = ReadonlyMap<string, ReadonlyMap<string, readonly E
 /** Past this many names changed in one type, every stream subscribed to the type is woken without looking. */
 export const NAMES_LOOKED_AT = 64;
 
-const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
-
 /**
  * Whether a change of a type can change what a stream subscribing as `sub` gets, by the variants it touched. A
  * subscription gets the most preferred variant its parameters match (variant-group.ts: a total order), and a
@@ -32,8 +30,8 @@ export function concerns(sub: TypeSubscription, changed: ChangedVariants): boole
   for (const [name, variants] of names) {
     if (!sub.isSubscribed(name)) continue;
     if (variants === WHOLE_NAME) return true;
-    // A wildcard covers the name as a subscription without parameters (the client may also name it so).
-    if (sub.wildcard && variants.some((c) => matches(c, NO_PARAMS))) return true;
+    // A wildcard covers the name as a subscription with its parameters (the client may also name it so).
+    for (const wildcard of sub.wildcards) if (variants.some((c) => matches(c, wildcard.params))) return true;
     for (const slot of sub.explicitSlotsOf(name)) {
       for (const constraints of variants) if (matches(constraints, slot.params)) return true;
     }

@@ -1,6 +1,6 @@
 import type { Entry, ErrorEntry, ResourceEntry, VariantRef } from "../resources/entry.js";
 import { type Choice, type ServedGroup, UNANSWERED } from "../resources/served.js";
-import { isPlainKey, nameOfPlainKey, plainKey, type TypeSubscription } from "../streams/subscription.js";
+import type { TypeSubscription, Wildcard } from "../streams/subscription.js";
 import { type BySlot, type HeldState, type HeldValue, heldValueOf, NOT_FOUND_SENT } from "./held-state.js";
 
 /** A variant a delta client is told is gone: by name when unconstrained (`removed_resources`), else with its constraints. */
@@ -73,7 +73,8 @@ export function diffHeld(
   };
   for (const name of changedNames ?? candidateNames(holds, sub, entries)) {
     // Most names of a wildcard subscription are ones the client did not name: one subscription, no parameters.
-    if (coveredFastPath && sub.wildcard && !sub.hasName(name)) diffCovered(diff, holds, name, entries?.get(name));
+    const sole = coveredFastPath ? sub.soleWildcard : undefined;
+    if (sole !== undefined && !sub.hasName(name)) diffCovered(diff, holds, sub, sole, name, entries?.get(name));
     else diffName(diff, holds, sub, name, entries);
   }
   return diff;
@@ -88,13 +89,20 @@ interface MutableDiff extends HeldDiff {
 }
 
 /**
- * `diffName` for a name only the wildcard covers, without its slot and lists: the one subscription gets the
- * unconstrained-parameters choice, never an error (TP3 errors go to explicit subscriptions), and what it held is
- * removed unless it is what it gets now (held-diff.test.ts checks it against `diffName`).
+ * `diffName` for a name only the stream's one wildcard covers, without its slot and lists: the one subscription gets
+ * the choice of the wildcard's parameters (none, mostly), never an error (TP3 errors go to explicit subscriptions), and what it held
+ * is removed unless it is what it gets now (held-diff.test.ts checks it against `diffName`).
  */
-function diffCovered(diff: MutableDiff, holds: HeldState, name: string, group: ServedGroup | undefined): void {
-  const key = plainKey(name);
-  const choice = group?.choose(undefined);
+function diffCovered(
+  diff: MutableDiff,
+  holds: HeldState,
+  sub: TypeSubscription,
+  wildcard: Wildcard,
+  name: string,
+  group: ServedGroup | undefined,
+): void {
+  const key = sub.coveredKey(name, wildcard);
+  const choice = group?.choose(wildcard.params);
   if (choice === UNANSWERED || choice?.kind === "error") return;
   const heldResource = holds.resources.get(key);
   let lost: Identity | undefined;
@@ -128,7 +136,10 @@ function candidateNames(holds: HeldState, sub: TypeSubscription, entries: Groupe
   };
   for (const name of sub.names()) consider(name);
   if (holds.resources.size > 0) {
-    for (const key of holds.resources.keys()) if (isPlainKey(key)) consider(nameOfPlainKey(key));
+    for (const key of holds.resources.keys()) {
+      const covered = sub.coveredSlot(key);
+      if (covered !== undefined) consider(covered.name);
+    }
   }
   return names;
 }
@@ -209,6 +220,7 @@ export interface FullState {
 }
 
 export function fullState(holds: HeldState, sub: TypeSubscription, entries: Grouped): FullState {
+  const sole = sub.soleWildcard;
   const resources = bySlot<ResourceEntry>();
   const errors = bySlot<ErrorEntry>();
   let differs = false;
@@ -224,7 +236,7 @@ export function fullState(holds: HeldState, sub: TypeSubscription, entries: Grou
   };
   const visit = (name: string, group: ServedGroup): void => {
     // The common case, a name the wildcard covers and the client did not name, without allocating its slot.
-    if (!sub.hasName(name)) list(plainKey(name), false, group.choose(undefined));
+    if (sole !== undefined && !sub.hasName(name)) list(sub.coveredKey(name, sole), false, group.choose(sole.params));
     else for (const slot of sub.slotsOf(name)) list(slot.key, slot.explicit, group.choose(slot.params));
   };
   if (sub.wildcard) {

@@ -5,15 +5,23 @@ import fc from "fast-check";
 import { expect, test } from "vitest";
 import { CONSTRAINT_TEXTS, PARAMETER_MAPS } from "../../test/held-sets.js";
 import { readConstraints } from "../resources/variant-group.js";
-import { type SlotInit, TypeSubscription } from "../streams/subscription.js";
+import { type SlotInit, TypeSubscription, wildcardsOf } from "../streams/subscription.js";
 import { type ChangedVariants, concerns, WHOLE_NAME } from "./change-scope.js";
 import { WakeIndex } from "./wake-index.js";
 
 const TYPES = ["t1", "t2"];
 const NAMES = ["a", "b", "c"];
+/** The parameter maps of a stream's wildcards (docs/decisions.md#wildcards-with-parameters): none, mostly one. */
+const wildcardMaps = fc.oneof(
+  { weight: 3, arbitrary: fc.constant([]) },
+  { weight: 3, arbitrary: fc.constant([{}]) },
+  fc.uniqueArray(fc.constantFrom(...PARAMETER_MAPS), { minLength: 1, maxLength: 2 }),
+);
+const wildcardInits = (maps: readonly Readonly<Record<string, string>>[]): SlotInit[] =>
+  maps.map((params) => ({ name: "*", params }));
 const subscription = fc.record({
   typeUrl: fc.constantFrom(...TYPES),
-  wildcard: fc.boolean(),
+  wildcard: wildcardMaps,
   slots: fc.array(fc.record({ name: fc.constantFrom(...NAMES), params: fc.constantFrom(...PARAMETER_MAPS) }), {
     maxLength: 4,
   }),
@@ -55,7 +63,7 @@ test("the index's candidates hold every open stream a change concerns", () => {
         for (const init of history) {
           const sub = current[id]?.get(init.typeUrl) ?? new TypeSubscription(init.typeUrl);
           current[id]?.set(init.typeUrl, sub);
-          sub.replace(init.slots as SlotInit[], init.wildcard);
+          sub.replace(init.slots as SlotInit[], wildcardsOf(wildcardInits(init.wildcard)));
           index.update(id, sub);
         }
       });
@@ -85,7 +93,7 @@ test("the index's candidates hold every open stream a change concerns", () => {
 const step = fc.record({
   typeUrl: fc.constantFrom(...TYPES),
   op: fc.constantFrom("subscribe", "unsubscribe", "replace"),
-  wildcard: fc.boolean(),
+  wildcard: wildcardMaps,
   slots: fc.array(fc.record({ name: fc.constantFrom(...NAMES), params: fc.constantFrom(...PARAMETER_MAPS) }), {
     maxLength: 3,
   }),
@@ -94,7 +102,8 @@ const step = fc.record({
 
 test("an index kept up to date change by change gives exactly what one made from the final subscriptions gives", () => {
   // The oracle reads the final subscriptions directly: a variant requiring key=value concerns the streams with a
-  // subscription of its name carrying that parameter; any other, the streams naming it or subscribing by wildcard.
+  // subscription of its name, or a wildcard, carrying that parameter; any other, the streams naming it or subscribing
+  // by wildcard.
   const probes: { typeUrl: string; name: string; variant: Expr | undefined }[] = [];
   for (const typeUrl of TYPES) {
     for (const name of NAMES) {
@@ -113,9 +122,9 @@ test("an index kept up to date change by change gives exactly what one made from
             const sub = subs[id]?.get(typeUrl) ?? new TypeSubscription(typeUrl);
             subs[id]?.set(typeUrl, sub);
             const inits = slots as SlotInit[];
-            if (op === "replace") sub.replace(inits, wildcard);
-            else if (op === "subscribe") sub.subscribe(wildcard ? [...inits, { name: "*" }] : inits);
-            else sub.unsubscribe(wildcard ? [...inits, { name: "*" }] : inits);
+            if (op === "replace") sub.replace(inits, wildcardsOf(wildcardInits(wildcard)));
+            else if (op === "subscribe") sub.subscribe([...inits, ...wildcardInits(wildcard)]);
+            else sub.unsubscribe([...inits, ...wildcardInits(wildcard)]);
             if (indexNow) index.update(id, sub);
           }
         });
@@ -134,7 +143,7 @@ test("an index kept up to date change by change gives exactly what one made from
             if (closes || !sub) return [];
             const named = sub.explicitSlotsOf(name);
             const concerned = required
-              ? named.some((slot) => slot.params[required.key] === required.value)
+              ? [...named, ...sub.wildcards].some((slot) => slot.params[required.key] === required.value)
               : named.length > 0 || sub.wildcard;
             return concerned ? [id] : [];
           });

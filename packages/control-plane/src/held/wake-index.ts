@@ -2,9 +2,11 @@ import type { Expr } from "@xdskit/constraint-matcher";
 import type { Slot, TypeSubscription } from "../streams/subscription.js";
 import { type ChangedVariants, NAMES_LOOKED_AT, WHOLE_NAME } from "./change-scope.js";
 
-// Index keys, injective: a type's wildcard subscribers; a name's subscribers; a name's subscribers with one
-// parameter at one value.
+// Index keys, injective: a type's wildcard subscribers; its wildcard subscribers with one parameter at one value; a
+// name's subscribers; a name's subscribers with one parameter at one value.
 const wildcardKey = (typeUrl: string) => `*${typeUrl.length}:${typeUrl}`;
+const wildcardParamKey = (typeUrl: string, key: string, value: string) =>
+  `w${typeUrl.length}:${typeUrl}${key.length}:${key}${value.length}:${value}`;
 const nameKey = (typeUrl: string, name: string) => `n${typeUrl.length}:${typeUrl}${name.length}:${name}`;
 const paramKey = (typeUrl: string, name: string, key: string, value: string) =>
   `p${typeUrl.length}:${typeUrl}${name.length}:${name}${key.length}:${key}${value.length}:${value}`;
@@ -24,11 +26,21 @@ function slotKeys(typeUrl: string, slot: Slot): readonly string[] {
   return keys;
 }
 
+/** The index keys a stream's wildcards of a type put it under: the type's, and each parameter of each wildcard. */
+function wildcardKeys(sub: TypeSubscription): readonly string[] {
+  if (!sub.wildcard) return [];
+  const keys = new Set([wildcardKey(sub.typeUrl)]);
+  for (const { params } of sub.wildcards) {
+    for (const key in params) keys.add(wildcardParamKey(sub.typeUrl, key, params[key] as string));
+  }
+  return [...keys];
+}
+
 /** What one stream's subscription of one type is indexed under. */
 interface Indexed {
   /** The subscription key it was last brought up to date with. */
   subKey: string;
-  wildcard: boolean;
+  wildcardKeys: readonly string[];
   /** Each explicit subscription indexed, by slot key, with its index keys (a slot key always has the same ones). */
   readonly slots: Map<string, readonly string[]>;
   /** How many of the subscriptions stand behind each index key (slots of one name share the name's). */
@@ -38,7 +50,8 @@ interface Indexed {
 /**
  * Which streams subscribe to what, so that a change finds the streams it may concern (change-scope.ts) without
  * visiting every stream: a variant that requires `key=value` looks up the subscriptions of its name with that
- * parameter; any other variant, the name's subscribers and the type's wildcard subscribers. What it returns is a
+ * parameter and the type's wildcard subscribers with it; any other variant, the name's subscribers and the type's
+ * wildcard subscribers. What it returns is a
  * superset: each stream still checks `concerns` for itself.
  *
  * A subscription change costs the index what changed: a delta stream subscribing to one more name among 10,000
@@ -57,7 +70,7 @@ export class WakeIndex<Stream> {
     let indexed = types?.get(sub.typeUrl);
     if (indexed?.subKey === sub.key) return;
     if (!indexed) {
-      indexed = { subKey: sub.key, wildcard: false, slots: new Map(), counts: new Map() };
+      indexed = { subKey: sub.key, wildcardKeys: [], slots: new Map(), counts: new Map() };
       if (!types) {
         types = new Map();
         this.#indexed.set(stream, types);
@@ -65,10 +78,12 @@ export class WakeIndex<Stream> {
       types.set(sub.typeUrl, indexed);
     }
     indexed.subKey = sub.key;
-    if (sub.wildcard !== indexed.wildcard) {
-      indexed.wildcard = sub.wildcard;
-      if (sub.wildcard) this.#hold(stream, indexed, wildcardKey(sub.typeUrl));
-      else this.#letGo(stream, indexed, wildcardKey(sub.typeUrl));
+    const keys = wildcardKeys(sub);
+    if (keys.length > 0 || indexed.wildcardKeys.length > 0) {
+      const before = indexed.wildcardKeys;
+      for (const key of keys) if (!before.includes(key)) this.#hold(stream, indexed, key);
+      for (const key of before) if (!keys.includes(key)) this.#letGo(stream, indexed, key);
+      indexed.wildcardKeys = keys;
     }
     const before = indexed.slots.size;
     let kept = 0;
@@ -109,8 +124,10 @@ export class WakeIndex<Stream> {
         let anyone = variants === WHOLE_NAME;
         for (const constraints of variants ?? []) {
           const required = requiredValue(constraints);
-          if (required) add(paramKey(typeUrl, name, required.key, required.value));
-          else anyone = true;
+          if (required) {
+            add(paramKey(typeUrl, name, required.key, required.value));
+            add(wildcardParamKey(typeUrl, required.key, required.value));
+          } else anyone = true;
         }
         if (anyone) {
           add(nameKey(typeUrl, name));

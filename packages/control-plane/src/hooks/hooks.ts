@@ -4,6 +4,7 @@ import type {
   DiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { Logger } from "../logger.js";
+import { clearLongTimer, setLongTimeout } from "../long-timer.js";
 import {
   describeHookEvent,
   type HookEvent,
@@ -309,7 +310,8 @@ export class HooksImpl implements ManagementServerHooks {
       if (event.seq > after && test(event)) return Promise.resolve(event as HookEventMap[K]);
     }
     return new Promise<HookEventMap[K]>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      // The caller's wait: any length (docs/decisions.md#long-timers).
+      const timer = setLongTimeout(() => {
         this.#waiters.delete(waiter);
         const recent = this.#history
           .filter((e) => e.seq > after)
@@ -325,11 +327,11 @@ export class HooksImpl implements ManagementServerHooks {
         test,
         after,
         resolve: (event) => {
-          clearTimeout(timer);
+          clearLongTimer(timer);
           resolve(event as HookEventMap[K]);
         },
         cancel: (reason) => {
-          clearTimeout(timer);
+          clearLongTimer(timer);
           reject(new Error(`${reason} while waiting for a ${type} event`));
         },
       };

@@ -9,6 +9,7 @@ import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import {
   type LoadStatsRequest,
   LoadStatsRequestSchema,
+  type LoadStatsResponse,
   LoadStatsResponseSchema,
 } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
 import { checkNode, InvalidRequestError, type ServerLimits, undecodable } from "../limits.js";
@@ -17,10 +18,18 @@ import { StreamRefusedError } from "../security/authorization.js";
 import type { PeerIdentity } from "../security/identity.js";
 import type { GrpcServerCall } from "../streams/grpc-call.js";
 import { PushQueue } from "../streams/push-queue.js";
-import type { LrsSinkImpl } from "./lrs-sink.js";
+
+/** What answers an LRS stream: the server's sink, or a resource source's forwarder (resources/served.ts). */
+export interface LrsServe {
+  serve(
+    requests: AsyncIterable<LoadStatsRequest>,
+    signal: AbortSignal,
+    peer: string | undefined,
+  ): AsyncIterable<LoadStatsResponse>;
+}
 
 export interface LrsCallDeps {
-  readonly sink: LrsSinkImpl;
+  readonly sink: LrsServe;
   readonly limits: ServerLimits;
   readonly logger: ScopedLogger;
   /** The server's admission of a stream's first node; throws StreamRefusedError. */

@@ -12,6 +12,7 @@ import {
 } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
 import type { WaitOptions } from "../hooks/hooks.js";
 import type { Logger } from "../logger.js";
+import { clearLongTimer, setLongTimeout } from "../long-timer.js";
 import type { NodeSelector } from "../resources/resource-store.js";
 import { checkSameNode } from "../security/node-binding.js";
 import { PushQueue } from "../streams/push-queue.js";
@@ -169,15 +170,16 @@ export class LrsSinkImpl implements LrsSink {
         test,
         after,
         resolve: (event: LoadReportEvent) => {
-          clearTimeout(timer);
+          clearLongTimer(timer);
           resolve(event);
         },
         cancel: (reason: string) => {
-          clearTimeout(timer);
+          clearLongTimer(timer);
           reject(new Error(`${reason} while waiting for a load report`));
         },
       };
-      const timer = setTimeout(() => {
+      // The caller's wait: any length (docs/decisions.md#long-timers).
+      const timer = setLongTimeout(() => {
         this.#waiters.delete(waiter);
         const recent = this.#history
           .filter((e) => e.seq > after)

@@ -6,6 +6,7 @@ import {
   Cluster_LbPolicy,
   ClusterSchema,
 } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
+import type { TransportSocket } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import {
   ApiVersion,
   type ConfigSource,
@@ -166,6 +167,8 @@ export interface ClusterInit {
    * their load reports, e.g. `cpu_utilization`, `named_metrics.queue_depth`, `named_metrics.*`. Default: none.
    */
   readonly lrsReportEndpointMetrics?: readonly string[];
+  /** TLS to the cluster's endpoints (A29): `buildUpstreamTlsSocket(...)`. Default: plaintext. */
+  readonly transportSocket?: TransportSocket;
 }
 
 /** An EDS cluster whose endpoints come over ADS. */
@@ -179,6 +182,7 @@ export function buildCluster(init: ClusterInit): Cluster {
       ? { lrsServer: create(ConfigSourceSchema, { configSourceSpecifier: { case: "self", value: {} } }) }
       : {}),
     lrsReportEndpointMetrics: [...(init.lrsReportEndpointMetrics ?? [])],
+    ...(init.transportSocket === undefined ? {} : { transportSocket: init.transportSocket }),
   });
 }
 

@@ -1,5 +1,6 @@
 import type { Params } from "@xdskit/constraint-matcher";
 import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
+import type { LoadStatsRequest, LoadStatsResponse } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
 import type { ChangedVariants } from "../held/change-scope.js";
 import type { TypeSubscription } from "../streams/subscription.js";
 import type { Entry } from "./entry.js";
@@ -40,6 +41,12 @@ export interface ServedResources {
    * undefined when not known (every subscribed name is then compared).
    */
   changedSince(typeUrl: string, version: number): readonly string[] | undefined;
+  /**
+   * Whether the source knows every resource a wildcard subscription of the type with these parameters covers
+   * (absent: always). False while a relay still waits for its upstream's answer to the wildcard: a SotW response of
+   * a full-state type then waits too, since it would tell the client that what it leaves out is gone.
+   */
+  wildcardAnswered?(typeUrl: string, params: Readonly<Record<string, string>>): boolean;
 }
 
 /** Which resources each node's streams are served from. */
@@ -64,6 +71,12 @@ export interface SourceStream {
  */
 export interface ResourceSource {
   readonly resources: ServedResources;
+  /**
+   * What the streams of `node` are served from, when it may differ from `resources` (a relay's resources that
+   * depend on who asks, docs/decisions.md#relay-per-node-resources); absent: `resources` for every node. Asked once
+   * per stream, when its node is known. Every change the source reports may concern any of them.
+   */
+  resolve?(node: Node | undefined): ServedResources;
   /** Given, once, the function the source calls after each change: the streams the change may concern are woken. */
   attach(changed: (changed: ChangedVariants) => void): void;
   /**
@@ -73,4 +86,15 @@ export interface ResourceSource {
   subscribed(stream: SourceStream, sub: TypeSubscription): void;
   /** The stream closed: it subscribes to nothing any more. */
   closed(stream: SourceStream): void;
+  /**
+   * Serves a load-reporting (LRS) stream in place of the server's LRS sink (a relay forwards it upstream):
+   * `requests` are its requests once read, checked against the limits and admitted (the first one's node, as for
+   * ADS); what it yields is written back; a throw ends the stream (InvalidRequestError: with its code). Absent: the
+   * sink.
+   */
+  serveLrs?(
+    requests: AsyncIterable<LoadStatsRequest>,
+    signal: AbortSignal,
+    peer: string | undefined,
+  ): AsyncIterable<LoadStatsResponse>;
 }

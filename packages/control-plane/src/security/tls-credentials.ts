@@ -3,6 +3,7 @@ import { isIP } from "node:net";
 import { dirname } from "node:path";
 import { createSecureContext, type SecureContextOptions } from "node:tls";
 import type { ScopedLogger } from "../logger.js";
+import { clearLongTimer, type LongTimer, setLongInterval } from "../long-timer.js";
 import type { ServerTlsOptions } from "./tls-options.js";
 
 type PemField = "cert" | "key" | "ca";
@@ -84,7 +85,7 @@ export function createTlsCredentials(options: ServerTlsOptions, logger: ScopedLo
   }
 
   const watchers: FSWatcher[] = [];
-  let refresh: NodeJS.Timeout | undefined;
+  let refresh: LongTimer | undefined;
   let settle: NodeJS.Timeout | undefined;
   let onApply: ((options: SecureContextOptions) => void) | undefined;
 
@@ -148,13 +149,14 @@ export function createTlsCredentials(options: ServerTlsOptions, logger: ScopedLo
         }
       }
       if (dirs.size > 0 && refreshIntervalMs > 0) {
-        refresh = setInterval(reload, refreshIntervalMs);
+        // From the options: any length (docs/decisions.md#long-timers).
+        refresh = setLongInterval(reload, refreshIntervalMs);
         refresh.unref();
       }
     },
     unwatch() {
       for (const watcher of watchers.splice(0)) watcher.close();
-      if (refresh) clearInterval(refresh);
+      clearLongTimer(refresh);
       if (settle) clearTimeout(settle);
       refresh = undefined;
       settle = undefined;

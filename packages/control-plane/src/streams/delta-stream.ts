@@ -97,7 +97,8 @@ export class DeltaStream extends StreamBase<DeltaDiscoveryRequest, DeltaDiscover
     const unsubscribed = sub.unsubscribe(
       toSlots(request.resourceNamesUnsubscribe, request.resourceLocatorsUnsubscribe),
     );
-    checkNames(this.host.limits, what, [], sub.slots.size);
+    // Wildcards count as names: one per parameter map (docs/decisions.md#wildcards-with-parameters).
+    checkNames(this.host.limits, what, [], sub.slots.size + sub.wildcardCount);
     if (unsubscribed || firstRequest) state.holds = heldPruned(state.holds, sub);
 
     this.host.hooks.emit({

@@ -15,7 +15,7 @@ import type { ServedGroup } from "../resources/served.js";
 import { anyFor, type PreparedResponse, prepareResponse, toResourceErrors } from "./prepared-response.js";
 import { emptyTypeState, StreamBase, type TypeState } from "./stream-base.js";
 import type { StreamTypeInfo } from "./stream-info.js";
-import type { SlotInit, TypeSubscription } from "./subscription.js";
+import { PLAIN_WILDCARD, type SlotInit, type TypeSubscription, wildcardsOf } from "./subscription.js";
 
 interface SotwTypeState extends TypeState {
   /** The client asked for this type (a type only injected into is not pushed to). */
@@ -77,22 +77,18 @@ export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, 
 
     const fullState = this.host.fullStateTypeUrls.has(typeUrl);
     const firstRequest = !state.requested;
-    state.requested = true;
-    let wildcard: boolean;
-    if (names.includes("*")) {
-      wildcard = true;
-      state.legacyWildcard = false;
-    } else if (names.length === 0 && fullState && (firstRequest || state.legacyWildcard)) {
-      wildcard = true;
-      state.legacyWildcard = true;
-    } else {
-      wildcard = false;
-      state.legacyWildcard = false;
-    }
     const slots: SlotInit[] = request.resourceNames.map((name) => ({ name }));
     for (const locator of request.resourceLocators)
       slots.push({ name: locator.name, params: locator.dynamicParameters });
-    if (state.sub.replace(slots, wildcard)) state.holds = heldPruned(state.holds, state.sub);
+    // `*` by name or as locators with parameters (docs/decisions.md#wildcards-with-parameters).
+    let wildcards = wildcardsOf(slots);
+    state.requested = true;
+    if (wildcards.length > 0) state.legacyWildcard = false;
+    else if (names.length === 0 && fullState && (firstRequest || state.legacyWildcard)) {
+      wildcards = [PLAIN_WILDCARD];
+      state.legacyWildcard = true;
+    } else state.legacyWildcard = false;
+    if (state.sub.replace(slots, wildcards)) state.holds = heldPruned(state.holds, state.sub);
     this.#report(request, names, disposition);
     this.flushType(state);
   }
@@ -104,9 +100,20 @@ export class SotwStream extends StreamBase<DiscoveryRequest, DiscoveryResponse, 
     return { versionInfo: message.versionInfo, resourceNames: [], removedNames: [] };
   }
 
-  /** A type only injected into is not pushed to; a wildcard client learns that there is nothing from an empty first response. */
+  /**
+   * A type only injected into is not pushed to; a wildcard client learns that there is nothing from an empty first
+   * response; a full-state response waits while the source does not know yet what a wildcard covers (served.ts).
+   */
   protected override isDue(state: SotwTypeState, send: boolean): boolean {
-    return state.requested && (send || (state.sub.wildcard && state.lastNonce === ""));
+    if (!state.requested) return false;
+    const { sub } = state;
+    if (sub.wildcard && this.host.fullStateTypeUrls.has(sub.typeUrl)) {
+      const set = this.setOf(sub.typeUrl);
+      for (const wildcard of sub.wildcards) {
+        if (set.wildcardAnswered?.(sub.typeUrl, wildcard.params) === false) return false;
+      }
+    }
+    return send || (sub.wildcard && state.lastNonce === "");
   }
 
   protected planResponse(

@@ -414,7 +414,7 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     const slots = [...sub.slots.values()];
     const hasParams = (slot: Slot): boolean => Object.keys(slot.params).length > 0;
     const label = (key: string): string => {
-      const slot = sub.slots.get(key);
+      const slot = sub.slots.get(key) ?? sub.coveredSlot(key);
       return slot ? subscriptionLabel(slot) : nameOfPlainKey(key);
     };
     for (const [key, held] of state.holds.resources) {
@@ -424,6 +424,7 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
     return {
       typeUrl: sub.typeUrl,
       wildcard: sub.wildcard,
+      wildcardParameters: sub.wildcards.map((wildcard) => wildcard.params),
       resourceNames: slots.filter((slot) => !hasParams(slot)).map((slot) => slot.name),
       resourceLocators: slots.filter(hasParams).map((slot) => ({ name: slot.name, dynamicParameters: slot.params })),
       lastNonce: state.lastNonce,

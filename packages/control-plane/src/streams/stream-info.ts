@@ -8,6 +8,8 @@ import type { StreamKind } from "../hooks/hook-events.js";
 export interface StreamTypeInfo {
   readonly typeUrl: string;
   readonly wildcard: boolean;
+  /** The parameter map of each wildcard subscription (`{}` for `*` without; a `*` locator's dynamic parameters). */
+  readonly wildcardParameters: readonly Readonly<Record<string, string>>[];
   /** Names subscribed by name, without parameters (a wildcard stream may list some too). */
   readonly resourceNames: readonly string[];
   /** Subscriptions with dynamic parameters (`resource_locators`), each getting the variant its parameters match. */

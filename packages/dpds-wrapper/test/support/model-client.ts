@@ -86,6 +86,9 @@ export function createModelClient(
       ...features,
     }),
     returned,
+    watchAll() {
+      throw new Error("the model client has no wildcard watch");
+    },
     watch<T>(
       type: ResourceType<T>,
       name: string,

@@ -3,9 +3,10 @@
 // (rbac-types.ts).
 //
 // The index: each policy gets, when its rules imply one, a requirement a call must meet for the policy to have any
-// chance of matching: an exact path (an exact, case-sensitive `url_path` or `:path` matcher it cannot do without), or
-// a header that must be present (a header matcher other than "absent"). Policies are bucketed by it; a call runs the
-// policies without a requirement, the bucket of its path, and the buckets of the headers it has. A policy that can
+// chance of matching: an exact path (an exact, case-sensitive `url_path` or `:path` matcher it cannot do without), a
+// path prefix (a case-sensitive prefix matcher), or a header that must be present (a header matcher other than
+// "absent"). Policies are bucketed by it; a call runs the policies without a requirement, the bucket of its path, the
+// buckets of its path's prefixes (one map lookup per prefix length in use), and the buckets of the headers it has. A policy that can
 // never match (it needs `te`, an empty `or`, envoy metadata...) is left out. The index only skips policies that
 // could not match, so the answer is the one evaluating every policy gives (test/rbac-engine.test.ts checks it
 // against a plain evaluator).
@@ -140,24 +141,42 @@ function compileAny(rules: readonly RbacRule[]): Predicate {
   };
 }
 
-/** What a call must have for a rule to match: an exact path, a header, nothing known, or it never matches. */
-type Requirement = { readonly path: string } | { readonly header: string } | "never" | undefined;
+/** Something a call must have for a rule to match: an exact path, a path prefix, or a header. */
+type Need = { readonly path: string } | { readonly prefix: string } | { readonly header: string };
+
+/** What a call must have for a rule to match: a Need, nothing known, or it never matches. */
+type Requirement = Need | "never" | undefined;
 
 function sameRequirement(a: Requirement, b: Requirement): boolean {
   if (typeof a !== "object" || typeof b !== "object") return a === b;
   if ("path" in a) return "path" in b && a.path === b.path;
+  if ("prefix" in a) return "prefix" in b && a.prefix === b.prefix;
   return "header" in b && a.header === b.header;
 }
 
-/** The strongest of several requirements that all hold: never, then a path, then a header. */
+/** How selective a need is: an exact path, then a prefix (the longer the better), then a header. */
+function rank(need: Need): number {
+  if ("path" in need) return Number.MAX_SAFE_INTEGER;
+  if ("prefix" in need) return 1 + need.prefix.length;
+  return 0;
+}
+
+/** The strongest of several requirements that all hold: never, else the most selective need. */
 function strongest(requirements: readonly Requirement[]): Requirement {
-  let best: { readonly path: string } | { readonly header: string } | undefined;
+  let best: Need | undefined;
   for (const r of requirements) {
     if (r === "never") return r;
     if (r === undefined) continue;
-    if (best === undefined || ("path" in r && !("path" in best))) best = r;
+    if (best === undefined || rank(r) > rank(best)) best = r;
   }
   return best;
+}
+
+/** The need a path matcher implies (case-sensitive exact or non-empty prefix), if any. */
+function pathNeed(type: string, value: string, ignoreCase: boolean): Need | undefined {
+  if (ignoreCase) return undefined;
+  if (type === "exact") return { path: value };
+  return type === "prefix" && value !== "" ? { prefix: value } : undefined;
 }
 
 /** A requirement every one of `rules` shares (an empty list never matches). */
@@ -185,13 +204,14 @@ function requirementOf(rule: RbacRule): Requirement {
       const name = canonicalHeaderName(matcher.name);
       if (name === "te") return "never";
       if (name === ":path") {
-        return matcher.type === "exact" && !matcher.invert && !matcher.ignoreCase ? { path: matcher.value } : undefined;
+        if (matcher.invert || !("value" in matcher)) return undefined;
+        return pathNeed(matcher.type, matcher.value, matcher.ignoreCase);
       }
       return name === ":method" ? undefined : { header: name };
     }
     case "url_path": {
       const m = rule.path;
-      return m.type === "exact" && !m.ignoreCase ? { path: m.value } : undefined;
+      return m.type === "safe_regex" ? undefined : pathNeed(m.type, m.value, m.ignoreCase);
     }
     case "requested_server_name":
       return rule.matches ? undefined : "never";
@@ -212,6 +232,11 @@ interface CompiledPolicy {
 interface Engine extends CompiledRbac {
   readonly always: readonly CompiledPolicy[];
   readonly byPath: ReadonlyMap<string, readonly CompiledPolicy[]>;
+  /** Prefix lengths in use, each with its prefix → policies. */
+  readonly byPrefix: readonly {
+    readonly length: number;
+    readonly policies: ReadonlyMap<string, readonly CompiledPolicy[]>;
+  }[];
   readonly byHeader: ReadonlyMap<string, readonly CompiledPolicy[]>;
   /** The decision when no policy matched. */
   readonly otherwise: RbacDecision;
@@ -234,6 +259,7 @@ export function compileRbac(config: RbacFilterConfig): CompiledRbac {
   const rules = config.rules;
   const always: CompiledPolicy[] = [];
   const byPath = new Map<string, CompiledPolicy[]>();
+  const byPrefix = new Map<number, Map<string, CompiledPolicy[]>>();
   const byHeader = new Map<string, CompiledPolicy[]>();
   if (rules !== undefined) {
     for (const policy of rules.policies) {
@@ -242,7 +268,16 @@ export function compileRbac(config: RbacFilterConfig): CompiledRbac {
       const compiled = compilePolicy(policy, rules.action);
       if (requirement === undefined) always.push(compiled);
       else if ("path" in requirement) push(byPath, requirement.path, compiled);
-      else push(byHeader, requirement.header, compiled);
+      else if ("header" in requirement) push(byHeader, requirement.header, compiled);
+      else {
+        const length = requirement.prefix.length;
+        let bucket = byPrefix.get(length);
+        if (bucket === undefined) {
+          bucket = new Map();
+          byPrefix.set(length, bucket);
+        }
+        push(bucket, requirement.prefix, compiled);
+      }
     }
   }
   const engine: Engine = {
@@ -250,6 +285,7 @@ export function compileRbac(config: RbacFilterConfig): CompiledRbac {
     policyCount: rules === undefined ? 0 : rules.policies.length,
     always,
     byPath,
+    byPrefix: [...byPrefix].sort(([a], [b]) => a - b).map(([length, policies]) => ({ length, policies })),
     byHeader,
     otherwise: rules?.action === "ALLOW" ? NO_ALLOW_MATCH : ALLOWED,
   };
@@ -270,6 +306,17 @@ function compilePolicy(policy: RbacPolicy, action: "ALLOW" | "DENY"): CompiledPo
 function firstMatch(policies: readonly CompiledPolicy[] | undefined, context: Context): CompiledPolicy | undefined {
   if (policies === undefined) return undefined;
   for (let i = 0; i < policies.length; i++) if (policies[i]!.matches(context)) return policies[i];
+  return undefined;
+}
+
+/** The policy of a prefix bucket the call's path reaches that matches. */
+function prefixMatch(engine: Engine, context: Context): CompiledPolicy | undefined {
+  const path = context.request.path;
+  for (const { length, policies } of engine.byPrefix) {
+    if (path.length < length) break;
+    const found = firstMatch(policies.get(path.slice(0, length)), context);
+    if (found !== undefined) return found;
+  }
   return undefined;
 }
 
@@ -300,6 +347,7 @@ export function evaluateRbac(compiled: CompiledRbac, request: RbacRequest): Rbac
   const found =
     firstMatch(engine.always, context) ??
     (engine.byPath.size === 0 ? undefined : firstMatch(engine.byPath.get(request.path), context)) ??
+    (engine.byPrefix.length === 0 ? undefined : prefixMatch(engine, context)) ??
     (engine.byHeader.size === 0 ? undefined : headerMatch(engine, context));
   return found === undefined ? engine.otherwise : found.decision;
 }

@@ -22,10 +22,20 @@ export function compileStringMatcher(matcher: StringMatcher): StringPredicate {
   switch (matcher.type) {
     case "exact":
       return ignoreCase ? (value) => value.toLowerCase() === want : (value) => value === want;
-    case "prefix":
-      return ignoreCase ? (value) => value.toLowerCase().startsWith(want) : (value) => value.startsWith(want);
-    case "suffix":
-      return ignoreCase ? (value) => value.toLowerCase().endsWith(want) : (value) => value.endsWith(want);
+    case "prefix": {
+      if (ignoreCase) return (value) => value.toLowerCase().startsWith(want);
+      // The last character of the prefix first: a cheap test that rejects most values before startsWith runs.
+      const at = want.length - 1;
+      const last = want.charCodeAt(at);
+      return at < 0 ? () => true : (value) => value.charCodeAt(at) === last && value.startsWith(want);
+    }
+    case "suffix": {
+      if (ignoreCase) return (value) => value.toLowerCase().endsWith(want);
+      const last = want.charCodeAt(want.length - 1);
+      return want.length === 0
+        ? () => true
+        : (value) => value.charCodeAt(value.length - 1) === last && value.endsWith(want);
+    }
     case "contains":
       return ignoreCase ? (value) => value.toLowerCase().includes(want) : (value) => value.includes(want);
   }

@@ -484,6 +484,44 @@ describe("clusterResourceType", () => {
       });
       expect(expectOk(decode(eds())).security).toBeUndefined();
     });
+
+    it("reads the legacy validation-context provider instance; trusted_ca or typed SANs beside the supported forms are ignored", () => {
+      const legacy = expectOk(
+        decode(
+          tls({
+            commonTlsContext: {
+              validationContextType: {
+                case: "validationContextCertificateProviderInstance",
+                value: { instanceName: "ca_provider", certificateName: "legacy" },
+              },
+            },
+          }),
+        ),
+      );
+      expect(legacy.security?.caCertificates).toEqual({
+        type: "certificate_provider",
+        instanceName: "ca_provider",
+        certificateName: "legacy",
+      });
+      const both = expectOk(
+        decode(
+          tls({
+            commonTlsContext: {
+              validationContextType: {
+                case: "validationContext",
+                value: {
+                  caCertificateProviderInstance: { instanceName: "ca_provider" },
+                  trustedCa: {},
+                  matchSubjectAltNames: [{ matchPattern: { case: "exact", value: "a" } }],
+                  matchTypedSubjectAltNames: [{ sanType: 2 }],
+                },
+              },
+            },
+          }),
+        ),
+      );
+      expect(both.security?.matchSubjectAltNames).toEqual([{ type: "exact", value: "a", ignoreCase: false }]);
+    });
   });
 
   it("reads metadata, telemetry labels and override host statuses", () => {
@@ -729,6 +767,46 @@ describe("clusterResourceType", () => {
           .map(
             (e) =>
               `transport_socket.typed_config.value[envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext].common_tls_context.${e}`,
+          )
+          .join("; "),
+      ],
+      [
+        "TLS whose only roots are trusted_ca, or only SAN matchers typed ones (refused rather than ignored)",
+        tls({
+          commonTlsContext: {
+            validationContextType: {
+              case: "validationContext",
+              value: { trustedCa: {}, matchTypedSubjectAltNames: [{ sanType: 2 }] },
+            },
+          },
+        }),
+        [
+          "common_tls_context.validation_context.match_typed_subject_alt_names: feature unsupported (use match_subject_alt_names)",
+          "common_tls_context.validation_context.trusted_ca: feature unsupported (use ca_certificate_provider_instance)",
+          "common_tls_context: no CA certs configured",
+        ]
+          .map(
+            (e) =>
+              `transport_socket.typed_config.value[envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext].${e}`,
+          )
+          .join("; "),
+      ],
+      [
+        "TLS with only the inline certificate provider forms",
+        tls({
+          commonTlsContext: {
+            tlsCertificateCertificateProvider: { name: "p" },
+            validationContextType: { case: "validationContextCertificateProvider", value: { name: "p" } },
+          },
+        }),
+        [
+          "common_tls_context.validation_context_certificate_provider: feature unsupported (use a provider instance)",
+          "common_tls_context.tls_certificate_certificate_provider: feature unsupported (use a provider instance)",
+          "common_tls_context: no CA certs configured",
+        ]
+          .map(
+            (e) =>
+              `transport_socket.typed_config.value[envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext].${e}`,
           )
           .join("; "),
       ],

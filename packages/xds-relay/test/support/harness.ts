@@ -14,6 +14,7 @@ import {
   type ResourceResult,
   type ResourceType,
   type ResourceWatcher,
+  type WildcardWatcher,
   type XdsClient,
   type XdsError,
 } from "@xdskit/xds-client";
@@ -181,4 +182,63 @@ export async function until(
 /** The endpoints name of an EDS cluster update (what the tests' variants differ by). */
 export function edsName(update: import("@xdskit/xds-client").ClusterUpdate): string {
   return update.type === "eds" ? update.edsServiceName : `(${update.type})`;
+}
+
+/** A wildcard watcher recording events as short strings (`resource a`, `error b does_not_exist`, `answered`). */
+export interface WildcardRecorder<T> extends WildcardWatcher<T> {
+  readonly events: string[];
+  /** The next `count` events not taken yet, waiting for them (5 s at most). */
+  take(count: number, timeoutMs?: number): Promise<string[]>;
+  pending(): string[];
+}
+
+export function wildcardRecorder<T>(describe: (value: T) => string = () => ""): WildcardRecorder<T> {
+  const events: string[] = [];
+  let taken = 0;
+  let wake: (() => void) | undefined;
+  const push = (event: string) => {
+    events.push(event);
+    wake?.();
+  };
+  return {
+    events,
+    async take(count, timeoutMs = 5_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (events.length - taken < count) {
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`expected ${count} events, got ${JSON.stringify(events.slice(taken))}`);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, left);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      const out = events.slice(taken, taken + count);
+      taken += count;
+      return out;
+    },
+    pending: () => events.slice(taken),
+    onResourceChanged(name, result) {
+      if (result.ok) {
+        const text = describe(result.resource);
+        push(`resource ${name}${text ? ` ${text}` : ""}`);
+      } else push(`error ${name} ${result.error.kind}`);
+    },
+    onAmbientError(error, name) {
+      push(`ambient ${name ?? "*"} ${error.kind}`);
+    },
+    onAmbientErrorCleared(name) {
+      push(`cleared ${name ?? "*"}`);
+    },
+    onAnswered() {
+      push("answered");
+    },
+  };
+}
+
+/** Sorts the first `count` events (what one response gives arrives in no promised order), the rest as they came. */
+export function sortedHead(events: readonly string[], count: number): string[] {
+  return [...events.slice(0, count)].sort().concat(events.slice(count));
 }
