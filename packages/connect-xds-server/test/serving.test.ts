@@ -203,10 +203,9 @@ describe("serving states (A36)", () => {
     } finally {
       await server.close();
     }
-    const { server_listener_resource_name_template: _, ...withoutTemplate } = serverBootstrap(controlPlane) as Record<
-      string,
-      unknown
-    >;
+    const { server_listener_resource_name_template: _, ...withoutTemplate } = serverBootstrap(
+      controlPlane,
+    ) as unknown as Record<string, unknown>;
     expect(() => createXdsServer({ routes: () => {}, bootstrap: withoutTemplate as never })).toThrow(
       "server_listener_resource_name_template: is required",
     );

@@ -13,7 +13,7 @@ import type { TLSSocket } from "node:tls";
 import { principalNamesOf, selectFilterChain } from "@xdskit/xds-client";
 import type { ConnectionContext, Generation, ServerConnection } from "../config/generation.js";
 import type { ServerLogger } from "../logging.js";
-import { drainSession } from "./drain.js";
+import { goawayTwoPhase, MAX_TIMER_MS } from "./drain.js";
 import { unmapIpv4 } from "./ip.js";
 import type { TlsTerminator, TlsTerminators } from "./tls-terminators.js";
 
@@ -47,9 +47,9 @@ interface Connection extends ServerConnection, ConnectionContext {
   stream: Socket;
   session: Http2Session | undefined;
   handshakeTimer: NodeJS.Timeout | undefined;
-  /** While draining: when it is closed by force, and the function that cancels that. */
+  /** While draining: when it is closed by force (infinity when it is not draining), and that timer. */
   forceAt: number;
-  stopForce: (() => void) | undefined;
+  forceTimer: NodeJS.Timeout | undefined;
 }
 
 export function createAcceptor(options: AcceptorOptions): Acceptor {
@@ -83,7 +83,7 @@ export function createAcceptor(options: AcceptorOptions): Acceptor {
     if (connection.phase === "closed") return;
     connection.phase = "closed";
     clearTimeout(connection.handshakeTimer);
-    connection.stopForce?.();
+    clearTimeout(connection.forceTimer);
     open.delete(connection);
     generation.removeConnection(connection);
     if (open.size === 0) for (const resolve of closeWaiters.splice(0)) resolve();
@@ -102,6 +102,8 @@ export function createAcceptor(options: AcceptorOptions): Acceptor {
       return;
     }
     connection.phase = "http2";
+    // Drained while in its handshake: it completes, then drains at once (no connection fails for a drain).
+    if (connection.forceAt !== Number.POSITIVE_INFINITY) goawayTwoPhase(connection.session);
   }
 
   function startTls(connection: Connection, terminator: TlsTerminator): void {
@@ -174,18 +176,28 @@ export function createAcceptor(options: AcceptorOptions): Acceptor {
       session: undefined,
       handshakeTimer: undefined,
       forceAt: Number.POSITIVE_INFINITY,
-      stopForce: undefined,
+      forceTimer: undefined,
       drain(graceMs) {
-        if (connection.phase === "handshake") {
+        if (connection.phase === "closed") return;
+        if (graceMs <= 0) {
+          connection.session?.destroy();
           connection.stream.destroy();
           return;
         }
         // Drained again (close() after a Listener change): the earlier force deadline wins.
         const forceAt = Date.now() + graceMs;
-        if (connection.phase !== "http2" || connection.session === undefined || forceAt >= connection.forceAt) return;
-        connection.stopForce?.();
+        if (forceAt >= connection.forceAt) return;
         connection.forceAt = forceAt;
-        connection.stopForce = drainSession(connection.session, graceMs);
+        clearTimeout(connection.forceTimer);
+        connection.forceTimer = setTimeout(
+          () => {
+            connection.session?.destroy();
+            connection.stream.destroy();
+          },
+          Math.min(graceMs, MAX_TIMER_MS),
+        );
+        connection.forceTimer.unref();
+        if (connection.session !== undefined) goawayTwoPhase(connection.session);
       },
     };
     open.add(connection);

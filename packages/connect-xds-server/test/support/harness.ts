@@ -125,14 +125,18 @@ export interface CountedTransport {
  * A gRPC transport over cleartext HTTP/2 to host:port that counts its TCP connections. The `:authority` is
  * `localhost:<port>` (Node's HTTP/2 client writes an IPv6 authority without brackets, which no server can parse).
  */
-export function plaintextTransport(host: string, port: number): CountedTransport {
+export function plaintextTransport(
+  host: string,
+  port: number,
+  options: { readonly localAddress?: string } = {},
+): CountedTransport {
   let connections = 0;
   const transport = createGrpcTransport({
     baseUrl: `http://localhost:${port}`,
     nodeOptions: {
       createConnection: () => {
         connections++;
-        return netConnect({ host, port });
+        return netConnect({ host, port, ...options });
       },
     },
   });

@@ -155,11 +155,15 @@ export function serverListener(init: ServerListenerInit): Listener {
 export type RouteInit = MessageInitShape<typeof RouteSchema>;
 
 /** A route with non_forwarding_action for `prefix` (default every path). */
-export function nonForwardingRoute(prefix = "", extra: Partial<RouteInit> = {}): RouteInit {
+export function nonForwardingRoute(
+  prefix = "",
+  extra: { readonly name?: string; readonly typedPerFilterConfig?: Record<string, unknown> } = {},
+): RouteInit {
   return {
     match: { pathSpecifier: { case: "prefix", value: prefix } },
     action: { case: "nonForwardingAction", value: {} },
-    ...extra,
+    ...(extra.name === undefined ? {} : { name: extra.name }),
+    ...(extra.typedPerFilterConfig === undefined ? {} : { typedPerFilterConfig: extra.typedPerFilterConfig as never }),
   };
 }
 
