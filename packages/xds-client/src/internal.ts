@@ -2,6 +2,9 @@
 export type { Backoff, BackoffOptions, Clock } from "./clock.js";
 export { createBackoff, systemClock } from "./clock.js";
 export { resolveFeatures } from "./features.js";
+// The mesh layer's matcher compilers, for the xDS-enabled server's route matching (one regex engine for every user).
+export type { StringPredicate } from "./mesh/string-match.js";
+export { compileHeaderValueMatcher, compileStringMatcher } from "./mesh/string-match.js";
 export { OLD_STYLE_AUTHORITY, parseResourceName } from "./resource-name.js";
 export type { XdsClientInternals } from "./xds-client.js";
 export { createXdsClientWithInternals } from "./xds-client.js";

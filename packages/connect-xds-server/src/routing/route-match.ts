@@ -1,13 +1,15 @@
 // A route's match on the server (A36: "routes are matched the same as on client-side", A28/A63), compiled once per
 // route configuration into closures over the call's path and Node's request headers. Rules
 // (docs/decisions.md#xds-enabled-servers):
-// - the path is `:path` without its query string;
+// - the path is `:path` without its query string; `safe_regex` is a full match compiled by xds-client (the one
+//   regex engine of every xDS regex), and `case_sensitive` does not apply to it;
+// - a header matcher other than `present` never matches an absent header, inverted or not (C-core and grpc-go);
 // - a header's value is what Node's HTTP/2 server hands over (it joins most repeated headers with ", "); an array
 //   value is joined with ","; `-bin` headers never match as present; `content-type` reads `application/grpc`
 //   whatever the wire content type (the Connect and gRPC-Web protocols included), as on the client;
 // - `runtime_fraction` matches when a uniform draw in [0, 1e6) is below the fraction per million.
 import type { HeaderMatcher, PathMatcher, RouteMatch } from "@xdskit/xds-client";
-import { compileFullMatch } from "./full-match.js";
+import { compileHeaderValueMatcher, compileStringMatcher } from "@xdskit/xds-client/internal";
 
 /** Request headers as Node's HTTP/2 server gives them: lower-case names, pseudo-headers included. */
 export type RequestHeaders = Readonly<Record<string, string | readonly string[] | undefined>>;
@@ -39,67 +41,19 @@ export function compilePathMatcher(matcher: PathMatcher): (path: string) => bool
       return (path) => path.length === lower.length && path.toLowerCase() === lower;
     }
     case "safe_regex":
-      return compileFullMatch(matcher.regex, !matcher.caseSensitive);
+      // `case_sensitive` does not apply to a regex (Envoy's definition; gRPC ignores it too).
+      return compileStringMatcher({ type: "safe_regex", regex: matcher.regex, ignoreCase: false });
   }
 }
 
-const INTEGER = /^[+-]?[0-9]+$/;
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-
-/** `[start, end)` on a header holding a base-10 int64; values outside int64 never match. */
-function rangePredicate(start: bigint, end: bigint): (value: string) => boolean {
-  return (value) => {
-    if (!INTEGER.test(value)) return false;
-    const big = BigInt(value);
-    if (big < INT64_MIN || big > INT64_MAX) return false;
-    return big >= start && big < end;
-  };
-}
-
-function stringPredicate(
-  type: "exact" | "prefix" | "suffix" | "contains",
-  expected: string,
-  ignoreCase: boolean,
-): (value: string) => boolean {
-  const want = ignoreCase ? expected.toLowerCase() : expected;
-  const norm = ignoreCase ? (value: string) => value.toLowerCase() : (value: string) => value;
-  switch (type) {
-    case "exact":
-      return (value) => norm(value) === want;
-    case "prefix":
-      return (value) => norm(value).startsWith(want);
-    case "suffix":
-      return (value) => norm(value).endsWith(want);
-    case "contains":
-      return (value) => norm(value).includes(want);
-  }
-}
-
-/** One header matcher: the value test, then `invert_match` (which also inverts "absent"). */
+/**
+ * One header matcher, as gRPC reads it: a matcher other than `present` never matches an absent header, `invert`
+ * or not; the value tests (and every `safe_regex`) are xds-client's.
+ */
 export function compileHeaderMatcher(matcher: HeaderMatcher): HeaderPredicate {
   const name = matcher.name.toLowerCase();
-  const invert = matcher.invert;
-  if (matcher.type === "present") {
-    const present = matcher.present;
-    return (headers) => ((headerValue(headers, name) !== undefined) === present) !== invert;
-  }
-  let test: (value: string) => boolean;
-  switch (matcher.type) {
-    case "safe_regex":
-      test = compileFullMatch(matcher.regex, false);
-      break;
-    case "range":
-      test = rangePredicate(matcher.start, matcher.end);
-      break;
-    default:
-      test = stringPredicate(matcher.type, matcher.value, matcher.ignoreCase);
-  }
-  return (headers) => {
-    const value = headerValue(headers, name);
-    if (value === undefined) return invert;
-    return test(value) !== invert;
-  };
+  const test = compileHeaderValueMatcher(matcher);
+  return (headers) => test(headerValue(headers, name));
 }
 
 /** A route's full match: path, every header matcher, then the runtime fraction (drawn from `random`, in [0, 1)). */

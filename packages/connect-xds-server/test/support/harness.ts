@@ -143,11 +143,35 @@ export function plaintextTransport(
   return { transport, connections: () => connections };
 }
 
-/** A logger that keeps every line, for tests that check what was logged. */
-export function memoryLogger(): Logger & { readonly lines: string[] } {
+/** A logger that keeps every line, for tests that check what was logged, and waits for a line by its text. */
+export interface MemoryLogger extends Logger {
+  readonly lines: string[];
+  /** Resolves with the first line from index `from` (default 0: already logged, or later) that contains `text`. */
+  waitFor(text: string, from?: number): Promise<string>;
+}
+
+export function memoryLogger(): MemoryLogger {
   const lines: string[] = [];
+  const waiters: { text: string; resolve: (line: string) => void }[] = [];
   const keep = (level: string) => (message: string) => {
-    lines.push(`${level} ${message}`);
+    const line = `${level} ${message}`;
+    lines.push(line);
+    for (const waiter of [...waiters]) {
+      if (!line.includes(waiter.text)) continue;
+      waiters.splice(waiters.indexOf(waiter), 1);
+      waiter.resolve(line);
+    }
   };
-  return { lines, error: keep("error"), warn: keep("warn"), info: keep("info"), debug: keep("debug") };
+  return {
+    lines,
+    error: keep("error"),
+    warn: keep("warn"),
+    info: keep("info"),
+    debug: keep("debug"),
+    waitFor(text, from = 0) {
+      const found = lines.slice(from).find((line) => line.includes(text));
+      if (found !== undefined) return Promise.resolve(found);
+      return new Promise((resolve) => waiters.push({ text, resolve }));
+    },
+  };
 }
