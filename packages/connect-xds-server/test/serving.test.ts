@@ -1,12 +1,13 @@
 // A36's serving states over real HTTP/2 against @xdskit/control-plane: not serving (zero bytes) until the first good
 // Listener, serving after it, a Listener for another address, a Listener deletion, and a control-plane outage.
+import { connect as http2Connect } from "node:http2";
 import { connect, type Socket } from "node:net";
-import { ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import type { ManagementServer } from "@xdskit/control-plane";
 import { ClientResourceStatus } from "@xdskit/protos/envoy/admin/v3/config_dump_shared_pb";
 import { createXdsClient, listenerResourceType, type XdsClient } from "@xdskit/xds-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { echoClient } from "./support/echo-service.js";
+import { EchoService, echoClient } from "./support/echo-service.js";
 import {
   memoryLogger,
   notServing,
@@ -202,6 +203,92 @@ describe("serving states (A36)", () => {
     expect(() => createXdsServer({ routes: () => {}, bootstrap: withoutTemplate as never })).toThrow(
       "server_listener_resource_name_template: is required",
     );
+  });
+
+  it("keeps its last good Listener when an update is partly valid (NACKed naming the bad chain)", async () => {
+    client = createXdsClient({ bootstrap: serverBootstrap(controlPlane) });
+    started = await startServer(controlPlane, { client });
+    const { host, port, name } = started;
+    controlPlane.setResource(serverListener({ name, host, port }));
+    await started.statuses.until(serving);
+    const { transport, connections } = plaintextTransport(host, port);
+    const calls = echoClient(transport);
+    expect(await calls.unary({ value: "v1" })).toMatchObject({ value: "echo:v1" });
+
+    // The first chain is fine; the second names a certificate provider instance the bootstrap does not have.
+    controlPlane.setResource(
+      serverListener({
+        name,
+        host,
+        port,
+        filterChains: [{}, { match: { prefixRanges: ["10.0.0.0/8"] }, tls: { identity: "missing" } }],
+      }),
+    );
+    let detail = "";
+    for (let attempt = 0; attempt < 200 && detail === ""; attempt++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      const dump = client.dumpResources().genericXdsConfigs.find((config) => config.typeUrl === LDS);
+      if (dump?.clientStatus === ClientResourceStatus.NACKED) detail = dump.errorState?.details ?? "?";
+    }
+    expect(detail).toMatch(/filter_chains\[1\].*missing/);
+    // Served on the same connection (no drain) and on a new one; the serving state never changed.
+    expect(await calls.unary({ value: "same" })).toMatchObject({ value: "echo:same" });
+    expect(connections()).toBe(1);
+    expect(await echoClient(plaintextTransport(host, port).transport).unary({ value: "new" })).toMatchObject({
+      value: "echo:new",
+    });
+    expect(started.statuses.all).toEqual([{ serving: true }]);
+  });
+
+  it("survives a handler that throws synchronously and a request Connect cannot read", async () => {
+    const routes = (router: ConnectRouter) => {
+      router.service(EchoService, {
+        unary() {
+          throw new Error("thrown synchronously");
+        },
+      } as never);
+    };
+    started = await startServer(controlPlane, { routes });
+    const { host, port, name } = started;
+    controlPlane.setResource(serverListener({ name, host, port }));
+    await started.statuses.until(serving);
+    const calls = echoClient(plaintextTransport(host, port).transport);
+    for (let i = 0; i < 2; i++) {
+      const error = await calls.unary({ value: "x" }).catch((e) => ConnectError.from(e));
+      // Connect does not send an unexpected error's message to the client.
+      expect(error).toMatchObject({ code: Code.Internal, rawMessage: "internal error" });
+    }
+    // An authority no URL can hold: Connect's adapter throws synchronously while reading the request.
+    const session = http2Connect(`http://${host}:${port}`);
+    try {
+      const status = await new Promise<unknown>((resolve) => {
+        const stream = session.request({
+          ":method": "POST",
+          ":path": "/xdskit.test.Echo/Unary",
+          ":authority": "[bad",
+          "content-type": "application/grpc",
+          te: "trailers",
+        });
+        let headers: Record<string, unknown> = {};
+        stream.on("response", (h) => {
+          headers = h;
+        });
+        stream.on("trailers", (t) => {
+          headers = { ...headers, ...t };
+        });
+        stream.on("error", (error: Error) => resolve(error.message));
+        stream.resume();
+        stream.on("close", () => resolve(headers["grpc-status"]));
+        stream.end(Buffer.from([0, 0, 0, 0, 0]));
+      });
+      // INTERNAL, written by the server around Connect's handler (without it the throw is uncaught: checked).
+      expect(status).toBe(String(Code.Internal));
+    } finally {
+      session.destroy();
+    }
+    expect(await calls.unary({ value: "y" }).catch((e) => ConnectError.from(e))).toMatchObject({
+      code: Code.Internal,
+    });
   });
 
   it("reports a client Listener under its name as not serving", async () => {

@@ -1,10 +1,10 @@
 // A route configuration compiled for one filter chain: each virtual host's routes, and for each route the checks of
 // the chain's HTTP filters with the route's overrides resolved (A39: the route's `typed_per_filter_config` entry for
 // the filter's name, else the virtual host's, else the filter's own config). A call then runs, in order: the virtual
-// host choice by `:authority`, the first route that matches, that route's filter checks, and last the router's
-// check that the route's action is `non_forwarding_action` (A36: "reaching the end of the filter chain"). A call
-// that matches no virtual host or no route runs the filters with the virtual host's (or the Listener's) configs,
-// then fails UNAVAILABLE at the router, as Envoy's router answers such a request.
+// host choice by `:authority`, the first route that matches, the check that the route's action is
+// `non_forwarding_action` (A36), then that route's filter checks. A call that matches no virtual host, no route, or a
+// route with another action fails UNAVAILABLE before any filter runs, as grpc-go and C-core order it (their routing
+// step comes before the RBAC filter).
 import { Code } from "@connectrpc/connect";
 import type { FilterConfigOverrides, ServerHttpFilter, ServerHttpFilterConfig, VirtualHost } from "@xdskit/xds-client";
 import { compileRouteMatch, findVirtualHost, type RequestHeaders } from "./route-match.js";
@@ -38,8 +38,6 @@ interface CompiledRoute {
 
 interface CompiledVirtualHost {
   readonly routes: readonly CompiledRoute[];
-  /** For calls that match no route: the filters with the virtual host's overrides. */
-  readonly filters: readonly CallFilter[];
   readonly noRoute: CallDenial;
 }
 
@@ -92,20 +90,20 @@ export function compileRouteTable(options: RouteTableOptions): RouteTable {
   const virtualHosts: CompiledVirtualHost[] = options.routes.virtualHosts.map((vh) => ({
     routes: vh.routes.map((route, index): CompiledRoute => {
       const matches = compileRouteMatch(route.match, options.random);
-      const filters = filterChecks(httpFilters, [route.typedPerFilterConfig, vh.typedPerFilterConfig], registry);
-      if (route.action.type === "non_forwarding") return { matches, filters };
+      if (route.action.type === "non_forwarding") {
+        const filters = filterChecks(httpFilters, [route.typedPerFilterConfig, vh.typedPerFilterConfig], registry);
+        return { matches, filters };
+      }
       const label = `${vh.name}/${route.name === "" ? `#${index}` : route.name}`;
       forwardingRoutes.push(label);
       return {
         matches,
-        filters,
+        filters: [],
         denial: unavailable(`the call matched route ${label}, whose action is not non_forwarding_action`),
       };
     }),
-    filters: filterChecks(httpFilters, [vh.typedPerFilterConfig], registry),
     noRoute: unavailable(`the call matched no route of virtual host ${vh.name}`),
   }));
-  const listenerFilters = filterChecks(httpFilters, [], registry);
   const noVirtualHost = unavailable("the call's authority matched no virtual host");
   const memo = new Map<string, CompiledVirtualHost | null>();
 
@@ -124,14 +122,14 @@ export function compileRouteTable(options: RouteTableOptions): RouteTable {
     forwardingRoutes,
     decide(call, authority) {
       const vh = virtualHostFor(authority);
-      if (vh === null) return runChecks(listenerFilters, call) ?? noVirtualHost;
+      if (vh === null) return noVirtualHost;
       const routes = vh.routes;
       for (let i = 0; i < routes.length; i++) {
         const route = routes[i]!;
         if (!route.matches(call.path, call.headers)) continue;
-        return runChecks(route.filters, call) ?? route.denial;
+        return route.denial ?? runChecks(route.filters, call);
       }
-      return runChecks(vh.filters, call) ?? vh.noRoute;
+      return vh.noRoute;
     },
   };
 }

@@ -85,7 +85,7 @@ export interface StartedServer {
   readonly name: string;
 }
 
-export interface StartOptions extends Partial<Omit<XdsServerOptions, "routes">>, BootstrapInit {
+export interface StartOptions extends Partial<XdsServerOptions>, BootstrapInit {
   readonly host?: string;
   readonly port?: number;
 }
