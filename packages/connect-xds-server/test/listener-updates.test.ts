@@ -84,6 +84,21 @@ describe("Listener and RDS updates (A36)", () => {
     expect(started.statuses.all).toEqual([{ serving: true }]);
   });
 
+  it("closes a drained connection by force once drainGraceMs has passed, failing the call still in flight", async () => {
+    started = await startServer(controlPlane, { drainGraceMs: 200 });
+    const { host, port, name, echo } = started;
+    controlPlane.setResource(serverListener({ name, host, port }));
+    await started.statuses.until(serving);
+    const calls = echoClient(plaintextTransport(host, port).transport);
+    const held = outcome(calls.held({ value: "cut" }));
+    await echo.heldArrived();
+    controlPlane.setResource(serverListener({ name, host, port, filterChains: [{ name: "v2" }] }));
+    // The handler never answers: only the forced close ends the call.
+    expect(await held).toMatch(/^(Unavailable|Internal|Canceled|Unknown): /);
+    expect(await calls.unary({ value: "next" })).toMatchObject({ value: "echo:next" });
+    echo.release();
+  });
+
   it("applies an RDS change to open connections without draining them", async () => {
     started = await startServer(controlPlane);
     const { host, port, name, echo } = started;
