@@ -37,7 +37,7 @@ export interface XdsServerOptions {
   readonly client?: XdsClient;
   /**
    * How long a drained connection (after a Listener change, a Listener deletion, or `close`) keeps its calls in
-   * flight before it is closed by force. Default 10 minutes, as gRPC. Past 2^31-1 ms, clamped to that.
+   * flight before it is closed by force. Default 10 minutes, as gRPC. Any length (Infinity: never by force).
    */
   readonly drainGraceMs?: number;
   /**

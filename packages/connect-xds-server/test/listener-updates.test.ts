@@ -99,6 +99,28 @@ describe("Listener and RDS updates (A36)", () => {
     echo.release();
   });
 
+  it("keeps a drained connection's call through a drainGraceMs past Node's timer limit (30 days)", async () => {
+    started = await startServer(controlPlane, { drainGraceMs: 30 * 24 * 60 * 60 * 1000 });
+    const { host, port, name, echo } = started;
+    controlPlane.setResource(serverListener({ name, host, port }));
+    await started.statuses.until(serving);
+    const calls = echoClient(plaintextTransport(host, port).transport);
+    const held = calls.held({ value: "long" });
+    await echo.heldArrived();
+    controlPlane.setResource(
+      serverListener({ name, host, port, filterChains: [{ routes: serverRoutes("v2", [forwardingRoute("v2")]) }] }),
+    );
+    // Once a new connection meets v2, the old one has been drained for a while: a timer that overflowed would have
+    // fired after 1 ms and cut the call.
+    let after = "";
+    for (let attempt = 0; attempt < 50 && !after.startsWith("Unavailable"); attempt++) {
+      after = await outcome(echoClient(plaintextTransport(host, port).transport).unary({ value: "v2" }));
+    }
+    expect(after).toMatch(/^Unavailable: /);
+    echo.release();
+    expect(await held).toMatchObject({ value: "held:long" });
+  });
+
   it("applies an RDS change to open connections without draining them", async () => {
     started = await startServer(controlPlane);
     const { host, port, name, echo } = started;

@@ -13,7 +13,8 @@ import type { TLSSocket } from "node:tls";
 import { principalNamesOf, selectFilterChain } from "@xdskit/xds-client";
 import type { ConnectionContext, Generation, ServerConnection } from "../config/generation.js";
 import type { ServerLogger } from "../logging.js";
-import { goawayTwoPhase, MAX_TIMER_MS } from "./drain.js";
+import { clearLongTimer, type LongTimer, setLongTimeout } from "../long-timer.js";
+import { goawayTwoPhase } from "./drain.js";
 import { unmapIpv4 } from "./ip.js";
 import type { TlsTerminator, TlsTerminators } from "./tls-terminators.js";
 
@@ -46,10 +47,10 @@ interface Connection extends ServerConnection, ConnectionContext {
   /** The outermost stream: the TLSSocket, or the TCP socket in plaintext. */
   stream: Socket;
   session: Http2Session | undefined;
-  handshakeTimer: NodeJS.Timeout | undefined;
+  handshakeTimer: LongTimer | undefined;
   /** While draining: when it is closed by force (infinity when it is not draining), and that timer. */
   forceAt: number;
-  forceTimer: NodeJS.Timeout | undefined;
+  forceTimer: LongTimer | undefined;
 }
 
 export function createAcceptor(options: AcceptorOptions): Acceptor {
@@ -74,7 +75,7 @@ export function createAcceptor(options: AcceptorOptions): Acceptor {
       logger.debug(() => `connection from ${connection.peer.ip}:${connection.peer.port}: ${error.message}`),
     );
     session.once("remoteSettings", () => {
-      clearTimeout(connection.handshakeTimer);
+      clearLongTimer(connection.handshakeTimer);
       connection.handshakeTimer = undefined;
     });
   });
@@ -82,8 +83,8 @@ export function createAcceptor(options: AcceptorOptions): Acceptor {
   function closed(connection: Connection, generation: Generation): void {
     if (connection.phase === "closed") return;
     connection.phase = "closed";
-    clearTimeout(connection.handshakeTimer);
-    clearTimeout(connection.forceTimer);
+    clearLongTimer(connection.handshakeTimer);
+    clearLongTimer(connection.forceTimer);
     open.delete(connection);
     generation.removeConnection(connection);
     if (open.size === 0) for (const resolve of closeWaiters.splice(0)) resolve();
@@ -188,21 +189,18 @@ export function createAcceptor(options: AcceptorOptions): Acceptor {
         const forceAt = Date.now() + graceMs;
         if (forceAt >= connection.forceAt) return;
         connection.forceAt = forceAt;
-        clearTimeout(connection.forceTimer);
-        connection.forceTimer = setTimeout(
-          () => {
-            connection.session?.destroy();
-            connection.stream.destroy();
-          },
-          Math.min(graceMs, MAX_TIMER_MS),
-        );
+        clearLongTimer(connection.forceTimer);
+        connection.forceTimer = setLongTimeout(() => {
+          connection.session?.destroy();
+          connection.stream.destroy();
+        }, graceMs);
         connection.forceTimer.unref();
         if (connection.session !== undefined) goawayTwoPhase(connection.session);
       },
     };
     open.add(connection);
     generation.addConnection(connection);
-    connection.handshakeTimer = setTimeout(() => {
+    connection.handshakeTimer = setLongTimeout(() => {
       logger.debug(
         () =>
           `connection from ${remoteIp}:${remotePort} sent no HTTP/2 preface in ${options.handshakeTimeoutMs} ms: closed`,

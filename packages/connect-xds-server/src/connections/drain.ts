@@ -8,9 +8,6 @@
 // a request it queued stays queued, until the final GOAWAY refuses it (docs/decisions.md#xds-enabled-servers).
 import { constants, type Http2Session } from "node:http2";
 
-/** Node's longest timer; a longer wait is clamped to it (about 24.8 days). */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /** The largest HTTP/2 stream id: a GOAWAY naming it refuses no stream. */
 const LAST_STREAM_ID = 2 ** 31 - 1;
 
