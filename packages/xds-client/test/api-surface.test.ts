@@ -9,6 +9,8 @@ describe("the package's entry points", () => {
     const knobs = Object.keys(internal);
     expect(knobs.sort()).toEqual([
       "OLD_STYLE_AUTHORITY",
+      "compileHeaderValueMatcher",
+      "compileStringMatcher",
       "createBackoff",
       "createXdsClientWithInternals",
       "errorMessage",
