@@ -12,6 +12,8 @@ describe("the package's entry points", () => {
       "GRPC_TRACERS",
       "LOG_COMPONENTS",
       "OLD_STYLE_AUTHORITY",
+      "compileHeaderValueMatcher",
+      "compileStringMatcher",
       "createBackoff",
       "createXdsClientWithInternals",
       "environmentLogLevel",
