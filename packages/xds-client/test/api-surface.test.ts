@@ -11,8 +11,12 @@ describe("the package's entry points", () => {
     expect(knobs.sort()).toEqual([
       "GRPC_TRACERS",
       "LOG_COMPONENTS",
+      "MAX_PROGRAM_SIZE",
       "OLD_STYLE_AUTHORITY",
+      "RegexError",
       "compileHeaderValueMatcher",
+      "compileRegex",
+      "compileRewrite",
       "compileStringMatcher",
       "createBackoff",
       "createXdsClientWithInternals",
