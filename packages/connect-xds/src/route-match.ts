@@ -6,7 +6,7 @@
 //   `content-type` reads `application/grpc`;
 // - `runtime_fraction` matches when a uniform draw in [0, 1e6) is below the fraction per million.
 import type { HeaderMatcher, PathMatcher, RouteMatch } from "@xdskit/xds-client";
-import { compileRegex, compileStringMatch } from "@xdskit/xds-client/internal";
+import { compileRegex, compileStringMatcher } from "@xdskit/xds-client/internal";
 import { intDraw } from "./random.js";
 
 export type HeaderPredicate = (headers: Headers) => boolean;
@@ -72,7 +72,14 @@ export function compileHeaderMatcher(matcher: HeaderMatcher): HeaderPredicate {
     const present = matcher.present;
     return (headers) => ((headerValue(headers, name) !== undefined) === present) !== invert;
   }
-  const test = matcher.type === "range" ? rangePredicate(matcher.start, matcher.end) : compileStringMatch(matcher);
+  const test =
+    matcher.type === "range"
+      ? rangePredicate(matcher.start, matcher.end)
+      : compileStringMatcher(
+          matcher.type === "safe_regex"
+            ? { type: "safe_regex", regex: matcher.regex, ignoreCase: false }
+            : { type: matcher.type, value: matcher.value, ignoreCase: matcher.ignoreCase },
+        );
   return (headers) => {
     const value = headerValue(headers, name);
     if (value === undefined) return invert;

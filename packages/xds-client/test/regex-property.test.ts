@@ -1,4 +1,4 @@
-// The RE2 engine (src/resources/regex.ts) against JavaScript's RegExp on the syntax and semantics both share: random
+// The RE2 engine (src/regex.ts) against JavaScript's RegExp on the syntax and semantics both share: random
 // patterns (literals, classes, `.`, groups, alternation, greedy and lazy repeats) and inputs (with letters that fold
 // across scripts: ſ, K, é/É, and a surrogate pair). Short inputs keep the backtracking side fast.
 // - fullMatch ⇔ `^(?:p)$` with the `u` flag (code points, Unicode simple case folding with `i`);
@@ -16,7 +16,12 @@ const quantifier = fc.constantFrom("", "", "*", "+", "?", "{2}", "{1,2}", "{0,}"
 
 /** Patterns where anything may be repeated: for full matches. */
 const { pattern: anyPattern } = fc.letrec<{ atom: string; piece: string; concat: string; pattern: string }>((tie) => ({
-  atom: fc.oneof({ depthSize: "small" }, char, klass, tie("pattern").map((p) => `(?:${p})`)),
+  atom: fc.oneof(
+    { depthSize: "small" },
+    char,
+    klass,
+    tie("pattern").map((p) => `(?:${p})`),
+  ),
   piece: fc.tuple(tie("atom"), quantifier).map(([atom, q]) => atom + q),
   concat: fc.array(tie("piece"), { maxLength: 4 }).map((pieces) => pieces.join("")),
   pattern: fc.array(tie("concat"), { minLength: 1, maxLength: 3 }).map((alternatives) => alternatives.join("|")),
@@ -77,7 +82,8 @@ describe("the RE2 engine agrees with RegExp on their common syntax", () => {
       fc.property(anyPattern, fc.array(input, { minLength: 1, maxLength: 6 }), fc.boolean(), (pattern, texts, fold) => {
         const ours = compileRegex(pattern, { ignoreCase: fold });
         const theirs = new RegExp(`^(?:${pattern})$`, fold ? "iu" : "u");
-        for (const text of texts) expect(ours.fullMatch(text), `${pattern} on ${JSON.stringify(text)}`).toBe(theirs.test(text));
+        for (const text of texts)
+          expect(ours.fullMatch(text), `${pattern} on ${JSON.stringify(text)}`).toBe(theirs.test(text));
       }),
       { numRuns: 500 },
     );

@@ -1,8 +1,15 @@
-// The RE2 engine behind every regex from xDS (src/resources/regex.ts): RE2's limits, full match, GlobalReplace and
+// The RE2 engine behind every regex from xDS (src/regex.ts): RE2's limits, full match, GlobalReplace and
 // rewrites, and matching in linear time on patterns JavaScript's RegExp takes exponential time on.
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { describe, expect, it } from "vitest";
-import { compileRegex, compileRewrite, MAX_PROGRAM_SIZE, RegexError } from "../src/internal.js";
+import {
+  compileHeaderValueMatcher,
+  compileRegex,
+  compileRewrite,
+  compileStringMatcher,
+  MAX_PROGRAM_SIZE,
+  RegexError,
+} from "../src/internal.js";
 
 const refused = (pattern: string): string => {
   try {
@@ -135,7 +142,7 @@ describe("linear time", () => {
   // process for minutes, issue 31), RE2 time proportional to n. The bounds below are seconds, for what takes
   // microseconds to milliseconds here and what a backtracking engine could not finish in years. Printed: the longest
   // single call (the longest the event loop can be held) and monitorEventLoopDelay's maximum; the per-call cost is a
-  // benchmark (BENCHMARKS.md, `xds-regex`).
+  // benchmark (BENCHMARKS.md, `regex-match`).
   async function measureCalls(calls: readonly (() => void)[]): Promise<{ longestCallMs: number; maxDelayMs: number }> {
     const delay = monitorEventLoopDelay({ resolution: 1 });
     delay.enable();
@@ -159,7 +166,9 @@ describe("linear time", () => {
       expect(regex.replaceAll(input, rewrite)).toBe(input);
     };
     const { longestCallMs, maxDelayMs } = await measureCalls(Array.from({ length: 100 }, () => call));
-    console.info(`^(a+)+$, 34 a's and !: longest call ${longestCallMs.toFixed(2)} ms, event loop delay max ${maxDelayMs} ms`);
+    console.info(
+      `^(a+)+$, 34 a's and !: longest call ${longestCallMs.toFixed(2)} ms, event loop delay max ${maxDelayMs} ms`,
+    );
     expect(longestCallMs).toBeLessThan(2_000);
   });
 
@@ -173,7 +182,21 @@ describe("linear time", () => {
       () => expect(regex.fullMatch(long.slice(0, -1))).toBe(true),
       () => expect(regex.replaceAll(long.slice(0, -1), rewrite) === `<${long.slice(0, -1)}>`).toBe(true),
     ]);
-    console.info(`^(a+)+$, 100,000 a's: longest call ${longestCallMs.toFixed(1)} ms, event loop delay max ${maxDelayMs} ms`);
+    console.info(
+      `^(a+)+$, 100,000 a's: longest call ${longestCallMs.toFixed(1)} ms, event loop delay max ${maxDelayMs} ms`,
+    );
     expect(longestCallMs).toBeLessThan(5_000);
+  });
+
+  it("runs the mesh layer's string and header matchers (RBAC, SAN checks, server routes) on the same engine", async () => {
+    const input = `${"a".repeat(34)}!`;
+    const string = compileStringMatcher({ type: "safe_regex", regex: "(a+)+", ignoreCase: false });
+    const header = compileHeaderValueMatcher({ name: "x-user", invert: true, type: "safe_regex", regex: "(a+)+" });
+    const { longestCallMs } = await measureCalls([
+      () => expect(string(input)).toBe(false),
+      () => expect(header(input)).toBe(true),
+      () => expect(string(input.slice(0, -1))).toBe(true),
+    ]);
+    expect(longestCallMs).toBeLessThan(2_000);
   });
 });

@@ -10,6 +10,7 @@ import {
 } from "../gen/envoy/config/route/v3/route_components_view.js";
 import { type RouteConfigurationView, RouteConfigurationViewReader } from "../gen/envoy/config/route/v3/route_view.js";
 import type { AnyView } from "../gen/google/protobuf/any_view.js";
+import { compileRegex, compileRewrite, RegexError } from "../regex.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "../resource-type.js";
 import { decodeResource, type ResourceMessage } from "./decode-view.js";
 import { parseDurationMs } from "./duration.js";
@@ -24,7 +25,6 @@ import {
   parseHeaderMatcher,
   regexProblem,
 } from "./matchers.js";
-import { compileRegex, compileRewrite, RegexError } from "./regex.js";
 import { EMPTY, fieldPath, UINT32_MAX, type ValidationErrors } from "./validation.js";
 
 /** A `typed_per_filter_config` entry: the override config for the HTTP filter instance of that name. */

@@ -2,7 +2,18 @@
 // compiled by re2js: RE2's syntax and semantics, matching in time linear in the input, whatever the pattern.
 // Validation is this compile, so a resource is accepted exactly when its patterns compile here.
 // See docs/decisions.md#regular-expressions-from-xds.
-import { RE2JS } from "re2js";
+import { createRequire } from "node:module";
+import type { RE2JS } from "re2js";
+
+/**
+ * re2js, loaded on the first compile (its CommonJS build, synchronously): importing the client, and a client whose
+ * resources hold no regex, never pay for it.
+ */
+let engine: typeof RE2JS | undefined;
+function re2js(): typeof RE2JS {
+  engine ??= (createRequire(import.meta.url)("re2js") as { RE2JS: typeof RE2JS }).RE2JS;
+  return engine;
+}
 
 /** A pattern compiled with RE2 semantics. Shared: matching keeps no state between calls. */
 export interface Re2Regex {
@@ -74,7 +85,8 @@ export function compileRegex(pattern: string, options: { readonly ignoreCase?: b
 function build(pattern: string, ignoreCase: boolean): { readonly regex: Re2Regex; readonly size: number } {
   let re: RE2JS;
   try {
-    re = RE2JS.compile(pattern, ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
+    const RE2 = re2js();
+    re = RE2.compile(pattern, ignoreCase ? RE2.CASE_INSENSITIVE : 0);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new RegexError(message.startsWith(PARSE_PREFIX) ? message.slice(PARSE_PREFIX.length) : message);
