@@ -9,7 +9,7 @@ import type { ManagementServer } from "@xdskit/control-plane";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { echoClient } from "./support/echo-service.js";
 import { plaintextTransport, type StartedServer, serving, startControlPlane, startServer } from "./support/harness.js";
-import { nonForwardingRoute, rbacFilter, rbacRules, serverListener, serverRoutes } from "./support/server-listener.js";
+import { type RouteInit, rbacFilter, rbacRules, serverListener, serverRoutes } from "./support/server-listener.js";
 
 const stringRegex = (name: string, regex: string) => ({
   name,
@@ -35,12 +35,11 @@ it("routes and authorizes calls past backtracking header regexes without stallin
   started = await startServer(controlPlane);
   const { name, host, port } = started;
   // Only calls whose x-route is all `a` have a route; RBAC denies those whose x-user is all `b`.
-  const routes = serverRoutes("regex-routes", [
-    {
-      ...nonForwardingRoute(),
-      match: { pathSpecifier: { case: "prefix", value: "" }, headers: [stringRegex("x-route", "(a+)+")] },
-    },
-  ]);
+  const onlyA: RouteInit = {
+    match: { pathSpecifier: { case: "prefix", value: "" }, headers: [stringRegex("x-route", "(a+)+")] },
+    action: { case: "nonForwardingAction", value: {} },
+  };
+  const routes = serverRoutes("regex-routes", [onlyA]);
   const deny = rbacRules("DENY", {
     "all-b": {
       permissions: [{ rule: { case: "any", value: true } }],
