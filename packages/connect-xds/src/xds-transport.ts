@@ -1,5 +1,6 @@
 // createXdsTransport: a Connect Transport for an `xds:` target. It wires the resolver, the cluster manager, the
 // subchannel pool and the call path together (docs/architecture.md#connect-xds-the-call-path).
+import type * as tls from "node:tls";
 import type { DescMessage, DescMethodStreaming, DescMethodUnary, MessageInitShape } from "@bufbuild/protobuf";
 import {
   Code,
@@ -42,6 +43,7 @@ import { acquireLrs, releaseLrs } from "./shared-lrs.js";
 import { createSubchannelPool } from "./subchannel-pool.js";
 import { parseXdsTarget } from "./target.js";
 import type { EndpointTransportOptions, KeepaliveOptions } from "./transport-options.js";
+import { createClusterSecurity } from "./upstream-tls.js";
 import { createWorkSerializer } from "./work-serializer.js";
 import { ambientErrorLogger } from "./xds-errors.js";
 import { startXdsResolver } from "./xds-resolver.js";
@@ -80,6 +82,11 @@ export interface XdsTransportOptions extends EndpointTransportOptions, Keepalive
    * connects again. Default 30 minutes (gRPC's); `Infinity`: never.
    */
   readonly idleTimeoutMs?: number;
+  /**
+   * A29: TLS options (roots, identity, servername) for the backends of clusters without an UpstreamTlsContext.
+   * Default: cleartext (gRPC's XdsCredentials with insecure fallback). A cluster's UpstreamTlsContext always wins.
+   */
+  readonly fallbackTls?: tls.ConnectionOptions;
   /**
    * Connect interceptors around each call (as connect-node's `createGrpcTransport` takes them), the first outermost.
    * They run before routing: a header they set is matched by routes and sent on every attempt.
@@ -192,6 +199,11 @@ export function createXdsTransportWithInternals(
     ),
   );
   const registry = options.lbPolicies ?? createLbPolicyRegistry(builtinLbPolicies);
+  const security = createClusterSecurity({
+    bootstrap: client.bootstrap,
+    logger,
+    ...(options.fallbackTls === undefined ? {} : { fallbackTls: options.fallbackTls }),
+  });
   const pool = createSubchannelPool({
     clock,
     random,
@@ -244,6 +256,7 @@ export function createXdsTransportWithInternals(
       createEndpointSubchannel: (endpoint) => createEndpointSubchannel(endpoint, base, serializer),
       requestReresolution: () => {},
     },
+    security: (config) => security.securityFor(config),
     lrs: () => {
       if (!loadReporting || closed !== undefined) return undefined;
       lrs ??= acquireLrs(client, options.logger);
@@ -409,6 +422,7 @@ export function createXdsTransportWithInternals(
         manager.closeAll();
         // Every connection the transport opened, whatever a policy still holds.
         pool.close();
+        security.close();
       });
       if (lrs !== undefined) await releaseLrs(client);
       if (ownsClient) await client.close();
