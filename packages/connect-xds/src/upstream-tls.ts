@@ -49,11 +49,25 @@ export interface ClusterSecurity {
   close(): void;
 }
 
+/** What a cluster without an UpstreamTlsContext connects with (gRPC's fallback credentials). */
+export type FallbackCredentials =
+  | { readonly type: "insecure" }
+  | {
+      readonly type: "tls";
+      /** Roots that verify the backends, as PEM; default Node's bundled roots. */
+      readonly caPem?: string;
+      /** For mTLS: a certificate chain, leaf first, and its private key, as PEM. */
+      readonly certChainPem?: string;
+      readonly privateKeyPem?: string;
+      /** The name sent as SNI and checked against the backend's certificate; default the endpoint's host. */
+      readonly serverName?: string;
+    };
+
 export interface ClusterSecurityOptions {
   readonly bootstrap: Bootstrap;
   readonly logger: Logger;
-  /** TLS for clusters without an UpstreamTlsContext; cleartext when undefined. */
-  readonly fallbackTls?: tls.ConnectionOptions;
+  /** Default `{ type: "insecure" }`: cleartext. */
+  readonly fallback?: FallbackCredentials;
 }
 
 function tlsDialer(connect: (host: string, port: number) => tls.TLSSocket): Dialer {
@@ -88,13 +102,23 @@ function tlsDialer(connect: (host: string, port: number) => tls.TLSSocket): Dial
 export function createClusterSecurity(options: ClusterSecurityOptions): ClusterSecurity {
   let providers: CertificateProviders | undefined;
   const byKey = new Map<string, ConnectionSecurity>();
-  const fallbackTls = options.fallbackTls;
+  const given = options.fallback;
   const fallback: ConnectionSecurity | undefined =
-    fallbackTls === undefined
+    given === undefined || given.type === "insecure"
       ? undefined
       : {
           key: "fallback-tls",
-          dial: tlsDialer((host, port) => tls.connect({ ...fallbackTls, host, port, ALPNProtocols: ["h2"] })),
+          dial: tlsDialer((host, port) =>
+            tls.connect({
+              host,
+              port,
+              ALPNProtocols: ["h2"],
+              ...(given.caPem === undefined ? {} : { ca: given.caPem }),
+              ...(given.certChainPem === undefined ? {} : { cert: given.certChainPem }),
+              ...(given.privateKeyPem === undefined ? {} : { key: given.privateKeyPem }),
+              ...(given.serverName === undefined ? {} : { servername: given.serverName }),
+            }),
+          ),
         };
 
   /** The PEM an instance serves now; throws, naming the instance and its last error, while it has none. */

@@ -1,6 +1,5 @@
 // createXdsTransport: a Connect Transport for an `xds:` target. It wires the resolver, the cluster manager, the
 // subchannel pool and the call path together (docs/architecture.md#connect-xds-the-call-path).
-import type * as tls from "node:tls";
 import type { DescMessage, DescMethodStreaming, DescMethodUnary, MessageInitShape } from "@bufbuild/protobuf";
 import {
   Code,
@@ -43,7 +42,7 @@ import { acquireLrs, releaseLrs } from "./shared-lrs.js";
 import { createSubchannelPool } from "./subchannel-pool.js";
 import { parseXdsTarget } from "./target.js";
 import type { EndpointTransportOptions, KeepaliveOptions } from "./transport-options.js";
-import { createClusterSecurity } from "./upstream-tls.js";
+import { createClusterSecurity, type FallbackCredentials } from "./upstream-tls.js";
 import { createWorkSerializer } from "./work-serializer.js";
 import { ambientErrorLogger } from "./xds-errors.js";
 import { startXdsResolver } from "./xds-resolver.js";
@@ -83,10 +82,10 @@ export interface XdsTransportOptions extends EndpointTransportOptions, Keepalive
    */
   readonly idleTimeoutMs?: number;
   /**
-   * A29: TLS options (roots, identity, servername) for the backends of clusters without an UpstreamTlsContext.
-   * Default: cleartext (gRPC's XdsCredentials with insecure fallback). A cluster's UpstreamTlsContext always wins.
+   * A29: how the backends of a cluster without an UpstreamTlsContext are reached. Default `{ type: "insecure" }`
+   * (gRPC's xDS credentials with an insecure fallback); a cluster's UpstreamTlsContext always wins.
    */
-  readonly fallbackTls?: tls.ConnectionOptions;
+  readonly fallbackCredentials?: FallbackCredentials;
   /**
    * Connect interceptors around each call (as connect-node's `createGrpcTransport` takes them), the first outermost.
    * They run before routing: a header they set is matched by routes and sent on every attempt.
@@ -202,7 +201,7 @@ export function createXdsTransportWithInternals(
   const security = createClusterSecurity({
     bootstrap: client.bootstrap,
     logger,
-    ...(options.fallbackTls === undefined ? {} : { fallbackTls: options.fallbackTls }),
+    ...(options.fallbackCredentials === undefined ? {} : { fallback: options.fallbackCredentials }),
   });
   const pool = createSubchannelPool({
     clock,

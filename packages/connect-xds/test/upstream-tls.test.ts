@@ -115,6 +115,7 @@ describe("TLS to backends from xDS (A29)", () => {
         matchSubjectAltNames: [{ matchPattern: { case: "prefix", value: "spiffe://td.example/" } }],
       }),
       ...service("plain", [plain], undefined),
+      ...service("fallback-tls", [tlsOnly], undefined),
       ...service("san-mismatch", [impostor], mesh),
       ...service("wrong-ca", [otherCa], mesh),
       ...service("no-identity", [mtlsRequired], { roots: "mesh", matchSubjectAltNames: [BACKEND_ID] }),
@@ -184,6 +185,22 @@ describe("TLS to backends from xDS (A29)", () => {
 
   it("calls a cluster without UpstreamTlsContext in cleartext (the fallback)", async () => {
     expect(await served(echoClient(transportFor("plain")))).toBe("plain");
+  });
+
+  it("uses the application's fallback TLS, host name checked, for a cluster without UpstreamTlsContext", async () => {
+    const fallback = (serverName: string) => {
+      const transport = createXdsTransport({
+        target: "xds:///fallback-tls",
+        client,
+        fallbackCredentials: { type: "tls", caPem: meshCa.cert, serverName },
+      });
+      transports.push(transport);
+      return echoClient(transport);
+    };
+    expect(await served(fallback("backend.test"))).toBe("tls");
+    const error = await served(fallback("elsewhere.test")).catch((e: unknown) => ConnectError.from(e));
+    expect((error as ConnectError).code).toBe(Code.Unavailable);
+    expect((error as ConnectError).rawMessage).toContain("elsewhere.test");
   });
 
   it("fails a server whose certificate has no matching SAN, UNAVAILABLE, naming its SANs and the matchers", async () => {
