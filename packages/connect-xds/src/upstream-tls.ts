@@ -17,6 +17,7 @@ import {
   type UpstreamTlsConfig,
 } from "@xdskit/xds-client";
 import type { Dialer } from "./connection.js";
+import type { FallbackCredentials } from "./fallback-credentials.js";
 import type { LbEndpoint } from "./lb-policy.js";
 
 /** How the connections of one cluster are made. Equal keys mean equal TLS: connections may be shared. */
@@ -48,20 +49,6 @@ export interface ClusterSecurity {
   /** Stops the certificate providers' refresh timers. */
   close(): void;
 }
-
-/** What a cluster without an UpstreamTlsContext connects with (gRPC's fallback credentials). */
-export type FallbackCredentials =
-  | { readonly type: "insecure" }
-  | {
-      readonly type: "tls";
-      /** Roots that verify the backends, as PEM; default Node's bundled roots. */
-      readonly caPem?: string;
-      /** For mTLS: a certificate chain, leaf first, and its private key, as PEM. */
-      readonly certChainPem?: string;
-      readonly privateKeyPem?: string;
-      /** The name sent as SNI and checked against the backend's certificate; default the endpoint's host. */
-      readonly serverName?: string;
-    };
 
 export interface ClusterSecurityOptions {
   readonly bootstrap: Bootstrap;

@@ -26,6 +26,7 @@ import { type CallContext, type CallState, endStream, endUnary, runCall } from "
 import { type ClusterEntry, createClusterManager } from "./cluster-manager.js";
 import type { ConfigSelector } from "./config-selector.js";
 import { createEndpointSubchannel, type EndpointSubchannelBase } from "./endpoint-subchannel.js";
+import type { FallbackCredentials } from "./fallback-credentials.js";
 import { createIdleTracker, resolveIdleTimeout } from "./idle.js";
 import { withInterceptors } from "./interceptors.js";
 import { resolveKeepalive } from "./keepalive.js";
@@ -42,7 +43,7 @@ import { acquireLrs, releaseLrs } from "./shared-lrs.js";
 import { createSubchannelPool } from "./subchannel-pool.js";
 import { parseXdsTarget } from "./target.js";
 import type { EndpointTransportOptions, KeepaliveOptions } from "./transport-options.js";
-import { createClusterSecurity, type FallbackCredentials } from "./upstream-tls.js";
+import { createClusterSecurity } from "./upstream-tls.js";
 import { createWorkSerializer } from "./work-serializer.js";
 import { ambientErrorLogger } from "./xds-errors.js";
 import { startXdsResolver } from "./xds-resolver.js";

@@ -2,18 +2,15 @@
 // @generated from file mesh/v1/hello.proto (package mesh.v1, syntax proto3)
 /* eslint-disable */
 
-import type { Message } from "@bufbuild/protobuf";
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file mesh/v1/hello.proto.
  */
-export const file_mesh_v1_hello: GenFile =
-  /*@__PURE__*/
-  fileDesc(
-    "ChNtZXNoL3YxL2hlbGxvLnByb3RvEgdtZXNoLnYxIhwKDEhlbGxvUmVxdWVzdBIMCgRuYW1lGAEgASgJIiAKDUhlbGxvUmVzcG9uc2USDwoHbWVzc2FnZRgBIAEoCTJGCgxIZWxsb1NlcnZpY2USNgoFSGVsbG8SFS5tZXNoLnYxLkhlbGxvUmVxdWVzdBoWLm1lc2gudjEuSGVsbG9SZXNwb25zZWIGcHJvdG8z",
-  );
+export const file_mesh_v1_hello: GenFile = /*@__PURE__*/
+  fileDesc("ChNtZXNoL3YxL2hlbGxvLnByb3RvEgdtZXNoLnYxIhwKDEhlbGxvUmVxdWVzdBIMCgRuYW1lGAEgASgJIiAKDUhlbGxvUmVzcG9uc2USDwoHbWVzc2FnZRgBIAEoCTJGCgxIZWxsb1NlcnZpY2USNgoFSGVsbG8SFS5tZXNoLnYxLkhlbGxvUmVxdWVzdBoWLm1lc2gudjEuSGVsbG9SZXNwb25zZWIGcHJvdG8z");
 
 /**
  * @generated from message mesh.v1.HelloRequest
@@ -29,7 +26,8 @@ export type HelloRequest = Message<"mesh.v1.HelloRequest"> & {
  * Describes the message mesh.v1.HelloRequest.
  * Use `create(HelloRequestSchema)` to create a new message.
  */
-export const HelloRequestSchema: GenMessage<HelloRequest> = /*@__PURE__*/ messageDesc(file_mesh_v1_hello, 0);
+export const HelloRequestSchema: GenMessage<HelloRequest> = /*@__PURE__*/
+  messageDesc(file_mesh_v1_hello, 0);
 
 /**
  * @generated from message mesh.v1.HelloResponse
@@ -45,7 +43,8 @@ export type HelloResponse = Message<"mesh.v1.HelloResponse"> & {
  * Describes the message mesh.v1.HelloResponse.
  * Use `create(HelloResponseSchema)` to create a new message.
  */
-export const HelloResponseSchema: GenMessage<HelloResponse> = /*@__PURE__*/ messageDesc(file_mesh_v1_hello, 1);
+export const HelloResponseSchema: GenMessage<HelloResponse> = /*@__PURE__*/
+  messageDesc(file_mesh_v1_hello, 1);
 
 /**
  * The mesh example's service: one xDS-enabled server serves it over mTLS, the client calls it through xds:///hello.
@@ -60,5 +59,7 @@ export const HelloService: GenService<{
     methodKind: "unary";
     input: typeof HelloRequestSchema;
     output: typeof HelloResponseSchema;
-  };
-}> = /*@__PURE__*/ serviceDesc(file_mesh_v1_hello, 0);
+  },
+}> = /*@__PURE__*/
+  serviceDesc(file_mesh_v1_hello, 0);
+
