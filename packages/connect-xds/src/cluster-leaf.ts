@@ -3,12 +3,13 @@
 // aggregate cluster is a priority policy whose children are these, one per leaf (cluster-manager.ts). See
 // docs/decisions.md#connect-xds-aggregate-and-dns-clusters.
 import type { LrsClient } from "@xdskit/orca-lrs-bridge";
-import type { ClusterUpdate, EndpointUpdate } from "@xdskit/xds-client";
+import type { ClusterUpdate, EndpointUpdate, UpstreamTlsConfig } from "@xdskit/xds-client";
 import { ClusterImpl, type ClusterImplConfig } from "./cluster-impl.js";
 import type { LbEndpoint, LbPolicy, LbPolicyFactory } from "./lb-policy.js";
 import { localityLabel } from "./locality.js";
 import { withOutlierDetection } from "./policies/outlier-detection-policy.js";
 import type { PriorityConfig } from "./policies/priority.js";
+import type { ConnectionSecurity } from "./upstream-tls.js";
 
 /** The registry name of the leaf policy; the cluster manager adds it to a registry of its own, never the user's. */
 export const CLUSTER_LEAF_POLICY = "xdskit_cluster_leaf";
@@ -112,14 +113,17 @@ export function leafUpdate(
 }
 
 /** The leaf policy: a ClusterImpl whose tree's re-resolution requests go to the leaf's discovery. */
-export function clusterLeafPolicy(lrs: () => LrsClient | undefined): LbPolicyFactory<LeafConfig> {
+export function clusterLeafPolicy(
+  lrs: () => LrsClient | undefined,
+  security?: (config: UpstreamTlsConfig | undefined) => ConnectionSecurity | undefined,
+): LbPolicyFactory<LeafConfig> {
   return {
     name: CLUSTER_LEAF_POLICY,
     typeNames: [],
     parseConfig: (json) => json as LeafConfig,
     create(helper): LbPolicy<LeafConfig> {
       let reresolve = () => {};
-      const impl = new ClusterImpl({ ...helper, requestReresolution: () => reresolve() }, lrs);
+      const impl = new ClusterImpl({ ...helper, requestReresolution: () => reresolve() }, lrs, security);
       return {
         update({ config, endpoints, resolutionNote }) {
           reresolve = config.reresolve;

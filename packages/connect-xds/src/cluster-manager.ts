@@ -10,6 +10,7 @@ import {
   clusterResourceType,
   endpointResourceType,
   type ResourceType,
+  type UpstreamTlsConfig,
   type XdsClient,
   type XdsError,
 } from "@xdskit/xds-client";
@@ -29,6 +30,7 @@ import {
 import { createLbPolicyRegistry } from "./lb-registry.js";
 import { type DnsLookup, startLogicalDns } from "./logical-dns.js";
 import { type PriorityConfig, priorityPolicy } from "./policies/priority.js";
+import type { ConnectionSecurity } from "./upstream-tls.js";
 import type { WorkSerializer } from "./work-serializer.js";
 import { describeXdsError, resourceLabel, withNodeId } from "./xds-errors.js";
 
@@ -39,6 +41,8 @@ export interface ClusterManagerOptions {
   /** The helper each cluster's tree is built with; `updateState` is replaced per cluster. */
   readonly helper: Omit<LbHelper, "updateState">;
   readonly lrs: () => LrsClient | undefined;
+  /** A29: the connections of a cluster with that `security` (upstream-tls.ts); cleartext when absent. */
+  readonly security?: (config: UpstreamTlsConfig | undefined) => ConnectionSecurity | undefined;
   /** Called after any cluster published a new picker (queued calls pick again). */
   readonly onPicker: () => void;
   /** LOGICAL_DNS resolution (tests substitute their own): Node's `dns.lookup`, at most every 30 s, by default. */
@@ -285,7 +289,7 @@ export interface ClusterManager {
 
 export function createClusterManager(options: ClusterManagerOptions): ClusterManager {
   const entries = new Map<string, ClusterEntry>();
-  const leaf = clusterLeafPolicy(options.lrs) as LbPolicyFactory;
+  const leaf = clusterLeafPolicy(options.lrs, options.security) as LbPolicyFactory;
   const shared: Shared = { leaf, registry: createLbPolicyRegistry([...options.helper.registry.list(), leaf]) };
   return {
     acquire(name) {
