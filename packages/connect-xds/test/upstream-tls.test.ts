@@ -164,7 +164,7 @@ describe("TLS to backends from xDS (A29)", () => {
         },
       },
     });
-  });
+  }, 60_000);
 
   afterAll(async () => {
     await Promise.all(transports.map((t) => t.close()));

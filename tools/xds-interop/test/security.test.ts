@@ -188,7 +188,7 @@ describe.each(PAIRS)(
         ...bootstrap,
         node: { id: SERVER_NODE, locality: NODE_LOCALITY },
       } as unknown as BootstrapConfig);
-    });
+    }, 60_000);
 
     afterAll(async () => {
       await server?.close();
