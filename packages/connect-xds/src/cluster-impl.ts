@@ -5,6 +5,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { DropStats, LocalityStats, LrsClient } from "@xdskit/orca-lrs-bridge";
 import type { ClusterUpdate, DropOverload, UpstreamTlsConfig } from "@xdskit/xds-client";
+import type { SecurityKey } from "./fallback-credentials.js";
 import type {
   CallEndInfo,
   CallTracker,
@@ -20,7 +21,7 @@ import type {
 } from "./lb-policy.js";
 import { childHelper } from "./policies/child-helper.js";
 import { acquireRequestCounter, type RequestCounter } from "./policies/circuit-breaker.js";
-import { type ConnectionSecurity, withSecurity } from "./upstream-tls.js";
+import { withSecurity } from "./upstream-tls.js";
 
 export interface ClusterImplConfig {
   readonly cluster: ClusterUpdate;
@@ -164,8 +165,7 @@ export class ClusterImpl implements LbPolicy<ClusterImplConfig> {
   constructor(
     private readonly helper: LbHelper,
     private readonly lrs: () => LrsClient | undefined,
-    private readonly security: (config: UpstreamTlsConfig | undefined) => ConnectionSecurity | undefined = () =>
-      undefined,
+    private readonly security: (config: UpstreamTlsConfig | undefined) => SecurityKey | undefined = () => undefined,
   ) {}
 
   update({

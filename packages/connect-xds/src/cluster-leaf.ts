@@ -5,11 +5,11 @@
 import type { LrsClient } from "@xdskit/orca-lrs-bridge";
 import type { ClusterUpdate, EndpointUpdate, UpstreamTlsConfig } from "@xdskit/xds-client";
 import { ClusterImpl, type ClusterImplConfig } from "./cluster-impl.js";
+import type { SecurityKey } from "./fallback-credentials.js";
 import type { LbEndpoint, LbPolicy, LbPolicyFactory } from "./lb-policy.js";
 import { localityLabel } from "./locality.js";
 import { withOutlierDetection } from "./policies/outlier-detection-policy.js";
 import type { PriorityConfig } from "./policies/priority.js";
-import type { ConnectionSecurity } from "./upstream-tls.js";
 
 /** The registry name of the leaf policy; the cluster manager adds it to a registry of its own, never the user's. */
 export const CLUSTER_LEAF_POLICY = "xdskit_cluster_leaf";
@@ -115,7 +115,7 @@ export function leafUpdate(
 /** The leaf policy: a ClusterImpl whose tree's re-resolution requests go to the leaf's discovery. */
 export function clusterLeafPolicy(
   lrs: () => LrsClient | undefined,
-  security?: (config: UpstreamTlsConfig | undefined) => ConnectionSecurity | undefined,
+  security?: (config: UpstreamTlsConfig | undefined) => SecurityKey | undefined,
 ): LbPolicyFactory<LeafConfig> {
   return {
     name: CLUSTER_LEAF_POLICY,

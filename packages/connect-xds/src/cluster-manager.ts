@@ -16,6 +16,7 @@ import {
 } from "@xdskit/xds-client";
 import { type ClusterLookup, resolveClusterGraph } from "./cluster-graph.js";
 import { CLUSTER_LEAF_POLICY, clusterLeafPolicy, edsResourceName, type LeafData, leafUpdate } from "./cluster-leaf.js";
+import type { SecurityKey } from "./fallback-credentials.js";
 import {
   type ConnectivityState,
   failingPicker,
@@ -30,7 +31,6 @@ import {
 import { createLbPolicyRegistry } from "./lb-registry.js";
 import { type DnsLookup, startLogicalDns } from "./logical-dns.js";
 import { type PriorityConfig, priorityPolicy } from "./policies/priority.js";
-import type { ConnectionSecurity } from "./upstream-tls.js";
 import type { WorkSerializer } from "./work-serializer.js";
 import { describeXdsError, resourceLabel, withNodeId } from "./xds-errors.js";
 
@@ -42,7 +42,7 @@ export interface ClusterManagerOptions {
   readonly helper: Omit<LbHelper, "updateState">;
   readonly lrs: () => LrsClient | undefined;
   /** A29: the connections of a cluster with that `security` (upstream-tls.ts); cleartext when absent. */
-  readonly security?: (config: UpstreamTlsConfig | undefined) => ConnectionSecurity | undefined;
+  readonly security?: (config: UpstreamTlsConfig | undefined) => SecurityKey | undefined;
   /** Called after any cluster published a new picker (queued calls pick again). */
   readonly onPicker: () => void;
   /** LOGICAL_DNS resolution (tests substitute their own): Node's `dns.lookup`, at most every 30 s, by default. */

@@ -1,5 +1,11 @@
-// The credentials of backends whose cluster has no UpstreamTlsContext (A29's fallback), in a file of its own: the
-// transport's options name this type, and its declaration needs none of Node's types.
+// The types of backend connections' security that public declarations name (the transport's options, ClusterImpl
+// in ./internal), in a file of its own so that those declarations need none of Node's types (upstream-tls.ts has
+// the dialers).
+
+/** The identity of a cluster's connection security (upstream-tls.ts): equal keys mean equal TLS. */
+export interface SecurityKey {
+  readonly key: string;
+}
 
 /** What a cluster without an UpstreamTlsContext connects with (gRPC's fallback credentials). */
 export type FallbackCredentials =

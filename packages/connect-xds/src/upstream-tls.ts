@@ -17,26 +17,26 @@ import {
   type UpstreamTlsConfig,
 } from "@xdskit/xds-client";
 import type { Dialer } from "./connection.js";
-import type { FallbackCredentials } from "./fallback-credentials.js";
+import type { FallbackCredentials, SecurityKey } from "./fallback-credentials.js";
 import type { LbEndpoint } from "./lb-policy.js";
 
 /** How the connections of one cluster are made. Equal keys mean equal TLS: connections may be shared. */
-export interface ConnectionSecurity {
-  readonly key: string;
+export interface ConnectionSecurity extends SecurityKey {
   readonly dial: Dialer;
 }
 
 /** Where a cluster's security rides on its endpoints down to the connection pool, through any LB policy. */
 const SECURITY: unique symbol = Symbol("xdskit.connect-xds.security");
-type SecuredEndpoint = LbEndpoint & { readonly [SECURITY]?: ConnectionSecurity };
+type SecuredEndpoint = LbEndpoint & { readonly [SECURITY]?: SecurityKey };
 
+/** The security `withSecurity` put on an endpoint: always a ConnectionSecurity of `createClusterSecurity`. */
 export function endpointSecurity(endpoint: LbEndpoint): ConnectionSecurity | undefined {
-  return (endpoint as SecuredEndpoint)[SECURITY];
+  return (endpoint as SecuredEndpoint)[SECURITY] as ConnectionSecurity | undefined;
 }
 
 export function withSecurity(
   endpoints: readonly LbEndpoint[],
-  security: ConnectionSecurity | undefined,
+  security: SecurityKey | undefined,
 ): readonly LbEndpoint[] {
   if (security === undefined) return endpoints;
   return endpoints.map((endpoint): SecuredEndpoint => ({ ...endpoint, [SECURITY]: security }));
