@@ -4,7 +4,6 @@
 export type { ChangedVariants } from "./held/change-scope.js";
 export { WHOLE_NAME } from "./held/change-scope.js";
 export { InvalidRequestError } from "./limits.js";
-export { createManagementServerWithSource } from "./management-server.js";
 export { ChangeLog } from "./resources/change-log.js";
 export { contentVersion } from "./resources/content-version.js";
 export type { Entry, ErrorEntry, ResourceEntry, VariantRef } from "./resources/entry.js";
@@ -12,4 +11,5 @@ export { entryLabel } from "./resources/entry.js";
 export type { Choice, ResourceSource, ServedGroup, ServedResources, SourceStream } from "./resources/served.js";
 export { UNANSWERED } from "./resources/served.js";
 export { checkSameNode } from "./security/node-binding.js";
+export { createManagementServerWithSource } from "./server/management-server.js";
 export type { Slot, TypeSubscription } from "./streams/subscription.js";

@@ -9,48 +9,48 @@ import type { DynamicParameterConstraintsMap } from "@xdskit/protos/envoy/config
 import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
 import { LoadReportingService } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
-import type { ChangedVariants } from "./held/change-scope.js";
-import { createPlanCache, type PlanCache } from "./held/response-plan.js";
-import { WakeIndex } from "./held/wake-index.js";
-import type { StreamKind } from "./hooks/hook-events.js";
-import { type BreakOptions, HooksImpl } from "./hooks/hooks.js";
-import { resolveLimits, type ServerLimits } from "./limits.js";
-import { noopLogger, prefixLogger, type ScopedLogger } from "./logger.js";
-import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
-import { serveLrsCall } from "./lrs/lrs-call.js";
-import { LrsSinkImpl } from "./lrs/lrs-sink.js";
-import type { DynamicParametersOptions, ManagementServer, ManagementServerOptions } from "./management-server-api.js";
+import type { ChangedVariants } from "../held/change-scope.js";
+import { createPlanCache, type PlanCache } from "../held/response-plan.js";
+import { WakeIndex } from "../held/wake-index.js";
+import type { StreamKind } from "../hooks/hook-events.js";
+import { type BreakOptions, HooksImpl } from "../hooks/hooks.js";
+import { resolveLimits, type ServerLimits } from "../limits.js";
+import { noopLogger, prefixLogger, type ScopedLogger } from "../logger.js";
+import { clearLongTimer, type LongTimer, setLongTimeout } from "../long-timer.js";
+import { serveLrsCall } from "../lrs/lrs-call.js";
+import { LrsSinkImpl } from "../lrs/lrs-sink.js";
 import {
   buildDynamicParameterConstraintsMap,
   DEFAULT_DYNAMIC_PARAMETERS_NAME,
   type DynamicParametersInit,
-} from "./resources/dynamic-parameters.js";
-import type { ResourceInput, ResourceMessage, ResourceOptions } from "./resources/resource-input.js";
-import type { ResourceErrorOptions } from "./resources/resource-set.js";
-import { type NodeScope, type NodeSelector, ResourceStore } from "./resources/resource-store.js";
-import type { ResourceSource, ServedResolver, ServedResources } from "./resources/served.js";
-import type { ConstraintsInput } from "./resources/variant-group.js";
-import { createStreamAdmission } from "./security/authorization.js";
+} from "../resources/dynamic-parameters.js";
+import type { ResourceInput, ResourceMessage, ResourceOptions } from "../resources/resource-input.js";
+import type { ResourceErrorOptions } from "../resources/resource-set.js";
+import { type NodeScope, type NodeSelector, ResourceStore } from "../resources/resource-store.js";
+import type { ResourceSource, ServedResolver, ServedResources } from "../resources/served.js";
+import type { ConstraintsInput } from "../resources/variant-group.js";
+import { createStreamAdmission } from "../security/authorization.js";
 import {
   createReadPolicy,
   type ReadAccess,
   type ReadPolicy,
   type StreamIdentity,
-} from "./security/authorization-read.js";
-import { clientStatusAccess, clientStatusPolicy } from "./security/client-status-access.js";
-import type { PeerIdentity } from "./security/identity.js";
-import { createPeerLookup, type PeerLookup, refuseUnverifiedPeers } from "./security/identity-peers.js";
-import { createTlsCredentials, type TlsCredentials } from "./security/tls-credentials.js";
-import { createHttp2Listener, onListening } from "./security/tls-server.js";
-import type { StatusInit } from "./status.js";
-import { DeltaStream } from "./streams/delta-stream.js";
-import { createFlushBatch, type FlushBatch } from "./streams/flush-batch.js";
-import { openGrpcCall, refuseCall } from "./streams/grpc-call.js";
-import { SotwStream } from "./streams/sotw-stream.js";
-import type { AdsStream, StreamHost } from "./streams/stream-base.js";
-import type { StreamInfo } from "./streams/stream-info.js";
-import type { TypeSubscription } from "./streams/subscription.js";
-import { CDS_TYPE_URL, DEFAULT_FULL_STATE_TYPE_URLS } from "./type-urls.js";
+} from "../security/authorization-read.js";
+import { clientStatusAccess, clientStatusPolicy } from "../security/client-status-access.js";
+import type { PeerIdentity } from "../security/identity.js";
+import { createPeerLookup, type PeerLookup, refuseUnverifiedPeers } from "../security/identity-peers.js";
+import { createTlsCredentials, type TlsCredentials } from "../security/tls-credentials.js";
+import { createHttp2Listener, onListening } from "../security/tls-server.js";
+import type { StatusInit } from "../status.js";
+import { DeltaStream } from "../streams/delta-stream.js";
+import { createFlushBatch, type FlushBatch } from "../streams/flush-batch.js";
+import { openGrpcCall, refuseCall } from "../streams/grpc-call.js";
+import { SotwStream } from "../streams/sotw-stream.js";
+import type { AdsStream, StreamHost } from "../streams/stream-base.js";
+import type { StreamInfo } from "../streams/stream-info.js";
+import type { TypeSubscription } from "../streams/subscription.js";
+import { CDS_TYPE_URL, DEFAULT_FULL_STATE_TYPE_URLS } from "../type-urls.js";
+import type { DynamicParametersOptions, ManagementServer, ManagementServerOptions } from "./management-server-api.js";
 
 const SOTW_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.streamAggregatedResources.name}`;
 const DELTA_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.deltaAggregatedResources.name}`;
