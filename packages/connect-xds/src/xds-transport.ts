@@ -21,6 +21,7 @@ import {
   type XdsClient,
   type XdsMetricsRecorder,
 } from "@xdskit/xds-client";
+import { loggerFromEnvironment } from "@xdskit/xds-client/internal";
 import { type CallContext, type CallState, endStream, endUnary, runCall } from "./call.js";
 import { type ClusterEntry, createClusterManager } from "./cluster-manager.js";
 import type { ConfigSelector } from "./config-selector.js";
@@ -151,7 +152,7 @@ function methodName(method: { readonly parent: { readonly typeName: string }; re
   return name;
 }
 
-const noopLogger: Logger = { error() {}, warn() {}, info() {}, debug() {} };
+const noopLogger: Logger = { error() {}, warn() {}, info() {}, debug() {}, isEnabled: () => false };
 
 export function createXdsTransport(options: XdsTransportOptions): XdsTransport {
   return createXdsTransportWithInternals(options, {});
@@ -161,7 +162,8 @@ export function createXdsTransportWithInternals(
   options: XdsTransportOptions,
   internals: XdsTransportInternals,
 ): XdsTransport {
-  const logger = options.logger ?? noopLogger;
+  // An explicit logger serves the transport and what it makes; otherwise each reads its own from the environment.
+  const logger: Logger = options.logger ?? loggerFromEnvironment("connect-xds") ?? noopLogger;
   // Bad limits throw here, before a client is made.
   const retryBuffer = createRetryBufferPool(options.retryBufferLimits);
   const keepalive = resolveKeepalive(options, internals.minKeepaliveTimeMs);
@@ -172,7 +174,7 @@ export function createXdsTransportWithInternals(
     createXdsClient({
       ...(options.bootstrap === undefined ? {} : { bootstrap: options.bootstrap }),
       target: options.target,
-      logger,
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
       ...(options.metrics === undefined ? {} : { metrics: options.metrics as unknown as XdsMetricsRecorder }),
     });
   let target: ReturnType<typeof parseXdsTarget>;
@@ -244,7 +246,7 @@ export function createXdsTransportWithInternals(
     },
     lrs: () => {
       if (!loadReporting || closed !== undefined) return undefined;
-      lrs ??= acquireLrs(client, logger);
+      lrs ??= acquireLrs(client, options.logger);
       return lrs;
     },
     onPicker: notify,
@@ -283,6 +285,8 @@ export function createXdsTransportWithInternals(
     serializer,
     onUpdate(update) {
       if (closed !== undefined) return;
+      if (update instanceof ConnectError) logger.warn(`[connect-xds ${options.target}] calls fail: ${update.message}`);
+      else logger.info(`[connect-xds ${options.target}] routes updated: clusters ${[...update.clusters].join(", ")}`);
       const next = new Map<string, ClusterEntry>();
       if (!(update instanceof ConnectError)) for (const name of update.clusters) next.set(name, manager.acquire(name));
       for (const entry of clusters.values()) manager.release(entry);
@@ -298,6 +302,18 @@ export function createXdsTransportWithInternals(
     ),
   });
 
+  // Why each call failed, at debug: read once, so calls pay nothing when debug is off.
+  const debugCalls = logger.isEnabled?.("debug") ?? true;
+  function traceFailure<R>(
+    call: Promise<R>,
+    method: { readonly parent: { readonly typeName: string }; readonly name: string },
+  ): Promise<R> {
+    if (!debugCalls) return call;
+    return call.catch((error: unknown) => {
+      logger.debug(`[connect-xds ${options.target}] ${methodName(method)} failed: ${ConnectError.from(error).message}`);
+      throw error;
+    });
+  }
   // A9: connections close after idleTimeoutMs without calls; a call brings them back (in the serializer, as any
   // policy work).
   const activity = createIdleTracker(
@@ -333,15 +349,18 @@ export function createXdsTransportWithInternals(
       contextValues?: ContextValues,
     ): Promise<UnaryResponse<I, O>> {
       const headers = new Headers(header);
-      return runCall(
-        ctx,
-        methodName(method),
-        undefined,
-        signal,
-        timeoutMs,
-        headers,
-        (transport, remaining) => transport.unary(method, signal, remaining, headers, input, contextValues),
-        endUnary,
+      return traceFailure(
+        runCall(
+          ctx,
+          methodName(method),
+          undefined,
+          signal,
+          timeoutMs,
+          headers,
+          (transport, remaining) => transport.unary(method, signal, remaining, headers, input, contextValues),
+          endUnary,
+        ),
+        method,
       );
     },
     stream<I extends DescMessage, O extends DescMessage>(
@@ -355,15 +374,19 @@ export function createXdsTransportWithInternals(
       const headers = new Headers(header);
       // A6: the request messages are kept until the call is committed, so an attempt can be made again.
       const replay = createRequestReplay(input);
-      return runCall(
-        ctx,
-        methodName(method),
-        replay as RequestReplay<unknown>,
-        signal,
-        timeoutMs,
-        headers,
-        (transport, remaining) => transport.stream(method, signal, remaining, headers, replay.attempt(), contextValues),
-        endStream,
+      return traceFailure(
+        runCall(
+          ctx,
+          methodName(method),
+          replay as RequestReplay<unknown>,
+          signal,
+          timeoutMs,
+          headers,
+          (transport, remaining) =>
+            transport.stream(method, signal, remaining, headers, replay.attempt(), contextValues),
+          endStream,
+        ),
+        method,
       );
     },
   };

@@ -15,6 +15,7 @@ describe("long-timer copies", () => {
     expect(withCopy).toEqual([
       "cli",
       "connect-xds",
+      "connect-xds-server",
       "control-plane",
       "dpds-wrapper",
       "etcd-source",
