@@ -5,10 +5,8 @@ import { Code, type ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { xdsRegistry } from "@xdskit/protos";
 import { type ControlPlane, ControlPlaneSchema, type Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
-import type { DynamicParameterConstraintsMap } from "@xdskit/protos/envoy/config/dynamic_parameters/v3/dynamic_parameters_pb";
 import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
 import { LoadReportingService } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
-import type { Status } from "@xdskit/protos/google/rpc/status_pb";
 import type { ChangedVariants } from "../held/change-scope.js";
 import { createPlanCache, type PlanCache } from "../held/response-plan.js";
 import { WakeIndex } from "../held/wake-index.js";
@@ -20,16 +18,8 @@ import { noopLogger, prefixLogger, type ScopedLogger } from "../logger.js";
 import { clearLongTimer, type LongTimer, setLongTimeout } from "../long-timer.js";
 import { serveLrsCall } from "../lrs/lrs-call.js";
 import { LrsSinkImpl } from "../lrs/lrs-sink.js";
-import {
-  buildDynamicParameterConstraintsMap,
-  DEFAULT_DYNAMIC_PARAMETERS_NAME,
-  type DynamicParametersInit,
-} from "../resources/dynamic-parameters.js";
-import type { ResourceInput, ResourceMessage, ResourceOptions } from "../resources/resource-input.js";
-import type { ResourceErrorOptions } from "../resources/resource-set.js";
-import { type NodeScope, type NodeSelector, ResourceStore } from "../resources/resource-store.js";
+import { ResourceStore } from "../resources/resource-store.js";
 import type { ResourceSource, ServedResolver, ServedResources } from "../resources/served.js";
-import type { ConstraintsInput } from "../resources/variant-group.js";
 import { createStreamAdmission } from "../security/authorization.js";
 import {
   createReadPolicy,
@@ -42,7 +32,6 @@ import type { PeerIdentity } from "../security/identity.js";
 import { createPeerLookup, type PeerLookup, refuseUnverifiedPeers } from "../security/identity-peers.js";
 import { createTlsCredentials, type TlsCredentials } from "../security/tls-credentials.js";
 import { createHttp2Listener, onListening } from "../security/tls-server.js";
-import type { StatusInit } from "../status.js";
 import { DeltaStream } from "../streams/delta-stream.js";
 import { createFlushBatch, type FlushBatch } from "../streams/flush-batch.js";
 import { openGrpcCall, refuseCall } from "../streams/grpc-call.js";
@@ -51,7 +40,8 @@ import type { AdsStream, StreamHost } from "../streams/stream-base.js";
 import type { StreamInfo } from "../streams/stream-info.js";
 import type { TypeSubscription } from "../streams/subscription.js";
 import { CDS_TYPE_URL, DEFAULT_FULL_STATE_TYPE_URLS } from "../type-urls.js";
-import type { DynamicParametersOptions, ManagementServer, ManagementServerOptions } from "./management-server-api.js";
+import type { ManagementServer, ManagementServerOptions } from "./management-server-api.js";
+import { ResourceFacade } from "./resource-facade.js";
 
 const SOTW_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.streamAggregatedResources.name}`;
 const DELTA_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.deltaAggregatedResources.name}`;
@@ -77,7 +67,7 @@ export async function createManagementServerWithSource(
   return server;
 }
 
-class ManagementServerImpl implements ManagementServer, StreamHost {
+class ManagementServerImpl extends ResourceFacade implements ManagementServer, StreamHost {
   readonly host: string;
   readonly hooks: HooksImpl;
   readonly logger: ScopedLogger;
@@ -112,6 +102,7 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
   #transition: Promise<void> = Promise.resolve();
 
   constructor(options: ManagementServerOptions, source: ResourceSource | undefined) {
+    super();
     this.#options = options;
     this.#source = source;
     this.host = options.host ?? "127.0.0.1";
@@ -197,64 +188,6 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
 
   get listening(): boolean {
     return this.#server !== undefined;
-  }
-
-  // --- the default resource set -------------------------------------------------------------------------------
-
-  setResource(resource: ResourceMessage, options?: ResourceOptions): string {
-    return this.store.defaultSet.setResource(resource, options);
-  }
-  setResources(resources: Iterable<ResourceMessage | ResourceInput>): void {
-    this.store.defaultSet.setResources(resources);
-  }
-  removeResource(typeUrl: string, name: string, constraints?: ConstraintsInput): boolean {
-    return this.store.defaultSet.removeResource(typeUrl, name, constraints);
-  }
-  setSnapshot(resources: Iterable<ResourceMessage | ResourceInput>): void {
-    this.store.defaultSet.setSnapshot(resources);
-  }
-  getResource(typeUrl: string, name: string, constraints?: ConstraintsInput): ResourceMessage | undefined {
-    return this.store.defaultSet.getResource(typeUrl, name, constraints);
-  }
-  resourceNames(typeUrl: string): string[] {
-    return this.store.defaultSet.resourceNames(typeUrl);
-  }
-  resourceVariants(typeUrl: string, name: string): string[] {
-    return this.store.defaultSet.resourceVariants(typeUrl, name);
-  }
-  typeVersion(typeUrl: string): string {
-    return this.store.defaultSet.typeVersion(typeUrl);
-  }
-  setResourceError(typeUrl: string, name: string, status: StatusInit | Status, options?: ResourceErrorOptions): void {
-    this.store.defaultSet.setResourceError(typeUrl, name, status, options);
-  }
-  clearResourceError(typeUrl: string, name: string, constraints?: ConstraintsInput): boolean {
-    return this.store.defaultSet.clearResourceError(typeUrl, name, constraints);
-  }
-  clear(): void {
-    this.store.defaultSet.clear();
-  }
-
-  forNode(selector: NodeSelector): NodeScope {
-    return this.store.addScope(selector);
-  }
-
-  setDynamicParameters(
-    selector: NodeSelector,
-    parameters: DynamicParametersInit | DynamicParameterConstraintsMap,
-    options: DynamicParametersOptions = {},
-  ): void {
-    const resource =
-      "$typeName" in parameters
-        ? (parameters as DynamicParameterConstraintsMap)
-        : buildDynamicParameterConstraintsMap(parameters);
-    const name = options.name ?? DEFAULT_DYNAMIC_PARAMETERS_NAME;
-    // Built before the set, so bad parameters leave everything as it was.
-    this.store.dynamicParametersSet(selector).setSnapshot([{ resource, name }]);
-  }
-
-  clearDynamicParameters(selector: NodeSelector): boolean {
-    return this.store.removeDynamicParametersSet(selector);
   }
 
   streams(): StreamInfo[] {
