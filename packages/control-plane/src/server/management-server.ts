@@ -7,11 +7,9 @@ import { xdsRegistry } from "@xdskit/protos";
 import { type ControlPlane, ControlPlaneSchema, type Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
 import { LoadReportingService } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
-import type { ChangedVariants } from "../held/change-scope.js";
 import { createPlanCache, type PlanCache } from "../held/response-plan.js";
-import { WakeIndex } from "../held/wake-index.js";
 import type { StreamKind } from "../hooks/hook-events.js";
-import { type BreakOptions, HooksImpl } from "../hooks/hooks.js";
+import { HooksImpl } from "../hooks/hooks.js";
 import { resolveLimits, type ServerLimits } from "../limits.js";
 import { loggerFromEnvironment } from "../log-environment.js";
 import { noopLogger, prefixLogger, type ScopedLogger } from "../logger.js";
@@ -19,7 +17,7 @@ import { clearLongTimer, type LongTimer, setLongTimeout } from "../long-timer.js
 import { serveLrsCall } from "../lrs/lrs-call.js";
 import { LrsSinkImpl } from "../lrs/lrs-sink.js";
 import { ResourceStore } from "../resources/resource-store.js";
-import type { ResourceSource, ServedResolver, ServedResources } from "../resources/served.js";
+import type { ResourceSource, ServedResolver } from "../resources/served.js";
 import { createStreamAdmission } from "../security/authorization.js";
 import {
   createReadPolicy,
@@ -42,6 +40,7 @@ import type { TypeSubscription } from "../streams/subscription.js";
 import { CDS_TYPE_URL, DEFAULT_FULL_STATE_TYPE_URLS } from "../type-urls.js";
 import type { ManagementServer, ManagementServerOptions } from "./management-server-api.js";
 import { ResourceFacade } from "./resource-facade.js";
+import { createStreamRegistry, type StreamRegistry } from "./stream-registry.js";
 
 const SOTW_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.streamAggregatedResources.name}`;
 const DELTA_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.deltaAggregatedResources.name}`;
@@ -82,9 +81,7 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
   readonly plans: Readonly<Record<StreamKind, PlanCache>> = { sotw: createPlanCache(), delta: createPlanCache() };
   readonly flushes: FlushBatch;
   readonly #options: ManagementServerOptions;
-  readonly #streams = new Set<AdsStream>();
-  /** The streams by what they subscribe to, for changes to find the streams they may concern. */
-  readonly #wake = new WakeIndex<AdsStream>();
+  readonly #streams: StreamRegistry = createStreamRegistry();
   readonly #sessions = new Set<http2.ServerHttp2Session>();
   readonly #peers: PeerLookup = createPeerLookup();
   readonly #tls: TlsCredentials | undefined;
@@ -126,13 +123,13 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
     if (!(historyLimit >= 0)) throw new RangeError("historyLimit must be >= 0");
     this.hooks = new HooksImpl(this.logger, historyLimit);
     this.hooks.attach({
-      breakStreams: (o) => this.#breakStreams(o),
+      breakStreams: (o) => this.#streams.breakStreams(o),
       abortConnections: () => this.#abortConnections(),
       releaseHeld: () => {
-        for (const stream of [...this.#streams]) stream.releaseHeld();
+        for (const stream of this.#streams.all()) stream.releaseHeld();
       },
       injectResponse: (streamId, response) => {
-        const stream = [...this.#streams].find((s) => s.id === streamId);
+        const stream = this.#streams.find(streamId);
         if (!stream) throw new Error(`injectResponse: no open stream ${streamId}`);
         return stream.inject(response);
       },
@@ -149,13 +146,13 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
       logger: this.logger,
       allowOverlappingVariants: options.allowOverlappingVariants ?? false,
       contentVersions: options.contentVersions ?? false,
-      onChange: (set, changed) => this.#onSetChanged(set, changed),
+      onChange: (set, changed) => this.#streams.setChanged(set, changed),
       onScopesChanged: () => {
-        for (const stream of [...this.#streams]) stream.rebind();
+        for (const stream of this.#streams.all()) stream.rebind();
       },
     });
     this.resolver = source ? sourceResolver(source) : this.store;
-    source?.attach((changed) => this.#onSourceChanged(changed));
+    source?.attach((changed) => this.#streams.sourceChanged(changed));
     this.fullStateTypeUrls = new Set(options.fullStateTypeUrls ?? DEFAULT_FULL_STATE_TYPE_URLS);
     this.wrapResources = options.wrapResources ?? false;
     this.controlPlane =
@@ -191,7 +188,7 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
   }
 
   streams(): StreamInfo[] {
-    return [...this.#streams].map((stream) => stream.info());
+    return this.#streams.infos();
   }
 
   // --- StreamHost ----------------------------------------------------------------------------------------------
@@ -201,14 +198,13 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
   }
 
   unregister(stream: AdsStream): void {
-    this.#streams.delete(stream);
-    this.#wake.forget(stream);
+    this.#streams.remove(stream);
     this.#source?.closed(stream);
   }
 
   subscribed(stream: AdsStream, sub: TypeSubscription): void {
     this.#source?.subscribed(stream, sub);
-    this.#wake.update(stream, sub);
+    this.#streams.subscribed(stream, sub);
   }
 
   admit(peer: PeerIdentity, node: Node | undefined): void {
@@ -222,7 +218,7 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
   authorizationChanged(): void {
     if (!this.#readPolicy) return;
     this.#readPolicy.changed();
-    for (const stream of [...this.#streams]) stream.markAllDirty();
+    for (const stream of this.#streams.all()) stream.markAllDirty();
   }
 
   // --- lifecycle -----------------------------------------------------------------------------------------------
@@ -293,7 +289,7 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
     if (!server) return;
     this.#server = undefined;
     this.#tls?.unwatch();
-    for (const stream of [...this.#streams]) {
+    for (const stream of this.#streams.all()) {
       stream.end(Code.Unavailable, "server-stopped", "the management server is stopping");
     }
     this.lrs.endStreams(Code.Unavailable, "the management server is stopping");
@@ -323,35 +319,14 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
 
   // --- hooks ---------------------------------------------------------------------------------------------------
 
-  #breakStreams(options: BreakOptions): number {
-    let count = 0;
-    for (const stream of [...this.#streams]) {
-      if (options.streamId !== undefined && stream.id !== options.streamId) continue;
-      stream.end(options.code ?? Code.Unavailable, "broken", options.message ?? "stream broken by a test hook");
-      count++;
-    }
-    return count;
-  }
-
   #abortConnections(): number {
-    for (const stream of [...this.#streams]) stream.end(undefined, "connection-aborted", "connection aborted");
+    for (const stream of this.#streams.all()) stream.end(undefined, "connection-aborted", "connection aborted");
     const sessions = [...this.#sessions];
     for (const session of sessions) session.destroy();
     return sessions.length;
   }
 
   // --- serving -------------------------------------------------------------------------------------------------
-
-  #onSetChanged(set: ServedResources, changed: ChangedVariants): void {
-    for (const stream of this.#wake.candidates(changed) ?? this.#streams) {
-      if (stream.uses(set)) stream.markDirty(changed.keys(), changed);
-    }
-  }
-
-  /** Every stream is served from the source, in one view or another: a change may concern any of them. */
-  #onSourceChanged(changed: ChangedVariants): void {
-    for (const stream of this.#wake.candidates(changed) ?? this.#streams) stream.markDirty(changed.keys(), changed);
-  }
 
   /**
    * The ADS methods are served by the streams over raw gRPC (grpc-call.ts), so that one encoded response can be
