@@ -18,13 +18,7 @@ import { serveLrsCall } from "../lrs/lrs-call.js";
 import { LrsSinkImpl } from "../lrs/lrs-sink.js";
 import { ResourceStore } from "../resources/resource-store.js";
 import type { ResourceSource, ServedResolver } from "../resources/served.js";
-import { createStreamAdmission } from "../security/authorization.js";
-import {
-  createReadPolicy,
-  type ReadAccess,
-  type ReadPolicy,
-  type StreamIdentity,
-} from "../security/authorization-read.js";
+import type { ReadAccess, StreamIdentity } from "../security/authorization-read.js";
 import { clientStatusAccess, clientStatusPolicy } from "../security/client-status-access.js";
 import type { PeerIdentity } from "../security/identity.js";
 import { createPeerLookup, type PeerLookup, refuseUnverifiedPeers } from "../security/identity-peers.js";
@@ -40,6 +34,7 @@ import type { TypeSubscription } from "../streams/subscription.js";
 import { CDS_TYPE_URL, DEFAULT_FULL_STATE_TYPE_URLS } from "../type-urls.js";
 import type { ManagementServer, ManagementServerOptions } from "./management-server-api.js";
 import { ResourceFacade } from "./resource-facade.js";
+import { createStreamAuthorization, type StreamAuthorization } from "./stream-authorization.js";
 import { createStreamRegistry, type StreamRegistry } from "./stream-registry.js";
 
 const SOTW_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.streamAggregatedResources.name}`;
@@ -85,10 +80,7 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
   readonly #sessions = new Set<http2.ServerHttp2Session>();
   readonly #peers: PeerLookup = createPeerLookup();
   readonly #tls: TlsCredentials | undefined;
-  readonly #admit: (peer: PeerIdentity, node: Node | undefined) => void;
-  readonly #readPolicy: ReadPolicy | undefined;
-  /** The peer of each LRS stream, by the node of its first request (the object the LRS sink keeps). */
-  readonly #lrsPeers = new WeakMap<Node, PeerIdentity>();
+  readonly #access: StreamAuthorization;
   #warnedCleartext = false;
   /** Services other than ADS (served by connect-node). */
   readonly #connectHandler: ReturnType<typeof connectNodeAdapter>;
@@ -114,11 +106,7 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
     );
     this.flushes = createFlushBatch((error) => this.logger.error("internal error flushing a stream", error));
     this.#tls = options.tls ? createTlsCredentials(options.tls, this.logger) : undefined;
-    if (options.identity && !this.#tls?.mutual) {
-      throw new TypeError("identity binds nodes to client certificates: it needs tls with a CA (ca or caFile)");
-    }
-    this.#admit = createStreamAdmission({ identity: options.identity, authorize: options.authorize });
-    this.#readPolicy = options.canRead ? createReadPolicy(options.canRead, options.authorizationClass) : undefined;
+    this.#access = createStreamAuthorization(options, this.#tls?.mutual === true);
     const historyLimit = options.historyLimit ?? 1000;
     if (!(historyLimit >= 0)) throw new RangeError("historyLimit must be >= 0");
     this.hooks = new HooksImpl(this.logger, historyLimit);
@@ -208,16 +196,15 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
   }
 
   admit(peer: PeerIdentity, node: Node | undefined): void {
-    this.#admit(peer, node);
+    this.#access.admit(peer, node);
   }
 
   readAccess(identity: StreamIdentity): ReadAccess | undefined {
-    return this.#readPolicy?.accessFor(identity);
+    return this.#access.readAccess(identity);
   }
 
   authorizationChanged(): void {
-    if (!this.#readPolicy) return;
-    this.#readPolicy.changed();
+    if (!this.#access.changed()) return;
     for (const stream of this.#streams.all()) stream.markAllDirty();
   }
 
@@ -369,10 +356,8 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
         : this.lrs,
       limits: this.limits,
       logger: this.logger.child("[lrs]"),
-      admit: this.#admit,
-      admitted: (node, peer) => {
-        if (node) this.#lrsPeers.set(node, peer);
-      },
+      admit: this.#access.admit,
+      admitted: (node, peer) => this.#access.lrsAdmitted(node, peer),
     });
   }
 
@@ -383,11 +368,7 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
 
   /** The clusters the LRS sink names to a node's client: those of its set that it may read. */
   #readableClusters(node: Node | undefined): string[] {
-    const names = this.store.resolve(node).resourceNames(CDS_TYPE_URL);
-    const peer = node && this.#lrsPeers.get(node);
-    if (!this.#readPolicy || !peer) return names;
-    const access = this.#readPolicy.accessFor({ peer, node });
-    return names.filter((name) => access.canRead(CDS_TYPE_URL, name));
+    return this.#access.readableClusters(node, this.store.resolve(node).resourceNames(CDS_TYPE_URL));
   }
 
   #streamLogger(id: number): ScopedLogger {
