@@ -1,5 +1,4 @@
 import type * as http2 from "node:http2";
-import type { AddressInfo } from "node:net";
 import { create, createRegistry } from "@bufbuild/protobuf";
 import { Code, type ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
@@ -13,7 +12,6 @@ import { HooksImpl } from "../hooks/hooks.js";
 import { resolveLimits, type ServerLimits } from "../limits.js";
 import { loggerFromEnvironment } from "../log-environment.js";
 import { noopLogger, prefixLogger, type ScopedLogger } from "../logger.js";
-import { clearLongTimer, type LongTimer, setLongTimeout } from "../long-timer.js";
 import { serveLrsCall } from "../lrs/lrs-call.js";
 import { LrsSinkImpl } from "../lrs/lrs-sink.js";
 import { ResourceStore } from "../resources/resource-store.js";
@@ -23,7 +21,6 @@ import { clientStatusAccess, clientStatusPolicy } from "../security/client-statu
 import type { PeerIdentity } from "../security/identity.js";
 import { createPeerLookup, type PeerLookup, refuseUnverifiedPeers } from "../security/identity-peers.js";
 import { createTlsCredentials, type TlsCredentials } from "../security/tls-credentials.js";
-import { createHttp2Listener, onListening } from "../security/tls-server.js";
 import { DeltaStream } from "../streams/delta-stream.js";
 import { createFlushBatch, type FlushBatch } from "../streams/flush-batch.js";
 import { openGrpcCall, refuseCall } from "../streams/grpc-call.js";
@@ -34,6 +31,7 @@ import type { TypeSubscription } from "../streams/subscription.js";
 import { CDS_TYPE_URL, DEFAULT_FULL_STATE_TYPE_URLS } from "../type-urls.js";
 import type { ManagementServer, ManagementServerOptions } from "./management-server-api.js";
 import { ResourceFacade } from "./resource-facade.js";
+import { checkPort, createServerLifecycle, type ServerLifecycle } from "./server-lifecycle.js";
 import { createStreamAuthorization, type StreamAuthorization } from "./stream-authorization.js";
 import { createStreamRegistry, type StreamRegistry } from "./stream-registry.js";
 
@@ -77,28 +75,21 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
   readonly flushes: FlushBatch;
   readonly #options: ManagementServerOptions;
   readonly #streams: StreamRegistry = createStreamRegistry();
-  readonly #sessions = new Set<http2.ServerHttp2Session>();
   readonly #peers: PeerLookup = createPeerLookup();
   readonly #tls: TlsCredentials | undefined;
   readonly #access: StreamAuthorization;
-  #warnedCleartext = false;
   /** Services other than ADS (served by connect-node). */
   readonly #connectHandler: ReturnType<typeof connectNodeAdapter>;
-  #server: http2.Http2Server | http2.Http2SecureServer | undefined;
-  #port: number;
-  #closed = false;
+  readonly #lifecycle: ServerLifecycle;
   #nextStreamId = 0;
-  #transition: Promise<void> = Promise.resolve();
 
   constructor(options: ManagementServerOptions, source: ResourceSource | undefined) {
     super();
     this.#options = options;
     this.#source = source;
     this.host = options.host ?? "127.0.0.1";
-    this.#port = options.port ?? 0;
-    if (!Number.isInteger(this.#port) || this.#port < 0 || this.#port > 65535) {
-      throw new RangeError(`port must be an integer in 0-65535, got ${String(options.port)}`);
-    }
+    const port = options.port ?? 0;
+    checkPort(port, options.port);
     this.limits = resolveLimits(options);
     this.logger = prefixLogger(
       options.logger ?? loggerFromEnvironment("control-plane") ?? noopLogger,
@@ -107,6 +98,24 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
     this.flushes = createFlushBatch((error) => this.logger.error("internal error flushing a stream", error));
     this.#tls = options.tls ? createTlsCredentials(options.tls, this.logger) : undefined;
     this.#access = createStreamAuthorization(options, this.#tls?.mutual === true);
+    this.#lifecycle = createServerLifecycle({
+      host: this.host,
+      port,
+      tls: this.#tls,
+      logger: this.logger,
+      shutdownGraceMs: options.shutdownGraceMs,
+      serve: (req, res) => this.#serve(req, res),
+      stopping: () => {
+        for (const stream of this.#streams.all()) {
+          stream.end(Code.Unavailable, "server-stopped", "the management server is stopping");
+        }
+        this.lrs.endStreams(Code.Unavailable, "the management server is stopping");
+      },
+      closed: () => {
+        this.hooks.cancelWaits("server closed");
+        this.lrs.cancelWaits("server closed");
+      },
+    });
     const historyLimit = options.historyLimit ?? 1000;
     if (!(historyLimit >= 0)) throw new RangeError("historyLimit must be >= 0");
     this.hooks = new HooksImpl(this.logger, historyLimit);
@@ -160,19 +169,19 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
   }
 
   get port(): number {
-    return this.#port;
+    return this.#lifecycle.port;
   }
 
   get url(): string {
-    return `${this.#tls ? "https" : "http"}://${this.address}`;
+    return this.#lifecycle.url;
   }
 
   get address(): string {
-    return `${this.host.includes(":") ? `[${this.host}]` : this.host}:${this.#port}`;
+    return this.#lifecycle.address;
   }
 
   get listening(): boolean {
-    return this.#server !== undefined;
+    return this.#lifecycle.listening;
   }
 
   streams(): StreamInfo[] {
@@ -211,27 +220,19 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
   // --- lifecycle -----------------------------------------------------------------------------------------------
 
   start(): Promise<void> {
-    return this.#serialize(() => this.#start());
+    return this.#lifecycle.start();
   }
 
   stop(): Promise<void> {
-    return this.#serialize(() => this.#stop());
+    return this.#lifecycle.stop();
   }
 
   restart(): Promise<void> {
-    return this.#serialize(async () => {
-      await this.#stop();
-      await this.#start();
-    });
+    return this.#lifecycle.restart();
   }
 
   close(): Promise<void> {
-    return this.#serialize(async () => {
-      this.#closed = true;
-      await this.#stop();
-      this.hooks.cancelWaits("server closed");
-      this.lrs.cancelWaits("server closed");
-    });
+    return this.#lifecycle.close();
   }
 
   [Symbol.asyncDispose](): Promise<void> {
@@ -239,78 +240,14 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
   }
 
   reloadTls(): Promise<boolean> {
-    return this.#serialize(async () => {}).then(() => this.#tls?.reload() ?? false);
-  }
-
-  #serialize(step: () => Promise<void>): Promise<void> {
-    const next = this.#transition.then(step);
-    this.#transition = next.catch(() => {});
-    return next;
-  }
-
-  async #start(): Promise<void> {
-    if (this.#closed) throw new Error("the management server is closed");
-    if (this.#server) return;
-    const server = createHttp2Listener(this.#tls, (req, res) => this.#serve(req, res), this.logger);
-    server.on("session", (session) => {
-      this.#sessions.add(session);
-      session.on("error", (error) => this.logger.debug("HTTP/2 session error", error));
-      session.once("close", () => this.#sessions.delete(session));
-    });
-    server.on("error", (error) => this.logger.error("HTTP/2 server error", error));
-    await new Promise<void>((resolve, reject) => {
-      const onError = (error: Error): void => reject(error);
-      server.once("error", onError);
-      server.listen(this.#port, this.host, () => {
-        server.off("error", onError);
-        resolve();
-      });
-    });
-    this.#port = (server.address() as AddressInfo).port;
-    this.#server = server;
-    this.#warnedCleartext = onListening(server, this.#tls, this, this.logger, this.#warnedCleartext);
-  }
-
-  async #stop(): Promise<void> {
-    const server = this.#server;
-    if (!server) return;
-    this.#server = undefined;
-    this.#tls?.unwatch();
-    for (const stream of this.#streams.all()) {
-      stream.end(Code.Unavailable, "server-stopped", "the management server is stopping");
-    }
-    this.lrs.endStreams(Code.Unavailable, "the management server is stopping");
-    const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
-    const sessions = [...this.#sessions];
-    const sessionsClosed = Promise.all(
-      sessions.map((session) =>
-        session.closed || session.destroyed
-          ? Promise.resolve()
-          : new Promise<void>((resolve) => {
-              session.once("close", () => resolve());
-              session.close();
-            }),
-      ),
-    );
-    let timer: LongTimer | undefined;
-    const grace = new Promise<void>((resolve) => {
-      // From the options: any length (docs/decisions.md#long-timers).
-      timer = setLongTimeout(resolve, this.#options.shutdownGraceMs ?? 250);
-    });
-    await Promise.race([sessionsClosed, grace]);
-    clearLongTimer(timer);
-    for (const session of sessions) if (!session.destroyed) session.destroy();
-    await serverClosed;
-    this.logger.info(`stopped listening on ${this.address}`);
+    return this.#lifecycle.reloadTls();
   }
 
   // --- hooks ---------------------------------------------------------------------------------------------------
 
   #abortConnections(): number {
     for (const stream of this.#streams.all()) stream.end(undefined, "connection-aborted", "connection aborted");
-    const sessions = [...this.#sessions];
-    for (const session of sessions) session.destroy();
-    return sessions.length;
+    return this.#lifecycle.destroySessions();
   }
 
   // --- serving -------------------------------------------------------------------------------------------------
