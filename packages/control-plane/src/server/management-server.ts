@@ -1,43 +1,30 @@
-import type * as http2 from "node:http2";
 import { create, createRegistry } from "@bufbuild/protobuf";
-import { Code, type ConnectRouter } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { Code } from "@connectrpc/connect";
 import { xdsRegistry } from "@xdskit/protos";
 import { type ControlPlane, ControlPlaneSchema, type Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
-import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
-import { LoadReportingService } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
 import { createPlanCache, type PlanCache } from "../held/response-plan.js";
 import type { StreamKind } from "../hooks/hook-events.js";
 import { HooksImpl } from "../hooks/hooks.js";
 import { resolveLimits, type ServerLimits } from "../limits.js";
 import { loggerFromEnvironment } from "../log-environment.js";
 import { noopLogger, prefixLogger, type ScopedLogger } from "../logger.js";
-import { serveLrsCall } from "../lrs/lrs-call.js";
 import { LrsSinkImpl } from "../lrs/lrs-sink.js";
 import { ResourceStore } from "../resources/resource-store.js";
 import type { ResourceSource, ServedResolver } from "../resources/served.js";
 import type { ReadAccess, StreamIdentity } from "../security/authorization-read.js";
-import { clientStatusAccess, clientStatusPolicy } from "../security/client-status-access.js";
 import type { PeerIdentity } from "../security/identity.js";
-import { createPeerLookup, type PeerLookup, refuseUnverifiedPeers } from "../security/identity-peers.js";
-import { createTlsCredentials, type TlsCredentials } from "../security/tls-credentials.js";
-import { DeltaStream } from "../streams/delta-stream.js";
+import { createTlsCredentials } from "../security/tls-credentials.js";
 import { createFlushBatch, type FlushBatch } from "../streams/flush-batch.js";
-import { openGrpcCall, refuseCall } from "../streams/grpc-call.js";
-import { SotwStream } from "../streams/sotw-stream.js";
 import type { AdsStream, StreamHost } from "../streams/stream-base.js";
 import type { StreamInfo } from "../streams/stream-info.js";
 import type { TypeSubscription } from "../streams/subscription.js";
 import { CDS_TYPE_URL, DEFAULT_FULL_STATE_TYPE_URLS } from "../type-urls.js";
 import type { ManagementServer, ManagementServerOptions } from "./management-server-api.js";
+import { createRequestRouter, type ServeRequest } from "./request-router.js";
 import { ResourceFacade } from "./resource-facade.js";
 import { checkPort, createServerLifecycle, type ServerLifecycle } from "./server-lifecycle.js";
 import { createStreamAuthorization, type StreamAuthorization } from "./stream-authorization.js";
 import { createStreamRegistry, type StreamRegistry } from "./stream-registry.js";
-
-const SOTW_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.streamAggregatedResources.name}`;
-const DELTA_PATH = `/${AggregatedDiscoveryService.typeName}/${AggregatedDiscoveryService.method.deltaAggregatedResources.name}`;
-const LRS_PATH = `/${LoadReportingService.typeName}/${LoadReportingService.method.streamLoadStats.name}`;
 
 /** Starts a management server; resolves once it listens. */
 export async function createManagementServer(options: ManagementServerOptions = {}): Promise<ManagementServer> {
@@ -73,19 +60,13 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
   readonly limits: ServerLimits;
   readonly plans: Readonly<Record<StreamKind, PlanCache>> = { sotw: createPlanCache(), delta: createPlanCache() };
   readonly flushes: FlushBatch;
-  readonly #options: ManagementServerOptions;
   readonly #streams: StreamRegistry = createStreamRegistry();
-  readonly #peers: PeerLookup = createPeerLookup();
-  readonly #tls: TlsCredentials | undefined;
   readonly #access: StreamAuthorization;
-  /** Services other than ADS (served by connect-node). */
-  readonly #connectHandler: ReturnType<typeof connectNodeAdapter>;
+  readonly #serve: ServeRequest;
   readonly #lifecycle: ServerLifecycle;
-  #nextStreamId = 0;
 
   constructor(options: ManagementServerOptions, source: ResourceSource | undefined) {
     super();
-    this.#options = options;
     this.#source = source;
     this.host = options.host ?? "127.0.0.1";
     const port = options.port ?? 0;
@@ -96,12 +77,12 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
       "[control-plane]",
     );
     this.flushes = createFlushBatch((error) => this.logger.error("internal error flushing a stream", error));
-    this.#tls = options.tls ? createTlsCredentials(options.tls, this.logger) : undefined;
-    this.#access = createStreamAuthorization(options, this.#tls?.mutual === true);
+    const tls = options.tls ? createTlsCredentials(options.tls, this.logger) : undefined;
+    this.#access = createStreamAuthorization(options, tls?.mutual === true);
     this.#lifecycle = createServerLifecycle({
       host: this.host,
       port,
-      tls: this.#tls,
+      tls,
       logger: this.logger,
       shutdownGraceMs: options.shutdownGraceMs,
       serve: (req, res) => this.#serve(req, res),
@@ -156,15 +137,16 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
       options.controlPlaneId !== undefined
         ? create(ControlPlaneSchema, { identifier: options.controlPlaneId })
         : undefined;
-    const csdsPolicy = clientStatusPolicy(options);
-    this.#connectHandler = connectNodeAdapter({
-      routes: (router) => this.#routes(router),
-      grpc: true,
-      connect: false,
-      grpcWeb: false,
-      readMaxBytes: this.limits.maxRequestBytes,
-      interceptors: [refuseUnverifiedPeers, ...(csdsPolicy ? [clientStatusAccess(csdsPolicy)] : [])],
-      contextValues: (req) => this.#peers.contextValues(req),
+    this.#serve = createRequestRouter({
+      host: this,
+      options,
+      lrs: () => ({
+        sink: source?.serveLrs
+          ? { serve: (requests, signal, peer) => source.serveLrs!(requests, signal, peer) }
+          : this.lrs,
+        admit: this.#access.admit,
+        admitted: (node, peer) => this.#access.lrsAdmitted(node, peer),
+      }),
     });
   }
 
@@ -250,66 +232,11 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
     return this.#lifecycle.destroySessions();
   }
 
-  // --- serving -------------------------------------------------------------------------------------------------
-
-  /**
-   * The ADS methods are served by the streams over raw gRPC (grpc-call.ts), so that one encoded response can be
-   * written to many streams and each stream sees its own write queue; LRS over the same calls, so its requests are
-   * read and refused as ADS requests are; other services go through connect-node.
-   */
-  #serve(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): void {
-    const path = req.headers[":path"];
-    if (path === LRS_PATH) {
-      this.#serveLrs(req, res);
-      return;
-    }
-    if (path !== SOTW_PATH && path !== DELTA_PATH) {
-      this.#connectHandler(req, res);
-      return;
-    }
-    if (path === DELTA_PATH && this.#options.delta === false) {
-      refuseCall(res, Code.Unimplemented, "delta xDS is not enabled on this server");
-      return;
-    }
-    const call = openGrpcCall(req, res, { maxRequestBytes: this.limits.maxRequestBytes, logger: this.logger });
-    if (!call) return;
-    const id = ++this.#nextStreamId;
-    const logger = this.#streamLogger(id);
-    const peer = this.#peers.peerOf(req);
-    const stream =
-      path === SOTW_PATH
-        ? new SotwStream(this, id, "sotw", call, logger, peer)
-        : new DeltaStream(this, id, "delta", call, logger, peer);
-    stream.serve();
-  }
-
-  #serveLrs(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): void {
-    const call = openGrpcCall(req, res, { maxRequestBytes: this.limits.maxRequestBytes, logger: this.logger });
-    if (!call) return;
-    const source = this.#source;
-    serveLrsCall(call, this.#peers.peerOf(req), {
-      sink: source?.serveLrs
-        ? { serve: (requests, signal, peer) => source.serveLrs!(requests, signal, peer) }
-        : this.lrs,
-      limits: this.limits,
-      logger: this.logger.child("[lrs]"),
-      admit: this.#access.admit,
-      admitted: (node, peer) => this.#access.lrsAdmitted(node, peer),
-    });
-  }
-
-  /** Connect-node routes: services hosted beside ADS and LRS. */
-  #routes(router: ConnectRouter): void {
-    this.#options.routes?.(router);
-  }
+  // --- LRS -----------------------------------------------------------------------------------------------------
 
   /** The clusters the LRS sink names to a node's client: those of its set that it may read. */
   #readableClusters(node: Node | undefined): string[] {
     return this.#access.readableClusters(node, this.store.resolve(node).resourceNames(CDS_TYPE_URL));
-  }
-
-  #streamLogger(id: number): ScopedLogger {
-    return this.logger.child(`[ads #${id}]`);
   }
 }
 
