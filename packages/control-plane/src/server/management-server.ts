@@ -17,7 +17,7 @@ import { createTlsCredentials } from "../security/tls-credentials.js";
 import { createFlushBatch, type FlushBatch } from "../streams/flush-batch.js";
 import type { AdsStream, StreamHost } from "../streams/stream-base.js";
 import type { StreamInfo } from "../streams/stream-info.js";
-import type { TypeSubscription } from "../streams/subscription.js";
+import type { TypeSubscription } from "../subscriptions/subscription.js";
 import { CDS_TYPE_URL, DEFAULT_FULL_STATE_TYPE_URLS } from "../type-urls.js";
 import type { ManagementServer, ManagementServerOptions } from "./management-server-api.js";
 import { createRequestRouter, type ServeRequest } from "./request-router.js";

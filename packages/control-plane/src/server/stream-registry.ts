@@ -1,13 +1,13 @@
 // The open ADS streams of a server, indexed by what they subscribe to, and the fan-out of resource changes to them.
 
 import { Code } from "@connectrpc/connect";
-import type { ChangedVariants } from "../held/change-scope.js";
 import { WakeIndex } from "../held/wake-index.js";
 import type { BreakOptions } from "../hooks/hooks.js";
 import type { ServedResources } from "../resources/served.js";
 import type { AdsStream } from "../streams/stream-base.js";
 import type { StreamInfo } from "../streams/stream-info.js";
-import type { TypeSubscription } from "../streams/subscription.js";
+import type { ChangedVariants } from "../subscriptions/change-scope.js";
+import type { TypeSubscription } from "../subscriptions/subscription.js";
 
 export interface StreamRegistry {
   add(stream: AdsStream): void;
