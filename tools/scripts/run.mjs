@@ -113,7 +113,7 @@ function test() {
       failedGates.push("generated code is up to date");
     }
   }
-  gate("no import cycles (madge)", "node", ["tools/scripts/check-cycles.mjs"]);
+  gate("imports: no cycles (madge), no upward layers", "node", ["tools/scripts/check-cycles.mjs"]);
   clearTestReports(root);
   const TURBO_GATE = "typecheck, build and test (turbo)";
   gate(TURBO_GATE, "pnpm", [

@@ -2,26 +2,10 @@
 // upstream server, until Ctrl-C. It says whether the upstream can be reached and which upstream streams are open.
 import { readFile } from "node:fs/promises";
 import type { BootstrapConfig } from "@xdskit/xds-client";
-import { createXdsRelay, type Logger, type UpstreamStreamInfo, type XdsRelay } from "@xdskit/xds-relay";
+import { createXdsRelay, type UpstreamStreamInfo, type XdsRelay } from "@xdskit/xds-relay";
 import { aborted, CliError, type CliIo, type CommandRun, ExitCode, UsageError } from "./command.js";
 import { shortTypeName } from "./resource-diff.js";
-
-/** --verbose: every level to stderr (the relay's requests and responses are debug lines). */
-function stderrLogger(io: CliIo): Logger {
-  const write =
-    (level: string) =>
-    (message: string, ...details: unknown[]) =>
-      io.stderr(
-        `${level} ${message}${details.map((d) => ` ${d instanceof Error ? d.message : String(d)}`).join("")}\n`,
-      );
-  return {
-    error: write("error"),
-    warn: write("warn"),
-    info: write("info"),
-    debug: write("debug"),
-    isEnabled: () => true,
-  };
-}
+import { stderrLogger } from "./stderr-log.js";
 
 /** `host:port`, `[v6]:port` or `:port`, as a listen address. */
 function parseListen(text: string): { host: string; port: number } {

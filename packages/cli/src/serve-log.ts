@@ -6,13 +6,10 @@ import type { HookEventMap, Logger, LogLevel, ManagementServer } from "@xdskit/c
 import { environmentLogLevel, type LogComponent } from "@xdskit/xds-client/internal";
 import { CliError, type CliIo } from "./command.js";
 import { shortTypeName } from "./resource-diff.js";
+import { detailText } from "./stderr-log.js";
 
 function line(io: CliIo, text: string): void {
   io.stderr(`${new Date().toISOString()} ${text}\n`);
-}
-
-function detailText(details: readonly unknown[]): string {
-  return details.map((d) => ` ${d instanceof Error ? d.message : String(d)}`).join("");
 }
 
 /** Why the server could not listen, in one line: a port in use names --port. */

@@ -1,8 +1,12 @@
 // @xdskit/control-plane: an embeddable xDS management server.
 // Grouped by audience (import sorting is off for this file): the server first, then the hooks tests use.
 
-export { createManagementServer } from "./management-server.js";
-export type { DynamicParametersOptions, ManagementServer, ManagementServerOptions } from "./management-server-api.js";
+export { createManagementServer } from "./server/management-server.js";
+export type {
+  DynamicParametersOptions,
+  ManagementServer,
+  ManagementServerOptions,
+} from "./server/management-server-api.js";
 export type { ServerTlsOptions } from "./security/tls-options.js";
 export type { AuthorizeResult, AuthorizeStream, IdentityOptions } from "./security/authorization.js";
 export type { SecurityOptions } from "./security/authorization-options.js";

@@ -11,9 +11,9 @@ import fc from "fast-check";
 import { expect, test } from "vitest";
 import { asSets, CONSTRAINT_TEXTS, NOTHING, PARAMETER_MAPS } from "../../test/held-sets.js";
 import { ResourceSetImpl } from "../resources/resource-set.js";
-import { type SlotInit, TypeSubscription, wildcardsOf } from "../streams/subscription.js";
+import { type ChangedVariants, concerns } from "../subscriptions/change-scope.js";
+import { type SlotInit, TypeSubscription, wildcardsOf } from "../subscriptions/subscription.js";
 import { CDS_TYPE_URL } from "../type-urls.js";
-import { type ChangedVariants, concerns } from "./change-scope.js";
 import { diffHeld, fullState } from "./held-diff.js";
 import { EMPTY_HELD, type HeldState, heldAfter } from "./held-state.js";
 

@@ -12,7 +12,7 @@ import { asSets, NOTHING } from "../../test/held-sets.js";
 import type { Entry, VariantRef } from "../resources/entry.js";
 import { type ServedGroup, UNANSWERED } from "../resources/served.js";
 import { VariantGroup, variantRef } from "../resources/variant-group.js";
-import { type SlotInit, TypeSubscription, wildcardsOf } from "../streams/subscription.js";
+import { type SlotInit, TypeSubscription, wildcardsOf } from "../subscriptions/subscription.js";
 import { diffHeld, distinctEntries, fullState } from "./held-diff.js";
 import {
   type BySlot,

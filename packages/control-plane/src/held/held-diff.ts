@@ -1,6 +1,6 @@
 import type { Entry, ErrorEntry, ResourceEntry, VariantRef } from "../resources/entry.js";
 import { type Choice, type ServedGroup, UNANSWERED } from "../resources/served.js";
-import type { TypeSubscription, Wildcard } from "../streams/subscription.js";
+import type { TypeSubscription, Wildcard } from "../subscriptions/subscription.js";
 import { type BySlot, type HeldState, type HeldValue, heldValueOf, NOT_FOUND_SENT } from "./held-state.js";
 
 /** A variant a delta client is told is gone: by name when unconstrained (`removed_resources`), else with its constraints. */

@@ -1,5 +1,5 @@
 import type { Entry, ErrorEntry, ResourceEntry, VariantRef } from "../resources/entry.js";
-import { plainKey, type TypeSubscription } from "../streams/subscription.js";
+import { plainKey, type TypeSubscription } from "../subscriptions/subscription.js";
 import { LayeredMap } from "./layered-map.js";
 
 /** Marks a subscription the server told a delta client does not exist (in `removed_resources`). */

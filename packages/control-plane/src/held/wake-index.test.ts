@@ -5,8 +5,8 @@ import fc from "fast-check";
 import { expect, test } from "vitest";
 import { CONSTRAINT_TEXTS, PARAMETER_MAPS } from "../../test/held-sets.js";
 import { readConstraints } from "../resources/variant-group.js";
-import { type SlotInit, TypeSubscription, wildcardsOf } from "../streams/subscription.js";
-import { type ChangedVariants, concerns, WHOLE_NAME } from "./change-scope.js";
+import { type ChangedVariants, concerns, WHOLE_NAME } from "../subscriptions/change-scope.js";
+import { type SlotInit, TypeSubscription, wildcardsOf } from "../subscriptions/subscription.js";
 import { WakeIndex } from "./wake-index.js";
 
 const TYPES = ["t1", "t2"];

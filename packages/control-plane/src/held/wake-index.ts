@@ -1,6 +1,6 @@
 import type { Expr } from "@xdskit/constraint-matcher";
-import type { Slot, TypeSubscription } from "../streams/subscription.js";
-import { type ChangedVariants, NAMES_LOOKED_AT, WHOLE_NAME } from "./change-scope.js";
+import { type ChangedVariants, NAMES_LOOKED_AT, WHOLE_NAME } from "../subscriptions/change-scope.js";
+import type { Slot, TypeSubscription } from "../subscriptions/subscription.js";
 
 // Index keys, injective: a type's wildcard subscribers; its wildcard subscribers with one parameter at one value; a
 // name's subscribers; a name's subscribers with one parameter at one value.

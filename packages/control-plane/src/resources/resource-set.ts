@@ -1,8 +1,8 @@
 import { fromBinary, type Registry } from "@bufbuild/protobuf";
 import { type Expr, TRUE } from "@xdskit/constraint-matcher";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
-import { type ChangedVariants, WHOLE_NAME } from "../held/change-scope.js";
 import { type StatusInit, toStatus } from "../status.js";
+import { type ChangedVariants, WHOLE_NAME } from "../subscriptions/change-scope.js";
 import { ChangeLog } from "./change-log.js";
 import { contentVersion } from "./content-version.js";
 import type { Entry, ErrorEntry, ResourceEntry } from "./entry.js";

@@ -1,8 +1,8 @@
 import type { Params } from "@xdskit/constraint-matcher";
 import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import type { LoadStatsRequest, LoadStatsResponse } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
-import type { ChangedVariants } from "../held/change-scope.js";
-import type { TypeSubscription } from "../streams/subscription.js";
+import type { ChangedVariants } from "../subscriptions/change-scope.js";
+import type { TypeSubscription } from "../subscriptions/subscription.js";
 import type { Entry } from "./entry.js";
 
 // What the stream layer reads from wherever its resources come from: the server's own resource sets

@@ -5,7 +5,7 @@ import { StatusSchema } from "@xdskit/protos/google/rpc/status_pb";
 import type { ErrorEntry } from "../resources/entry.js";
 import type { ServedGroup } from "../resources/served.js";
 import { VariantGroup } from "../resources/variant-group.js";
-import type { TypeSubscription } from "../streams/subscription.js";
+import type { TypeSubscription } from "../subscriptions/subscription.js";
 import type { PeerIdentity } from "./identity.js";
 
 // Per-resource read authorization (docs/security.md#per-resource-authorization): a stream sees the type's resources

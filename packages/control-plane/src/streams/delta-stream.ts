@@ -19,6 +19,7 @@ import type { RequestDisposition } from "../hooks/hook-events.js";
 import { checkLocators, checkNames, checkTypeUrl } from "../limits.js";
 import { entryLabel } from "../resources/entry.js";
 import type { ServedGroup } from "../resources/served.js";
+import type { SlotInit, TypeSubscription } from "../subscriptions/subscription.js";
 import {
   deltaWireResource,
   type PreparedResponse,
@@ -28,7 +29,6 @@ import {
 } from "./prepared-response.js";
 import { emptyTypeState, StreamBase, type TypeState } from "./stream-base.js";
 import type { StreamTypeInfo } from "./stream-info.js";
-import type { SlotInit, TypeSubscription } from "./subscription.js";
 
 interface DeltaTypeState extends TypeState {
   ackedNonce: string;

@@ -12,10 +12,10 @@ import type { RequestDisposition } from "../hooks/hook-events.js";
 import { checkLocators, checkNames, checkTypeUrl } from "../limits.js";
 import { entryLabel } from "../resources/entry.js";
 import type { ServedGroup } from "../resources/served.js";
+import { PLAIN_WILDCARD, type SlotInit, type TypeSubscription, wildcardsOf } from "../subscriptions/subscription.js";
 import { anyFor, type PreparedResponse, prepareResponse, toResourceErrors } from "./prepared-response.js";
 import { emptyTypeState, StreamBase, type TypeState } from "./stream-base.js";
 import type { StreamTypeInfo } from "./stream-info.js";
-import { PLAIN_WILDCARD, type SlotInit, type TypeSubscription, wildcardsOf } from "./subscription.js";
 
 interface SotwTypeState extends TypeState {
   /** The client asked for this type (a type only injected into is not pushed to). */

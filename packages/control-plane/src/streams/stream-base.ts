@@ -10,7 +10,6 @@ import type {
   DiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { Status } from "@xdskit/protos/google/rpc/status_pb";
-import { type ChangedVariants, concerns } from "../held/change-scope.js";
 import { EMPTY_HELD, type HeldState, heldVersion } from "../held/held-state.js";
 import type { PlanCache, PlanInit } from "../held/response-plan.js";
 import type { ResponseDelivery, ResponseEventInit, StreamCloseReason, StreamKind } from "../hooks/hook-events.js";
@@ -22,13 +21,14 @@ import { StreamRefusedError } from "../security/authorization.js";
 import { authorizedEntries, type ReadAccess, type StreamIdentity } from "../security/authorization-read.js";
 import type { PeerIdentity } from "../security/identity.js";
 import { checkSameNode } from "../security/node-binding.js";
+import { type ChangedVariants, concerns } from "../subscriptions/change-scope.js";
+import { nameOfPlainKey, type Slot, subscriptionLabel, TypeSubscription } from "../subscriptions/subscription.js";
 import { DPDS_TYPE_URL, PUSH_ORDER } from "../type-urls.js";
 import { type WireMessage, wholeMessage, withNonce } from "./encoded-response.js";
 import type { FlushBatch } from "./flush-batch.js";
 import type { GrpcServerCall } from "./grpc-call.js";
 import type { PreparedResponse, ResponseParts } from "./prepared-response.js";
 import type { StreamInfo, StreamTypeInfo } from "./stream-info.js";
-import { nameOfPlainKey, type Slot, subscriptionLabel, TypeSubscription } from "./subscription.js";
 
 /** What the server gives each stream. */
 export interface StreamHost {

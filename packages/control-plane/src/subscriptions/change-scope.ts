@@ -1,5 +1,5 @@
 import { type Expr, matches } from "@xdskit/constraint-matcher";
-import type { TypeSubscription } from "../streams/subscription.js";
+import type { TypeSubscription } from "./subscription.js";
 
 /** Every variant of a name may have changed (it was removed whole, or the set was cleared or replaced). */
 export const WHOLE_NAME = null;

@@ -4,15 +4,15 @@
 import type { Registry } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { DynamicParameterConstraintsMap } from "@xdskit/protos/envoy/config/dynamic_parameters/v3/dynamic_parameters_pb";
-import type { ManagementServerHooks } from "./hooks/hooks.js";
-import type { ServerLimits } from "./limits.js";
-import type { Logger } from "./logger.js";
-import type { LrsPolicy, LrsSink } from "./lrs/lrs-sink.js";
-import type { DynamicParametersInit } from "./resources/dynamic-parameters.js";
-import type { ResourceSet } from "./resources/resource-set.js";
-import type { NodeScope, NodeSelector } from "./resources/resource-store.js";
-import type { SecurityOptions } from "./security/authorization-options.js";
-import type { StreamInfo } from "./streams/stream-info.js";
+import type { ManagementServerHooks } from "../hooks/hooks.js";
+import type { ServerLimits } from "../limits.js";
+import type { Logger } from "../logger.js";
+import type { LrsPolicy, LrsSink } from "../lrs/lrs-sink.js";
+import type { DynamicParametersInit } from "../resources/dynamic-parameters.js";
+import type { ResourceSet } from "../resources/resource-set.js";
+import type { NodeScope, NodeSelector } from "../resources/resource-store.js";
+import type { SecurityOptions } from "../security/authorization-options.js";
+import type { StreamInfo } from "../streams/stream-info.js";
 
 export interface ManagementServerOptions extends Partial<ServerLimits>, SecurityOptions {
   /** Default `127.0.0.1`. */
