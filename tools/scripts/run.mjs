@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// The two commands of the README: `npm test` and `npm run demo`.
+// The commands of the READMEs: `npm test`, `npm run demo`, `npm run pack` and an example's `npm run setup`.
 // Works on a machine with only Node 20 and npm: it fetches the pinned pnpm into .tools/ when the one on PATH is
-// missing or another version, installs the workspace from the lockfile, then runs the gates, or the demo.
+// missing or another version, installs the workspace from the lockfile, then runs the gates, the demo, packs the
+// public packages or builds what one package needs. The demo and setup skip the install and the build when
+// nothing they depend on changed since the last time (up-to-date.mjs), so a second run takes a second or two.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
@@ -9,6 +11,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { ensureEtcd } from "./etcd-setup.mjs";
 import { clearTestReports, collectTestCounts, summaryLine } from "./test-report.mjs";
+import { buildInputsKey, installIsCurrent, readStamp, workspaceClosure, writeStamp } from "./up-to-date.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const rootPackage = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
@@ -94,12 +97,13 @@ function test() {
   if (inGit) {
     log("generated code matches proto/");
     // Each generated tree: packages/protos (from proto/), xds-client's wire views (from its views.json), the xDS
-    // interop tool's test service and etcd-source's subset of etcd's v3 API.
+    // interop tool's test service, etcd-source's subset of etcd's v3 API and the connect-greeter example's service.
     const generated = [
       "packages/protos/src/gen",
       "packages/xds-client/src/gen",
       "tools/xds-interop/src/gen",
       "packages/etcd-source/src/gen",
+      "examples/connect-greeter/src/gen",
     ];
     const status = run("git", ["status", "--porcelain", "--", ...generated], { capture: true });
     if (status.stdout.trim() !== "") {
@@ -140,13 +144,13 @@ function test() {
 }
 
 /**
- * Builds what the demo runs (the demo and the packages it depends on) and says what it is doing: one line per task
+ * Builds `filter` (a package name) and the packages it depends on and says what it is doing: one line per task
  * turbo runs, then the total. Turbo's own output is shown only when the build fails.
  */
-async function buildForDemo() {
-  log("build: the demo and the packages it uses (about 2 minutes on 2 cores the first time; cached afterwards)");
+async function build(name, what) {
+  log(`build: ${what} (about 2 minutes on 2 cores the first time; cached afterwards)`);
   const started = Date.now();
-  const args = ["exec", "turbo", "run", "build", "--filter=@xdskit/demo...", "--output-logs=new-only", ...turboColor];
+  const args = ["exec", "turbo", "run", "build", `--filter=${name}...`, "--output-logs=new-only", ...turboColor];
   const child = spawn("pnpm", args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   let built = 0;
@@ -176,15 +180,45 @@ async function buildForDemo() {
   process.stdout.write(`  ${built} task(s) run, ${cached} already up to date, in ${seconds} s\n`);
 }
 
-async function demo() {
+/**
+ * Installs and builds what package `name` needs, unless nothing it depends on changed since the last time this
+ * did (the lockfile as installed, and every file of the workspace packages it depends on). Returns whether it did.
+ */
+async function prepare(name, what) {
+  const packages = workspaceClosure(root, name);
+  const stampName = name.replace(/[@/]/g, "_");
+  if (installIsCurrent(root) && readStamp(root, stampName) === buildInputsKey(root, packages)) return false;
   install();
-  await buildForDemo();
-  log("demo (about two seconds)");
-  const result = run("pnpm", ["--filter", "@xdskit/demo", "run", "--silent", "start"]);
+  await build(name, what);
+  writeStamp(root, stampName, buildInputsKey(root, packages));
+  return true;
+}
+
+async function demo() {
+  const prepared = await prepare("@xdskit/demo", "the demo and the packages it uses");
+  if (prepared) log("demo (about two seconds)");
+  const result = run("node", [join("tools", "demo", "dist", "main.js")]);
+  process.exit(result.status ?? 1);
+}
+
+/** `setup <package>`: what an example's README starts with, from a fresh clone. */
+async function setup(name) {
+  if (!name) fail("usage: run.mjs setup <package name>");
+  const prepared = await prepare(name, `${name} and the packages it uses`);
+  process.stdout.write(prepared ? `\n${name} is built.\n` : `${name} is already built; nothing changed since.\n`);
+}
+
+/** `pack [--out dir]`: every public package's tarball in one folder (default dist-packages/), ready to install. */
+function pack() {
+  install();
+  log("pack: every public package, built from clean (a few minutes on 2 cores)");
+  const result = run("node", [join("tools", "scripts", "pack.mjs"), ...process.argv.slice(3)]);
   process.exit(result.status ?? 1);
 }
 
 const command = process.argv[2];
 if (command === "test") test();
 else if (command === "demo") await demo();
-else fail("usage: run.mjs test|demo");
+else if (command === "setup") await setup(process.argv[3]);
+else if (command === "pack") pack();
+else fail("usage: run.mjs test|demo|pack|setup <package>");

@@ -17,6 +17,7 @@ import { CliError, type CommandRun, ExitCode, integerOption, UsageError } from "
 import { typeChanges } from "./etcd-changes.js";
 import { etcdTarget, openEtcd } from "./etcd-options.js";
 import { folderResources } from "./folder-resources.js";
+import { formatWarning } from "./resource-checks.js";
 import { describeChanges } from "./resource-diff.js";
 
 function changesOf(plan: EtcdChangePlan): string {
@@ -49,7 +50,13 @@ export const run: CommandRun = async (positionals, values, io) => {
   if (limits.maxTxnOps < 2) throw new UsageError("--max-txn-ops must be at least 2");
   const ifRevision = values["if-revision"] === undefined ? undefined : integerOption(values, "if-revision", 0);
   const target = await etcdTarget(values, io);
-  const { resources } = await folderResources(dir);
+  const { resources, warnings } = await folderResources(dir);
+  const lines = warnings.map(formatWarning);
+  // Checked before etcd is reached, as serve checks a folder before it listens.
+  if (values.strict === true && lines.length > 0) {
+    throw new CliError(`cannot apply ${dir} (--strict), nothing written:\n${lines.map((l) => `  ${l}\n`).join("")}`);
+  }
+  for (const line of lines) io.stderr(`warning: ${line}\n`);
   const etcd = openEtcd(target);
   try {
     const plan = await planEtcdChange({

@@ -14,9 +14,14 @@ function distance(a: string, b: string): number {
   return previous[b.length]!;
 }
 
+/** The names of `known` close enough to `name` to be what was meant (for "did you mean"). */
+export function closeNames(name: string, known: readonly string[]): string[] {
+  return known.filter((k) => distance(name, k) <= Math.max(1, Math.floor(k.length / 4)));
+}
+
 function suggestion(option: string, known: readonly string[]): string {
   const name = option.replace(/^-+/, "").replace(/=.*$/, "");
-  const close = known.filter((k) => distance(name, k) <= Math.max(1, Math.floor(k.length / 4)));
+  const close = closeNames(name, known);
   return close.length > 0 ? ` (did you mean ${close.map((k) => `--${k}`).join(" or ")}?)` : "";
 }
 

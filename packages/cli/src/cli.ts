@@ -18,7 +18,8 @@ const HELP = `Usage: xdskit <command> [options]
 Commands:
 ${commandList()}
 
-Run \`xdskit <command> --help\` for a command's options; \`xdskit --version\` for the version.
+Run \`xdskit <command> --help\` for a command's options; \`xdskit --version\` (or -v, or --version after any command) for
+the version.
 Exit codes: 0 success, 1 failure, 2 wrong command line.
 `;
 
@@ -45,7 +46,7 @@ async function version(): Promise<string> {
 /** Runs one command line (without `node` and the script); resolves with the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const [first, second] = argv;
-  if (first === "--version" || first === "-V") {
+  if (first === "--version" || first === "-v" || first === "-V") {
     io.stdout(await version());
     return ExitCode.ok;
   }
@@ -73,7 +74,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return ExitCode.usage;
   }
   const { command, rest } = found;
-  const options = { ...command.options, help: { type: "boolean", short: "h" } } as const;
+  const options = { ...command.options, help: { type: "boolean", short: "h" }, version: { type: "boolean" } } as const;
   let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
   try {
     parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true });
@@ -86,6 +87,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.stdout(command.usage);
     return ExitCode.ok;
   }
+  if (parsed.values.version) {
+    io.stdout(await version());
+    return ExitCode.ok;
+  }
   try {
     const run = await command.load();
     return await run(parsed.positionals, parsed.values, io);
@@ -94,9 +99,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.stderr(`xdskit ${found.name}: ${error.message}\n\n${command.usage}`);
       return ExitCode.usage;
     }
-    io.stderr(
-      `xdskit ${found.name}: ${error instanceof CliError ? error.message : String((error as Error)?.stack ?? error)}\n`,
-    );
+    const text = error instanceof CliError ? error.message : String((error as Error)?.stack ?? error);
+    // A message that lists problems ends with a newline already: one line end, never a blank line.
+    io.stderr(`xdskit ${found.name}: ${text.replace(/\n+$/, "")}\n`);
     return ExitCode.failure;
   }
 }

@@ -79,11 +79,15 @@ when a file changes (also after an atomic save: rename over the file, sed -i, ed
   {"@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster", "name": "echo", "type": "EDS",
    "edsClusterConfig": {"edsConfig": {"ads": {}}}}
 
-Each reload prints what changed (added, changed, removed per type). A reload with any bad file keeps serving the
-previous resources and prints each problem (file[index]: reason). Unchanged resources keep their version, so
-clients see only what changed. NACKs from clients are printed on stderr.
-The same port serves CSDS (each client stream as the server sees it: xdskit csds <address>) and gRPC health
-(grpc.health.v1.Health).
+Each reload prints, with the time, what changed (added, changed, removed per type). A reload with any bad file
+keeps serving the previous resources and prints each problem (file[index]: reason; an unknown field by its path in
+the resource, with the field names it is close to). Unchanged resources keep their version, so clients see only
+what changed. NACKs from clients are printed on stderr.
+Every load is checked as a gRPC client would check it: a warning on stderr for each resource a client would NACK
+(with the field path of each problem), and for each reference to a resource that is not served (a listener's route
+configuration, a route's cluster, a cluster's endpoints); --strict refuses such a load instead.
+The same port serves CSDS (each client stream as the server sees it: xdskit csds <address>), gRPC health
+(grpc.health.v1.Health) and LRS (the load reports of clusters with lrs_server: self).
 
 With --etcd, it is a replica of a control plane whose resources live under an etcd prefix (written by
 \`xdskit apply\`): it reads them at one revision, listens once it has, then follows every change; while etcd is
@@ -98,8 +102,15 @@ Options:
   --tls-key <file>    the certificate's private key (PEM)
   --tls-ca <file>     mTLS: clients must present a certificate this CA signed
   --debounce-ms <n>   wait for the files to settle before reloading, default 100
+  --strict            refuse to serve (at start) or to reload resources a gRPC client would NACK, or that name a
+                      resource that is not served; keep serving the previous ones
+  --loads             print each load report received (LRS) on stdout: calls, errors, drops and ORCA means per
+                      cluster and locality, as a table
+  --loads-json        the same as one JSON object per line: {time, streamId, node, clusters: [...]}
+  --load-report-interval <d>  how often clients are asked to report load (5s, 1m; gRPC clients report at most
+                      once a second), default 10s
   --verbose           on stderr, with the time: every stream opened and closed, request and response, with the
-                      client's node id, and the server's info log
+                      client's node id, a line per load report, and the server's info log
 ${ETCD_USAGE}
   -h, --help
 `;
@@ -112,9 +123,12 @@ it did, per type. A change that fits one etcd transaction (128 operations and 1.
 replica whole; a larger one is written in several, endpoints and clusters before the routes and listeners that
 use them, removals last. If anyone wrote the prefix after apply read it (another apply), nothing is written and it
 says so: run it again.
+As serve does, it warns on stderr about each resource a gRPC client would NACK (with the field path of each
+problem) and each reference to a resource the folder does not hold; --strict writes nothing then.
 
 Options:
 ${ETCD_USAGE}
+  --strict            write nothing when there is any such warning (exit code 1)
   --dry-run           print what would change, write nothing (and the revision it read)
   --if-revision <n>   write only if nothing under the prefix changed after revision n (the one a reviewed
                       --dry-run printed); otherwise nothing is written and apply says so
@@ -180,6 +194,10 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       host: { type: "string" },
       port: { type: "string" },
       "debounce-ms": { type: "string" },
+      strict: { type: "boolean" },
+      loads: { type: "boolean" },
+      "loads-json": { type: "boolean" },
+      "load-report-interval": { type: "string" },
       verbose: { type: "boolean" },
       "tls-cert": { type: "string" },
       "tls-key": { type: "string" },
@@ -193,6 +211,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     usage: APPLY_USAGE,
     options: {
       ...ETCD_OPTIONS,
+      strict: { type: "boolean" },
       "dry-run": { type: "boolean" },
       "if-revision": { type: "string" },
       "value-format": { type: "string" },

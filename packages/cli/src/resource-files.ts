@@ -4,9 +4,10 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { fromJson, type JsonValue, type Message } from "@bufbuild/protobuf";
-import { AnySchema, anyUnpack } from "@bufbuild/protobuf/wkt";
+import { type Any, AnySchema, anyUnpack } from "@bufbuild/protobuf/wkt";
 import { xdsRegistry } from "@xdskit/protos";
 import { parseAllDocuments } from "yaml";
+import { unknownFieldProblem } from "./json-field-path.js";
 
 export const RESOURCE_FILE = /\.(json|ya?ml)$/i;
 
@@ -38,7 +39,13 @@ function toMessage(value: unknown): Message {
   if (typeof value !== "object" || value === null || !("@type" in value)) {
     throw new Error('expected an object with "@type" (e.g. "type.googleapis.com/envoy.config.cluster.v3.Cluster")');
   }
-  const any = fromJson(AnySchema, value as JsonValue, { registry: xdsRegistry });
+  let any: Any;
+  try {
+    any = fromJson(AnySchema, value as JsonValue, { registry: xdsRegistry });
+  } catch (error) {
+    // fromJson names an unknown key without saying where it is: find it, with the names it is close to.
+    throw new Error(unknownFieldProblem(value, xdsRegistry) ?? (error as Error).message);
+  }
   const message = anyUnpack(any, xdsRegistry);
   if (!message) throw new Error(`unknown type ${any.typeUrl}`);
   return message;

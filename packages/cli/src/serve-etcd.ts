@@ -4,11 +4,12 @@
 // the same versions (content versions), so clients move between them unnoticed.
 import { createManagementServer, type ManagementServer, type ServerTlsOptions } from "@xdskit/control-plane";
 import { createEtcdSource, type EtcdSourceChange, type EtcdSourceStatus } from "@xdskit/etcd-source";
-import { aborted, CliError, type CliIo, ExitCode, integerOption, UsageError } from "./command.js";
+import { aborted, CliError, type CliIo, durationOption, ExitCode, integerOption, UsageError } from "./command.js";
 import { countKeysByType, typeChanges } from "./etcd-changes.js";
 import { etcdTarget, openEtcd } from "./etcd-options.js";
 import { describeChanges } from "./resource-diff.js";
-import { logClients, serveLogger } from "./serve-log.js";
+import { logLoads } from "./serve-loads.js";
+import { listenFailure, logClients, serveLogger } from "./serve-log.js";
 import { serveStatusRoutes } from "./serve-status.js";
 
 function stamp(io: CliIo, text: string): void {
@@ -22,20 +23,29 @@ export async function serveFromEtcd(
   tls: ServerTlsOptions | undefined,
 ): Promise<number> {
   if (positionals.length !== 0) throw new UsageError("--etcd serves the resources of an etcd prefix: give no <dir>");
+  if (values.strict === true) {
+    throw new UsageError("--strict checks a folder: give it to xdskit apply, which checks what it writes to etcd");
+  }
+  const lrsIntervalMs = durationOption(values, "load-report-interval") ?? 10_000;
   const port = integerOption(values, "port", 18000);
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
   const verbose = values.verbose === true;
+  const host = (values.host as string | undefined) ?? "127.0.0.1";
   const target = await etcdTarget(values, io);
   const etcd = openEtcd(target);
   const status = serveStatusRoutes();
-  const logger = serveLogger(io, verbose);
+  // The source's lines from the start; the server's once it listens (a failure to listen is told once, below).
+  const logger = serveLogger(io, verbose, undefined, "etcd-source");
+  let listening = false;
+  const serverLogger = serveLogger(io, verbose, () => listening);
   let server: ManagementServer;
   try {
     server = await createManagementServer({
-      host: (values.host as string | undefined) ?? "127.0.0.1",
+      host,
       port,
-      logger,
+      logger: serverLogger,
       routes: status.routes,
+      lrsPolicy: { intervalMs: lrsIntervalMs },
       historyLimit: 0,
       // Replicas agree on every resource's version; TP2 variants from etcd are served most specific first.
       contentVersions: true,
@@ -49,6 +59,11 @@ export async function serveFromEtcd(
   }
   status.attach(server);
   logClients(io, server, verbose);
+  const stopLoads = logLoads(io, server, {
+    verbose,
+    table: values.loads === true,
+    json: values["loads-json"] === true,
+  });
   let loadedKeys: EtcdSourceChange["resources"]["added"] = [];
   let previous: EtcdSourceStatus["state"] = "connecting";
   const onStatus = (next: EtcdSourceStatus) => {
@@ -72,6 +87,7 @@ export async function serveFromEtcd(
   };
   const source = createEtcdSource({ etcd, server, prefix: target.prefix, logger, onStatus, onChange });
   const finish = async () => {
+    stopLoads();
     await source.close();
     etcd.close();
     await server.close();
@@ -95,8 +111,9 @@ export async function serveFromEtcd(
     await server.start();
   } catch (error) {
     await finish();
-    throw new CliError(`cannot listen: ${(error as Error).message}`);
+    throw listenFailure(host, port, error);
   }
+  listening = true;
   const scheme = tls ? (tls.caFile ? "mTLS" : "TLS") : "cleartext";
   io.stdout(
     `serving etcd ${target.endpoints} ${target.prefix}/ at revision ${first.revision} on ${server.address} ` +
@@ -104,6 +121,8 @@ export async function serveFromEtcd(
   );
   loadedKeys = [];
   await aborted(io.signal);
+  io.stdout(`${new Date().toISOString()} stopping: closing ${server.streams().length} client stream(s)\n`);
   await finish();
+  io.stdout(`${new Date().toISOString()} stopped\n`);
   return ExitCode.ok;
 }

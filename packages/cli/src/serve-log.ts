@@ -3,7 +3,8 @@
 // line per stream opened or closed, request and response, each with the stream's node id. Every line starts with
 // the time. A client that goes away (closes its stream, cancels it, drops the connection) is a normal close.
 import type { HookEventMap, Logger, LogLevel, ManagementServer } from "@xdskit/control-plane";
-import type { CliIo } from "./command.js";
+import { environmentLogLevel, type LogComponent } from "@xdskit/xds-client/internal";
+import { CliError, type CliIo } from "./command.js";
 import { shortTypeName } from "./resource-diff.js";
 
 function line(io: CliIo, text: string): void {
@@ -14,21 +15,40 @@ function detailText(details: readonly unknown[]): string {
   return details.map((d) => ` ${d instanceof Error ? d.message : String(d)}`).join("");
 }
 
-/** The control plane's own log: warnings and errors, and info with --verbose. Its debug lines are left out. */
-export function serveLogger(io: CliIo, verbose: boolean): Logger {
+/** Why the server could not listen, in one line: a port in use names --port. */
+export function listenFailure(host: string, port: number, error: unknown): CliError {
+  if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
+    return new CliError(
+      `${host}:${port} is already in use: stop what listens there, or choose --port (0: any free port)`,
+    );
+  }
+  return new CliError(`cannot listen on ${host}:${port}: ${(error as Error).message}`);
+}
+
+const ORDER: readonly LogLevel[] = ["error", "warn", "info", "debug", "trace"];
+
+/**
+ * The control plane's own log (or `component`'s: the etcd source's in serve --etcd): warnings and errors, info with
+ * --verbose, and down to the level XDSKIT_LOG (or GRPC_VERBOSITY/GRPC_TRACE) sets for the component in `io.env`
+ * (docs/logging.md). Nothing is written while `on()` is false (before the server listens: a failure to listen is
+ * told once, by the command).
+ */
+export function serveLogger(
+  io: CliIo,
+  verbose: boolean,
+  on: () => boolean = () => true,
+  component: LogComponent = "control-plane",
+): Logger {
+  const fromEnv = environmentLogLevel(component, io.env);
+  const base: LogLevel = verbose ? "info" : "warn";
+  const level = fromEnv !== undefined && ORDER.indexOf(fromEnv) > ORDER.indexOf(base) ? fromEnv : base;
+  const isEnabled = (wanted: LogLevel) => ORDER.indexOf(wanted) <= ORDER.indexOf(level);
   const write =
-    (level: string) =>
-    (message: string, ...details: unknown[]) =>
-      line(io, `${level} ${message}${detailText(details)}`);
-  const skip = () => {};
-  const levels: readonly LogLevel[] = verbose ? ["error", "warn", "info"] : ["error", "warn"];
-  return {
-    error: write("error"),
-    warn: write("warn"),
-    info: verbose ? write("info") : skip,
-    debug: skip,
-    isEnabled: (level) => levels.includes(level),
-  };
+    (name: LogLevel) =>
+    (message: string, ...details: unknown[]) => {
+      if (on() && isEnabled(name)) line(io, `${name} ${message}${detailText(details)}`);
+    };
+  return { error: write("error"), warn: write("warn"), info: write("info"), debug: write("debug"), isEnabled };
 }
 
 const typeOf = (typeUrl: string) => shortTypeName(typeUrl.slice(typeUrl.lastIndexOf("/") + 1));

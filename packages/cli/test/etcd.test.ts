@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect as netConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createLrsClient } from "@xdskit/orca-lrs-bridge";
 import { createTestCa, issueLocalhost, writeCertificate } from "@xdskit/test-pki";
 import {
   clusterResourceType,
@@ -62,12 +63,10 @@ function refused(port: number): Promise<boolean> {
 }
 
 describe.skipIf(!hasEtcd)("xdskit and etcd", () => {
-  it("apply writes a folder as one change, get reads it back, serve --etcd serves it and follows each apply", async () => {
+  it("apply writes a folder as one change, get reads it back; a bad file is refused and nothing written", async () => {
     // 1. --dry-run says what would change and writes nothing; apply writes it; a second apply changes nothing.
     // 2. get prints the resources as the folder had them (proto JSON with @type).
-    // 3. serve --etcd serves them; an apply of new endpoints is printed by serve and reaches the client, the
-    //    unchanged cluster is not sent again.
-    // 4. A bad file: apply refuses as serve does (file[index]: reason) and writes nothing.
+    // 3. A bad file: apply refuses as serve does (file[index]: reason) and writes nothing.
     const etcd = await testEtcd();
     const e = ["--etcd", etcd.endpoint];
     const files = folder({ "cluster.yaml": CLUSTER_YAML, "listener.json": listenerJson("echo.test") });
@@ -95,6 +94,20 @@ describe.skipIf(!hasEtcd)("xdskit and etcd", () => {
       stderr: "xdskit get: no Cluster named nope under /xds/\n",
     });
 
+    writeFileSync(join(files, "bad.json"), "{");
+    const bad = await runXdskit(["apply", files, ...e]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(new RegExp(`^xdskit apply: cannot apply ${files}:\\n  bad.json: .*JSON`));
+    expect((await runXdskit(["apply", files, ...e, "--dry-run"])).code).toBe(1);
+  });
+
+  it("serve --etcd serves what apply wrote and follows each apply", async () => {
+    // The banner counts what was read; an apply of new endpoints is printed by serve and reaches the client, the
+    // unchanged cluster is not sent again.
+    const etcd = await testEtcd();
+    const e = ["--etcd", etcd.endpoint];
+    const files = folder({ "cluster.yaml": CLUSTER_YAML, "listener.json": listenerJson("echo.test") });
+    expect((await runXdskit(["apply", files, ...e])).code).toBe(0);
     const serve = startXdskit(["serve", ...e, "--port", "0"]);
     const banner = await serve.waitFor(/^serving .*\n/);
     expect(banner).toMatch(
@@ -115,13 +128,40 @@ describe.skipIf(!hasEtcd)("xdskit and etcd", () => {
     await serve.waitFor(/^revision 3: ClusterLoadAssignment: changed echo\n/m);
     expect(ports(await endpoints.until((r) => ports(r)[0] === 50052))).toEqual([50052]);
     expect(clusters.results).toHaveLength(1);
-
-    writeFileSync(join(files, "bad.json"), "{");
-    const bad = await runXdskit(["apply", files, ...e]);
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(new RegExp(`^xdskit apply: cannot apply ${files}:\\n  bad.json: .*JSON`));
-    expect((await runXdskit(["apply", files, ...e, "--dry-run"])).code).toBe(1);
     expect((await serve.interrupt()).code).toBe(0);
+  });
+
+  it("apply checks a folder as serve does: the same warnings, and with --strict nothing is written", async () => {
+    const etcd = await testEtcd();
+    const e = ["--etcd", etcd.endpoint];
+    // A cluster a gRPC client NACKs, and a listener whose route configuration is not in the folder.
+    const files = folder({
+      "cluster.yaml": CLUSTER_YAML.replace("type: EDS", "type: EDS\nlbPolicy: RANDOM"),
+      "listener.json": listenerJson("echo.test"),
+    });
+    const served = await runXdskit(["serve", files, "--port", "0", "--strict"]);
+    expect(served.code).toBe(1);
+    const header = `xdskit serve: cannot serve ${files} (--strict):\n`;
+    expect(served.stderr.startsWith(header)).toBe(true);
+    const lines = served.stderr.slice(header.length);
+    expect(lines).toMatch(/^ {2}cluster\.yaml\[0\] Cluster echo: a gRPC client would NACK it: lb_policy: /m);
+    expect(lines).toContain(
+      '  listener.json[0] Listener echo.test: apiListener.apiListener.rds.routeConfigName: no RouteConfiguration "echo-route" is served\n',
+    );
+
+    const strict = await runXdskit(["apply", files, ...e, "--strict"]);
+    expect([strict.code, strict.stdout, strict.stderr]).toEqual([
+      1,
+      "",
+      `xdskit apply: cannot apply ${files} (--strict), nothing written:\n${lines}`,
+    ]);
+    expect((await runXdskit(["get", "lds", ...e])).stdout).toBe("[]\n");
+
+    const applied = await runXdskit(["apply", files, ...e]);
+    expect([applied.code, applied.stderr]).toEqual([0, lines.replace(/^ {2}/gm, "warning: ")]);
+    expect(applied.stdout).toBe(
+      "applied: Cluster: added echo. ClusterLoadAssignment: added echo. Listener: added echo.test (/xds at revision 2)\n",
+    );
   });
 
   it("serve --etcd waits for etcd, serving nothing; keeps serving when etcd is lost, and follows it again", async () => {
@@ -155,6 +195,40 @@ describe.skipIf(!hasEtcd)("xdskit and etcd", () => {
     expect((await serve.interrupt()).code).toBe(0);
   });
 
+  it("serve --etcd prints load reports (--loads-json), says when it stops, names --port when the port is taken, and logs its source as XDSKIT_LOG says", async () => {
+    const etcd = await testEtcd();
+    const e = ["--etcd", etcd.endpoint];
+    await runXdskit(["apply", folder({ "cluster.yaml": CLUSTER_YAML }), ...e]);
+    expect((await runXdskit(["serve", ...e, "--strict"])).code).toBe(2);
+    const serve = startXdskit(["serve", ...e, "--port", "0", "--loads-json", "--load-report-interval", "1s"], {
+      XDSKIT_LOG: "warn,etcd-source=info",
+    });
+    const address = addressOf(await serve.waitFor(/^serving .*\n/));
+    expect(serve.stderr()).toMatch(/ info \[etcd-source\] loaded 2 resources \(\d+ keys\) at revision 2\n/);
+
+    const taken = await runXdskit(["serve", ...e, "--port", address.split(":")[1]!]);
+    expect([taken.code, taken.stderr]).toEqual([
+      1,
+      `xdskit serve: ${address} is already in use: stop what listens there, or choose --port (0: any free port)\n`,
+    ]);
+
+    const lrs = createLrsClient({ node: { id: "replica-loads" } });
+    const stats = lrs.localityStats({ server: { serverUri: address }, clusterName: "echo", locality: { zone: "a" } });
+    stats.callStarted();
+    stats.callFinished("ok");
+    stats.release();
+    const line = await serve.waitFor(/^\{.*"replica-loads".*\n/m);
+    await lrs.close();
+    expect(JSON.parse(line.trimEnd().split("\n").at(-1)!)).toMatchObject({
+      node: "replica-loads",
+      clusters: [{ clusterName: "echo" }],
+    });
+
+    const stopped = await serve.interrupt();
+    expect(stopped.code).toBe(0);
+    expect(stopped.stdout).toMatch(/\dZ stopping: closing \d+ client stream\(s\)\n\S+Z stopped\n$/);
+  });
+
   it("says when etcd refuses the credentials, and works with the right ones", async () => {
     const etcd = await testEtcd();
     const e = ["--etcd", etcd.endpoint];
@@ -177,7 +251,8 @@ describe.skipIf(!hasEtcd)("xdskit and etcd", () => {
     const apply = await runXdskit(["apply", files, ...e, "--user", "root:wrong"]);
     expect([apply.code, apply.stderr]).toEqual([
       1,
-      expect.stringMatching(/^xdskit apply: etcd .*: the user name or password was refused/),
+      // After the warning that cluster a has no endpoints.
+      expect.stringMatching(/^xdskit apply: etcd .*: the user name or password was refused/m),
     ]);
     const anonymous = await runXdskit(["apply", files, ...e]);
     expect(anonymous.stderr).toMatch(/etcd requires authentication: give a user and password/);
@@ -206,7 +281,7 @@ describe.skipIf(!hasEtcd)("xdskit and etcd", () => {
     const byUs = await runXdskit(["apply", files, ...e, "--max-request-bytes", String(64 * 1024)]);
     expect(byUs.code).toBe(1);
     expect(byUs.stderr).toMatch(
-      /^xdskit apply: \/xds\/resources\/envoy.config.endpoint.v3.ClusterLoadAssignment\/huge: \d+ bytes, more than one etcd request can carry/,
+      /^xdskit apply: \/xds\/resources\/envoy.config.endpoint.v3.ClusterLoadAssignment\/huge: \d+ bytes, more than one etcd request can carry/m,
     );
     expect((await runXdskit(["get", "cds", ...e])).stdout).toBe("[]\n");
   });
@@ -228,6 +303,7 @@ describe.skipIf(!hasEtcd)("xdskit and etcd", () => {
     expect(lost.stderr).toMatch(
       new RegExp(
         `^xdskit apply: another writer changed /xds/ after revision ${revision} \\(.*"writer":"xdskit apply on .*\\); nothing of this change was written: read it again and retry\\n$`,
+        "m",
       ),
     );
     expect(await names()).toEqual(["one-a", "one-b"]);

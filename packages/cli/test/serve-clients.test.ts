@@ -71,7 +71,7 @@ describe("xdskit serve and its clients", () => {
     await listener.until((r) => r.ok);
     await cluster.until((r) => !r.ok);
 
-    const nack = await serve.waitFor(/NACK .*\n/, { from: "stderr" });
+    const nack = await serve.waitFor(/ NACK \[.*\n/, { from: "stderr" });
     expect(nack).toMatch(/^\S+Z NACK \[stream \d+, node cli-test\] Cluster: .*bad: lb_policy/m);
 
     const csds = await runXdskit(["csds", address]);

@@ -16,10 +16,17 @@ describe("xdskit usage", () => {
       expect(stderr).toContain(`  ${command} `);
   });
 
-  it("--version prints the package's version", async () => {
+  it("--version, -v and --version after any command print the package's version", async () => {
     const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
-    const { code, stdout } = await runXdskit(["--version"]);
-    expect([code, stdout]).toEqual([0, `xdskit ${version} (@xdskit/cli)\n`]);
+    const lines = [
+      ["--version"],
+      ["-v"],
+      ["serve", "--version"],
+      ["bootstrap", "check", "--version"],
+      ["relay", "--version"],
+    ];
+    const results = await Promise.all(lines.map((args) => runXdskit(args)));
+    expect(results.map((r) => [r.code, r.stdout])).toEqual(lines.map(() => [0, `xdskit ${version} (@xdskit/cli)\n`]));
   });
 
   it("a bare command group prints its commands (exit 2); with --help, on stdout (exit 0)", async () => {

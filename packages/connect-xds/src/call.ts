@@ -6,17 +6,17 @@ import type { DescMessage } from "@bufbuild/protobuf";
 import { Code, ConnectError, type StreamResponse, type Transport, type UnaryResponse } from "@connectrpc/connect";
 import { readOrcaReportFromHeaders } from "@xdskit/orca-lrs-bridge";
 import type { OrcaLoadReport } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
+import { CallRetry } from "./call-retry.js";
 import type { ClusterEntry } from "./cluster-manager.js";
 import type { ConfigSelector, RouteSelection } from "./config-selector.js";
-import { NOT_SENT } from "./connection.js";
 import type { CallEndInfo, CompletePick, PickInfo, Subchannel } from "./lb-policy.js";
 import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
 import { countingBytes, MessageByteCounter } from "./message-bytes.js";
 import { CallMetricName, type CallMetricsRecorder, statusName } from "./metrics.js";
-import { callSleep, faultAbortError, routeFault, routeRetryState } from "./policies/call-policies.js";
-import type { RetryBufferPool, RetryCallBuffer } from "./policies/retry-buffer.js";
-import type { RetryState } from "./policies/retry-state.js";
+import { callSleep, faultAbortError, routeFault } from "./policies/call-policies.js";
+import type { RetryBufferPool } from "./policies/retry-buffer.js";
 import type { RetryThrottle } from "./policies/retry-throttle.js";
+import type { RequestReplay } from "./request-replay.js";
 import { PooledSubchannel } from "./subchannel-pool.js";
 
 /** What the call path reads from the transport. */
@@ -26,6 +26,8 @@ export interface CallState {
   /** The cluster entries of the current selector. */
   readonly clusters: ReadonlyMap<string, ClusterEntry>;
   readonly closed: ConnectError | undefined;
+  /** What calls wait for while there is no selector (the Listener, or its RouteConfiguration). */
+  configWaitingFor(): string;
   /** Resolves (or calls back) when the selector or any cluster's picker changed. */
   onChange(listener: () => void): () => void;
   /** One call stopped holding a cluster. */
@@ -156,10 +158,10 @@ async function pickWaiting(
     const deadlineAt = routeDeadline(callDeadline, info);
     const what = () =>
       state.selector === undefined
-        ? "the xDS configuration"
+        ? state.configWaitingFor()
         : info.route === undefined
           ? "a route"
-          : `a connection to cluster "${info.route.cluster}" (${state.clusters.get(info.route.cluster)?.state ?? "unknown"})`;
+          : (state.clusters.get(info.route.cluster)?.waitingFor() ?? `cluster "${info.route.cluster}"`);
     await waitForChange(state, signal, deadlineAt, what);
     const result = tryPick(state, info);
     if (info.route !== undefined) info.routedAt ??= performance.now();
@@ -179,6 +181,13 @@ export interface CallContext {
   readonly retryThrottle?: RetryThrottle;
   /** The transport's retry buffer (A6 memory limits), for calls with a retry policy. */
   readonly retryBuffer?: RetryBufferPool;
+  /**
+   * Unary attempts stay retryable after response headers, until a message arrives (the transport's
+   * `retryAfterResponseHeaders`); by default headers commit the attempt (A6).
+   */
+  readonly retryAfterResponseHeaders?: boolean;
+  /** Told when a call starts and when it ends (A9's idle timer counts calls in flight). */
+  readonly activity?: { callStarted(): void; callEnded(): void };
 }
 
 /** Everything that happens when an attempt ends, once. */
@@ -208,6 +217,7 @@ class Attempt {
       picked.pick.tracker?.onCallEnded?.(new CallEnd(code, trailers));
       this.ctx.state.release(picked.entry);
     }
+    if (final) this.ctx.activity?.callEnded();
     const metrics = this.ctx.metrics;
     if (metrics?.recordHistogram === undefined) return;
     const now = performance.now();
@@ -246,36 +256,19 @@ function pathOf(methodName: string): string {
   return path;
 }
 
-/** How many times a call that never reached a server is sent again (gRPC's transparent retry, A6). */
-const TRANSPARENT_RETRIES = 3;
-
-/**
- * Whether a failed unary attempt never reached the server: our connection refused to open the stream (`NOT_SENT`),
- * or the server refused it (HTTP/2 REFUSED_STREAM). Streaming calls are not sent again: connect ends their request
- * iterable when an attempt fails.
- */
-function neverSent(error: unknown, unary: boolean): boolean {
-  if (!unary) return false;
-  if ((error as { [NOT_SENT]?: boolean } | undefined)?.[NOT_SENT] === true) return true;
-  if (!(error instanceof Error)) return false;
-  const cause = (error as { cause?: unknown }).cause;
-  return REFUSED.test(error.message) || (cause instanceof Error && REFUSED.test(cause.message));
-}
-
-const REFUSED = /REFUSED_STREAM/;
-
 /**
  * Runs one call: routing and picking, the route's fault filter (A33), then `send` on the picked endpoint's
- * transport. `onResponse` wraps a streaming response so the attempt ends when its messages end. An attempt that
- * never reached a server is made again on a fresh pick, at most TRANSPARENT_RETRIES times; a unary attempt that
- * failed with a code of the route's retry policy is made again after its backoff while the policy allows (A44).
+ * transport. `onResponse` wraps a streaming response so the attempt ends when its messages end. A failed attempt
+ * is made again on a fresh pick as `retry` decides (call-retry.ts): at once when it never reached a server (A6's
+ * transparent retry), after the policy's backoff when it failed with a code of the route's retry policy and was not
+ * committed (A44). A streaming call's request messages come from `replay`, kept until the call is committed.
  */
 export async function runCall<
   R extends UnaryResponse<DescMessage, DescMessage> | StreamResponse<DescMessage, DescMessage>,
 >(
   ctx: CallContext,
   methodName: string,
-  unary: boolean,
+  replay: RequestReplay<unknown> | undefined,
   signal: AbortSignal | undefined,
   timeoutMs: number | undefined,
   headers: Headers,
@@ -283,15 +276,23 @@ export async function runCall<
   onResponse: (response: R, attempt: Attempt) => R,
 ): Promise<R> {
   const callStart = performance.now();
+  ctx.activity?.callStarted();
   const random = ctx.random ?? Math.random;
   const effectiveTimeout = timeoutMs === undefined ? ctx.defaultTimeoutMs : timeoutMs <= 0 ? undefined : timeoutMs;
   const callDeadline = effectiveTimeout === undefined ? undefined : callStart + effectiveTimeout;
   const info: CallInfo = { path: pathOf(methodName), headers };
+  const retry = new CallRetry(
+    {
+      throttle: ctx.retryThrottle,
+      pool: ctx.retryBuffer,
+      random,
+      untilMessage: ctx.retryAfterResponseHeaders === true,
+    },
+    replay === undefined,
+    replay,
+  );
   let faultChecked = false;
-  let policyRetry: RetryState | undefined;
-  // A6: the request bytes this call holds for its retries, from the first send until it ends.
-  let retryBuffer: RetryCallBuffer | undefined;
-  let transparent = 0;
+  let failed = true;
   try {
     for (let first = true; ; first = false) {
       const start = first ? callStart : performance.now();
@@ -336,19 +337,13 @@ export async function runCall<
           continue;
         }
       }
-      if (policyRetry === undefined && unary) {
-        policyRetry = routeRetryState(info.route, ctx.retryThrottle, random);
-        if (policyRetry !== undefined) retryBuffer = ctx.retryBuffer?.open();
-      }
-      policyRetry?.attemptStarted();
+      retry.begin(info.route);
       ctx.metrics?.addCounter(CallMetricName.attemptStarted, 1, {
         "grpc.method": methodName,
         "grpc.target": ctx.target,
       });
-      const attempt = new Attempt(ctx, methodName, callStart, start, picked, retryBuffer !== undefined);
-      if (retryBuffer !== undefined && attempt.counter !== undefined) {
-        attempt.counter.onSent = holdForRetry(retryBuffer, policyRetry);
-      }
+      const attempt = new Attempt(ctx, methodName, callStart, start, picked, retry.counts);
+      retry.attemptStarted(attempt.counter);
       picked.pick.tracker?.onCallStarted?.();
       let remaining: number | undefined;
       if (deadlineAt !== undefined) {
@@ -367,62 +362,37 @@ export async function runCall<
           ? send(transport, remaining)
           : countingBytes(attempt.counter, () => send(transport, remaining)));
       } catch (error) {
-        const connectError = ConnectError.from(error);
-        const notSent = neverSent(error, unary);
-        if (notSent && transparent < TRANSPARENT_RETRIES && !signal?.aborted) {
-          transparent++;
-          // Not counted as a policy attempt: it never reached a server (A6's transparent retry).
-          policyRetry?.forgetAttempt();
+        const step = retry.failed(error, attempt.counter, signal?.aborted === true);
+        if (step.kind === "transparent") {
+          const connectError = ConnectError.from(error);
           attempt.end(connectError.code, connectError.metadata, false);
           continue;
         }
-        const failure = notSent
-          ? new ConnectError(connectError.rawMessage, Code.Unavailable, connectError.metadata, undefined, error)
-          : connectError;
-        // A44: a unary attempt that failed is retried while the route's policy allows.
-        const decision = policyRetry?.attemptEnded(failure.code, failure.metadata.get(PUSHBACK_HEADER));
-        if (decision?.retry === true && !signal?.aborted) {
-          attempt.end(failure.code, failure.metadata, false);
-          // A6: a retry tells the server how many attempts came before it.
-          headers.set(PREVIOUS_ATTEMPTS_HEADER, String(policyRetry?.attempts ?? 1));
-          try {
-            await callSleep(decision.delayMs, signal, deadlineAt);
-          } catch (stop) {
-            new Attempt(ctx, methodName, callStart, performance.now(), undefined).end(
-              ConnectError.from(stop).code,
-              new Headers(),
-            );
-            throw stop;
-          }
-          continue;
+        attempt.end(step.failure.code, step.failure.metadata, step.kind === "fail");
+        if (step.kind === "fail") throw step.error;
+        // A6: a retry tells the server how many attempts came before it.
+        headers.set(PREVIOUS_ATTEMPTS_HEADER, String(retry.attempts));
+        try {
+          await callSleep(step.delayMs, signal, deadlineAt);
+        } catch (stop) {
+          new Attempt(ctx, methodName, callStart, performance.now(), undefined).end(
+            ConnectError.from(stop).code,
+            new Headers(),
+          );
+          throw stop;
         }
-        attempt.end(failure.code, failure.metadata);
-        throw notSent ? failure : error;
+        continue;
       }
-      policyRetry?.commit();
-      policyRetry?.attemptEnded(0, null);
+      // A unary response is the call's outcome; a stream's response headers commit it (A6).
+      retry.succeeded();
+      failed = false;
       return onResponse(response, attempt);
     }
   } finally {
-    retryBuffer?.release();
+    retry.end(failed);
   }
 }
 
-/**
- * The retry buffer's `onSent` for one call (A6): the unary request is held once, so its bytes are reserved once;
- * when they do not fit (the call's or the transport's limit), the call is committed and will not be retried.
- */
-function holdForRetry(buffer: RetryCallBuffer, retry: RetryState | undefined): (total: number) => void {
-  return (total) => {
-    if (retry === undefined || retry.committed || total <= buffer.usedBytes) return;
-    if (!buffer.reserve(total - buffer.usedBytes)) {
-      retry.commit();
-      buffer.release();
-    }
-  };
-}
-
-const PUSHBACK_HEADER = "grpc-retry-pushback-ms";
 const PREVIOUS_ATTEMPTS_HEADER = "grpc-previous-rpc-attempts";
 
 export type { Attempt };

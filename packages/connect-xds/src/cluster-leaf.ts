@@ -78,6 +78,7 @@ export function leafUpdate(
             weight: endpoint.weight,
             healthStatus: endpoint.healthStatus,
             hostname: endpoint.hostname,
+            ...(endpoint.hashKey === "" ? {} : { hashKey: endpoint.hashKey }),
             locality: lbLocality,
             path: [...prefix, name, label],
           });

@@ -11,6 +11,7 @@ import {
   endpointResourceType,
   type ResourceType,
   type XdsClient,
+  type XdsError,
 } from "@xdskit/xds-client";
 import { type ClusterLookup, resolveClusterGraph } from "./cluster-graph.js";
 import { CLUSTER_LEAF_POLICY, clusterLeafPolicy, edsResourceName, type LeafData, leafUpdate } from "./cluster-leaf.js";
@@ -29,6 +30,7 @@ import { createLbPolicyRegistry } from "./lb-registry.js";
 import { type DnsLookup, startLogicalDns } from "./logical-dns.js";
 import { type PriorityConfig, priorityPolicy } from "./policies/priority.js";
 import type { WorkSerializer } from "./work-serializer.js";
+import { describeXdsError, resourceLabel, withNodeId } from "./xds-errors.js";
 
 export interface ClusterManagerOptions {
   readonly client: XdsClient;
@@ -88,11 +90,36 @@ export class ClusterEntry {
       onResourceChanged: (result) =>
         serializer.run(() => {
           if (this.closed || this.cds.get(name) !== watch) return;
-          watch.result = result.ok ? result.resource : { error: result.error.message };
+          watch.result = result.ok ? result.resource : { error: this.describe(result.error) };
           this.refresh();
         }),
       onAmbientError: () => {},
     });
+  }
+
+  /** An xDS error as calls read it: the resource by type and name, the node ID once. */
+  private describe(error: XdsError): string {
+    return withNodeId(describeXdsError(error), error.nodeId ?? this.options.client.bootstrap.node.id);
+  }
+
+  /**
+   * What a call to this cluster waits for while its picker queues: the first CDS resource of its graph not
+   * received yet, else the first leaf's endpoints (EDS or DNS) not received yet, else a connection.
+   */
+  waitingFor(): string {
+    const nodeId = this.options.client.bootstrap.node.id;
+    const type = this.options.clusterType ?? clusterResourceType;
+    for (const [name, watch] of this.cds) {
+      if (watch.result === undefined) return withNodeId(`the ${resourceLabel(type.typeUrl, name)} (CDS)`, nodeId);
+    }
+    for (const [name, discovery] of this.discoveries) {
+      if (discovery.data !== undefined) continue;
+      const what = discovery.key.slice(4);
+      if (discovery.key.startsWith("dns:")) return `the DNS addresses of "${what}" for cluster "${name}"`;
+      const label = resourceLabel(endpointResourceType.typeUrl, what);
+      return withNodeId(`the endpoints of cluster "${name}": the ${label} (EDS)`, nodeId);
+    }
+    return `a connection to cluster "${this.name}" (${this.state})`;
   }
 
   /** Walks the CDS graph, syncs the watches and discoveries it needs, and rebuilds the tree once all have data. */
@@ -155,7 +182,7 @@ export class ClusterEntry {
           if (this.closed || this.discoveries.get(name) !== discovery) return;
           discovery.data = result.ok
             ? { kind: "eds", assignment: result.resource }
-            : { kind: "error", message: result.error.message };
+            : { kind: "error", message: this.describe(result.error) };
           this.refresh();
         }),
       onAmbientError: () => {},
@@ -230,6 +257,11 @@ export class ClusterEntry {
     this.options.onPicker();
   }
 
+  /** A9: the transport left idle; the tree connects again as it would for a first pick. */
+  exitIdle(): void {
+    if (!this.closed) this.root?.policy.exitIdle();
+  }
+
   close(): void {
     this.closed = true;
     for (const watch of this.cds.values()) watch.cancel();
@@ -246,6 +278,8 @@ export interface ClusterManager {
   /** Counts down; at zero the entry's watches and tree go. */
   release(entry: ClusterEntry): void;
   get(name: string): ClusterEntry | undefined;
+  /** A9: every entry's tree leaves idle. */
+  exitIdle(): void;
   closeAll(): void;
 }
 
@@ -269,6 +303,9 @@ export function createClusterManager(options: ClusterManagerOptions): ClusterMan
       options.serializer.run(() => entry.close());
     },
     get: (name) => entries.get(name),
+    exitIdle() {
+      for (const entry of entries.values()) entry.exitIdle();
+    },
     closeAll() {
       for (const entry of entries.values()) entry.close();
       entries.clear();

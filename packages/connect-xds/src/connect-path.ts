@@ -97,9 +97,15 @@ export function createConnectHttpClient(connection: Http2Connection, readMaxByte
         ? undefined
         : (length: number) => {
             counter.received += length;
+            counter.responseMessages++;
           };
     return base(request).then(
-      (res) => ({ ...res, body: gatedResponse(res.body, new EnvelopeGate(readMaxBytes, onPrefix)) }),
+      (res) => {
+        // A6's commit point. connect's HTTP client does not say whether the header block ended the stream, so a
+        // Trailers-Only response is told by connect's own test: a grpc-status among the headers.
+        if (counter !== undefined && !res.header.has("grpc-status")) counter.responseHeaders = true;
+        return { ...res, body: gatedResponse(res.body, new EnvelopeGate(readMaxBytes, onPrefix)) };
+      },
       (error: unknown) => {
         throw fixBrokenConnectionError(error);
       },

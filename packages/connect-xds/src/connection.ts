@@ -11,6 +11,7 @@ import type { GrpcTransportOptions } from "@connectrpc/connect-node";
 import { type Backoff, type Clock, createBackoff } from "@xdskit/orca-lrs-bridge";
 import { MIN_CONNECT_TIMEOUT_MS } from "./constants.js";
 import { normalizeGrpcMessage } from "./grpc-message.js";
+import { isTooManyPings, type KeepaliveConfig, startKeepalive } from "./keepalive.js";
 import type { ConnectivityState } from "./lb-policy.js";
 
 /** Opens the HTTP/2 session to `authority` (`http://host:port`). Tests substitute their own. */
@@ -39,6 +40,9 @@ function queuedStreams(session: http2.ClientHttp2Session): http2.ClientHttp2Stre
   const limit = streamLimits.get(session) ?? Number.POSITIVE_INFINITY;
   return [...streams].slice(Math.min(limit, streams.size));
 }
+
+/** Why a session was ended by us while it had streams (a keepalive PING not acknowledged): their calls say it. */
+const endedBecause = new WeakMap<http2.ClientHttp2Session, Error>();
 
 /**
  * Stops new streams on `session` and closes it when its last stream ends. Closing at once would make nghttp2 refuse
@@ -94,6 +98,8 @@ export interface ConnectionOptions {
   readonly backoff?: Backoff;
   /** Called after every state change. */
   readonly onStateChange: (state: ConnectivityState) => void;
+  /** A8 keepalive pings on each READY session (keepalive.ts); none when undefined. */
+  readonly keepalive?: KeepaliveConfig;
 }
 
 /** Splits `host:port` / `[v6]:port`. */
@@ -121,8 +127,12 @@ export class Http2Connection implements SessionManager {
   private readonly dial: Dialer;
   private readonly backoff: Backoff;
   private readonly minConnectTimeoutMs: number;
+  /** A8: the keepalive time, doubled for each GOAWAY "too_many_pings". */
+  private keepaliveTimeMs: number;
+  private stopKeepalive: (() => void) | undefined;
 
   constructor(readonly options: ConnectionOptions) {
+    this.keepaliveTimeMs = options.keepalive?.timeMs ?? 0;
     const { host, port } = splitAddress(options.address);
     this.host = host;
     this.port = port;
@@ -151,7 +161,10 @@ export class Http2Connection implements SessionManager {
     // A dialer that did not turn push off: pushed streams are refused.
     session.on("stream", (pushed: http2.ClientHttp2Stream) => pushed.close(http2.constants.NGHTTP2_REFUSED_STREAM));
     session.on("close", () => this.onLost(session, new Error("connection closed"), attemptStart + delayMs));
-    session.on("goaway", (code: number) => this.onLost(session, new Error(`GOAWAY (code ${code})`), 0));
+    session.on("goaway", (code: number, _lastStreamId: number, opaqueData?: Buffer) => {
+      if (isTooManyPings(code, opaqueData)) this.keepaliveTimeMs = Math.min(this.keepaliveTimeMs * 2, 0x7fff_ffff);
+      this.onLost(session, new Error(`GOAWAY (code ${code})`), 0);
+    });
     session.on("remoteSettings", (settings: http2.Settings) => {
       if (settings.maxConcurrentStreams !== undefined) streamLimits.set(session, settings.maxConcurrentStreams);
     });
@@ -162,6 +175,7 @@ export class Http2Connection implements SessionManager {
       this.backoff.reset();
       this.session = session;
       this.lastError = undefined;
+      this.keepSessionAlive(session);
       this.setState("READY");
     });
     this.timer = clock.setTimeout(
@@ -174,8 +188,29 @@ export class Http2Connection implements SessionManager {
     );
   }
 
+  /** A8: pings on the READY session; one unanswered destroys it (its calls fail UNAVAILABLE, naming why). */
+  private keepSessionAlive(session: http2.ClientHttp2Session): void {
+    const keepalive = this.options.keepalive;
+    if (keepalive === undefined) return;
+    this.stopKeepalive = startKeepalive(
+      session,
+      this.options.clock,
+      { ...keepalive, timeMs: this.keepaliveTimeMs },
+      () => (openStreams.get(session)?.size ?? 0) > 0,
+      (error) => {
+        endedBecause.set(session, error);
+        this.onLost(session, error, 0);
+        session.destroy();
+      },
+    );
+  }
+
   /** A session failed or ended: while connecting, a failed attempt; while READY, back to IDLE. */
   private onLost(session: http2.ClientHttp2Session, error: Error, nextAttemptAt: number): void {
+    if (session === this.session) {
+      this.stopKeepalive?.();
+      this.stopKeepalive = undefined;
+    }
     if (session === this.pending) {
       this.pending = undefined;
       this.options.clock.clearTimeout(this.timer);
@@ -271,6 +306,7 @@ export class Http2Connection implements SessionManager {
     stream.on("close", () => {
       const code = stream.rstCode;
       const { NGHTTP2_NO_ERROR, NGHTTP2_CANCEL } = http2.constants;
+      const why = endedBecause.get(session);
       const gone = session.closed || session.destroyed;
       // The first stream to close with its session gone marks those still queued then (before any of them closes
       // and shifts the order): a call on one never reached the server, and the call path may send it again.
@@ -280,6 +316,15 @@ export class Http2Connection implements SessionManager {
       }
       if (finished) {
         // Ended with its trailers.
+      } else if (why !== undefined) {
+        stream.emit(
+          "error",
+          queuedAtLoss.has(stream)
+            ? notSentError(`the connection to ${this.options.address} closed before the call was sent (${why.message})`)
+            : lostConnectionError(
+                `the connection to ${this.options.address} ended before the call did (${why.message})`,
+              ),
+        );
       } else if (!responded && code === NGHTTP2_NO_ERROR) {
         stream.emit(
           "error",
@@ -304,11 +349,30 @@ export class Http2Connection implements SessionManager {
 
   notifyResponseByteRead(): void {}
 
+  /**
+   * A9: the transport went idle. The session closes once its streams are done (a connection attempt stops) and the
+   * connection is IDLE, ready to connect again when asked.
+   */
+  disconnect(): void {
+    if (this.closed) return;
+    this.options.clock.clearTimeout(this.timer);
+    const pending = this.pending;
+    this.pending = undefined;
+    if (pending !== undefined && !pending.destroyed) pending.destroy();
+    const session = this.session;
+    this.session = undefined;
+    this.stopKeepalive?.();
+    this.stopKeepalive = undefined;
+    if (session !== undefined) drain(session, this.options.address);
+    this.setState("IDLE");
+  }
+
   /** Stops reconnecting; the sessions close once their streams are done. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.options.clock.clearTimeout(this.timer);
+    this.stopKeepalive?.();
     const pending = this.pending;
     this.pending = undefined;
     if (pending !== undefined && !pending.destroyed) pending.destroy();

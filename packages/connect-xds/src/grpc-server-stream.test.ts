@@ -121,6 +121,20 @@ async function connectTo(address: string): Promise<Http2Connection> {
   return connection;
 }
 
+/**
+ * An outcome as compared: when the messages failed on the client (too large, undecodable) rather than by the
+ * trailers' status, the trailers are left out. The call then ends before its trailers are read, and whether they had
+ * already arrived (and sit in `response.trailer`) depends on timing on both paths: connect's too.
+ */
+function comparable(outcome: Outcome): Outcome | { readonly trailerNotCompared: Omit<Outcome, "trailer"> } {
+  if (!("ended" in outcome) || outcome.ended === "ok") return outcome;
+  const ended = outcome.ended;
+  const status = outcome.trailer.find(([name]) => name === "grpc-status")?.[1];
+  if ("code" in ended && status === String(ended.code)) return outcome;
+  const { trailer: _, ...rest } = outcome;
+  return { trailerNotCompared: rest };
+}
+
 describe("lean server streams", () => {
   let backend: ScriptedBackend;
   const pairs: Pair[] = [];
@@ -174,7 +188,7 @@ describe("lean server streams", () => {
           const seen = backend.seen(id);
           const resets = script.kind === "hang" ? await backend.resets(id, 2) : [];
           backend.forget(id);
-          expect(lean).toEqual(connect);
+          expect(comparable(lean)).toEqual(comparable(connect));
           expect(resets[0]).toBe(resets[1]);
           if ("ended" in lean && lean.ended === "ok") expect(seen).toHaveLength(2);
           if (seen.length === 2 && script.kind !== "hang") expect(seen[0]).toEqual(seen[1]);

@@ -165,12 +165,15 @@ export class ServerStreamCall<O extends DescMessage> {
       return;
     }
     const counter = this.counter;
+    // A6: headers without a status (not Trailers-Only) commit the attempt.
+    if (counter !== undefined && !this.foundStatus) counter.responseHeaders = true;
     this.splitter = new EnvelopeSplitter(
       this.config.readMaxBytes,
       counter === undefined
         ? () => {}
         : (length) => {
             counter.received += length;
+            counter.responseMessages++;
           },
     );
     this.responded = true;

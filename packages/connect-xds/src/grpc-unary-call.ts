@@ -35,7 +35,7 @@ export interface MethodCodec {
   parse(data: Uint8Array): unknown;
 }
 
-const { NGHTTP2_CANCEL, NGHTTP2_INTERNAL_ERROR } = http2.constants;
+const { NGHTTP2_CANCEL, NGHTTP2_INTERNAL_ERROR, NGHTTP2_FLAG_END_STREAM } = http2.constants;
 const COMPRESSED = 1;
 
 /** Node's error for a stream that closed before its end (what connect-node's body iterator fails with). */
@@ -118,7 +118,7 @@ export class UnaryCall<O extends DescMessage> {
     // Each listener stays for the stream's life; a settled call ignores what comes after.
     stream.on("error", (error: Error) => this.fail(errorFromNode(error)));
     stream.on("close", () => this.onClose(stream.rstCode));
-    stream.on("response", (raw) => this.onResponse(raw));
+    stream.on("response", (raw, flags: number) => this.onResponse(raw, flags));
     stream.on("trailers", (raw) => {
       if (this.trailer !== undefined) addTrailers(this.trailer, raw);
     });
@@ -157,8 +157,10 @@ export class UnaryCall<O extends DescMessage> {
     stream.end(frame);
   }
 
-  private onResponse(raw: http2.IncomingHttpHeaders & http2.IncomingHttpStatusHeader): void {
+  private onResponse(raw: http2.IncomingHttpHeaders & http2.IncomingHttpStatusHeader, flags: number): void {
     if (this.settled) return;
+    // A6: headers that leave the stream open commit the attempt; a Trailers-Only response ends it with them.
+    if (this.counter !== undefined && (flags & NGHTTP2_FLAG_END_STREAM) === 0) this.counter.responseHeaders = true;
     const header = headersFromNode(raw);
     this.header = header;
     this.trailer = new Headers();
@@ -181,6 +183,7 @@ export class UnaryCall<O extends DescMessage> {
         ? () => {}
         : (length) => {
             counter.received += length;
+            counter.responseMessages++;
           },
     );
   }

@@ -7,6 +7,7 @@ export { CallMetricName } from "./metrics.js";
 export type { CallCounterName, CallHistogramName, CallMetricsRecorder, MetricLabels } from "./metrics.js";
 export type { RetryBufferLimits } from "./policies/retry-buffer.js";
 export type { RetryThrottleConfig } from "./policies/retry-throttle.js";
+export type { KeepaliveOptions } from "./transport-options.js";
 
 // For people writing LB policies (A52) and per-call features: the extension points.
 export type {

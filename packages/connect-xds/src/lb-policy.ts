@@ -29,6 +29,11 @@ export interface LbEndpoint {
   readonly healthStatus: HealthStatusName;
   /** Empty when unset. */
   readonly hostname: string;
+  /**
+   * A76: where ring_hash places the endpoint instead of by its first address (EDS: the `envoy.lb` filter metadata's
+   * `hash_key`). Absent or empty: by its address.
+   */
+  readonly hashKey?: string;
   /** Set for endpoints from EDS. */
   readonly locality?: LbLocality;
   /**

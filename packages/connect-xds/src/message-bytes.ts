@@ -1,5 +1,6 @@
-// Per-attempt message byte counts (A66's sent/received compressed message sizes) and how a call hands its counter to
-// the endpoint transport that starts it (endpoint-transport.ts, grpc-unary-call.ts).
+// Per-attempt message byte counts (A66's sent/received compressed message sizes), whether the attempt's response
+// headers arrived (A6's commit point), and how a call hands its counter to the endpoint transport that starts it
+// (endpoint-transport.ts, grpc-unary-call.ts).
 
 /** Compressed message bytes of one attempt, gRPC's 5-byte message prefixes excluded. */
 export class MessageByteCounter {
@@ -7,6 +8,13 @@ export class MessageByteCounter {
   received = 0;
   /** Called as request bytes are counted, with the total so far (the retry buffer reserves them). */
   onSent: ((total: number) => void) | undefined = undefined;
+  /**
+   * The server sent response headers that did not end the stream: it started answering, so the attempt is committed
+   * (A6) and is not retried. Not set by a Trailers-Only response (the status in the only header block).
+   */
+  responseHeaders = false;
+  /** Response messages begun (their length prefix read). */
+  responseMessages = 0;
 }
 
 /**

@@ -1,19 +1,16 @@
 // A route's match (A28, A63), compiled once per config selector into closures that read the call's path and headers
 // without allocating beyond the call. Rules as gRPC applies them (docs/decisions.md#connect-xds-route-matching):
-// - safe_regex is a full match, in JavaScript's RegExp on patterns xds-client validated as RE2;
+// - safe_regex is RE2's full match, compiled once by xds-client's compileRegex (re2js: linear time, whatever the
+//   pattern and the input; docs/decisions.md#regular-expressions-from-xds);
 // - a header's value is `Headers.get(name)` (several values joined by ", "); `-bin` headers never match as present;
 //   `content-type` reads `application/grpc`;
 // - `runtime_fraction` matches when a uniform draw in [0, 1e6) is below the fraction per million.
 import type { HeaderMatcher, PathMatcher, RouteMatch } from "@xdskit/xds-client";
+import { compileRegex, compileStringMatcher } from "@xdskit/xds-client/internal";
 import { intDraw } from "./random.js";
 
 export type HeaderPredicate = (headers: Headers) => boolean;
 export type RouteMatcher = (path: string, headers: Headers, random: () => number) => boolean;
-
-/** RE2 spells named groups `(?P<name>`; JavaScript `(?<name>`. Anchored for a full match. */
-export function compileRe2(regex: string, ignoreCase: boolean): RegExp {
-  return new RegExp(`^(?:${regex.replaceAll("(?P<", "(?<")})$`, ignoreCase ? "i" : "");
-}
 
 /** gRPC's view of a request header for matching: undefined when absent. */
 export function headerValue(headers: Headers, name: string): string | undefined {
@@ -38,8 +35,8 @@ export function compilePathMatcher(matcher: PathMatcher): (path: string) => bool
       return (path) => path.length === lower.length && path.toLowerCase() === lower;
     }
     case "safe_regex": {
-      const regex = compileRe2(matcher.regex, !matcher.caseSensitive);
-      return (path) => regex.test(path);
+      const regex = compileRegex(matcher.regex, { ignoreCase: !matcher.caseSensitive });
+      return (path) => regex.fullMatch(path);
     }
   }
 }
@@ -67,25 +64,6 @@ function rangePredicate(start: bigint, end: bigint): (value: string) => boolean 
   };
 }
 
-function stringPredicate(
-  type: "exact" | "prefix" | "suffix" | "contains",
-  expected: string,
-  ignoreCase: boolean,
-): (value: string) => boolean {
-  const want = ignoreCase ? expected.toLowerCase() : expected;
-  const norm = ignoreCase ? (value: string) => value.toLowerCase() : (value: string) => value;
-  switch (type) {
-    case "exact":
-      return (value) => norm(value) === want;
-    case "prefix":
-      return (value) => norm(value).startsWith(want);
-    case "suffix":
-      return (value) => norm(value).endsWith(want);
-    case "contains":
-      return (value) => norm(value).includes(want);
-  }
-}
-
 /** One header matcher: the value test, then `invert_match` (which also inverts "absent"). */
 export function compileHeaderMatcher(matcher: HeaderMatcher): HeaderPredicate {
   const name = matcher.name.toLowerCase();
@@ -94,19 +72,14 @@ export function compileHeaderMatcher(matcher: HeaderMatcher): HeaderPredicate {
     const present = matcher.present;
     return (headers) => ((headerValue(headers, name) !== undefined) === present) !== invert;
   }
-  let test: (value: string) => boolean;
-  switch (matcher.type) {
-    case "safe_regex": {
-      const regex = compileRe2(matcher.regex, false);
-      test = (value) => regex.test(value);
-      break;
-    }
-    case "range":
-      test = rangePredicate(matcher.start, matcher.end);
-      break;
-    default:
-      test = stringPredicate(matcher.type, matcher.value, matcher.ignoreCase);
-  }
+  const test =
+    matcher.type === "range"
+      ? rangePredicate(matcher.start, matcher.end)
+      : compileStringMatcher(
+          matcher.type === "safe_regex"
+            ? { type: "safe_regex", regex: matcher.regex, ignoreCase: false }
+            : { type: matcher.type, value: matcher.value, ignoreCase: matcher.ignoreCase },
+        );
   return (headers) => {
     const value = headerValue(headers, name);
     if (value === undefined) return invert;

@@ -3,6 +3,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { FilterConfigOverrides, HttpFilter, Route, VirtualHost } from "@xdskit/xds-client";
 import type { ConfigSelector, RouteFilter, RouteSelection } from "./config-selector.js";
+import { compileHashPolicies } from "./policies/hash-policy.js";
 import { intDraw } from "./random.js";
 import { compileRouteMatchParts } from "./route-match.js";
 
@@ -62,6 +63,8 @@ function compileRoute(route: Route, options: RouteTableOptions): CompiledRoute {
           : "the route has no supported action";
     return { matchesPath, matchesRest, selections: [], cumulative: [], totalWeight: 0, unsupported: why };
   }
+  // Compiled now (kept with the route's list), so that no call compiles a regex_rewrite.
+  compileHashPolicies(action.hashPolicies);
   const maxStreamDurationMs = action.maxStreamDurationMs ?? options.listenerMaxStreamDurationMs;
   const base = {
     route,

@@ -6,7 +6,8 @@ import type { Logger, XdsClient } from "@xdskit/xds-client";
 /** One LRS client per XdsClient, shared by its transports (one LRS stream per server, as gRPC). */
 const sharedLrs = new WeakMap<XdsClient, { client: LrsClient; refs: number }>();
 
-export function acquireLrs(client: XdsClient, logger: Logger): LrsClient {
+/** `logger` undefined: the LRS client logs as the environment says (@xdskit/orca-lrs-bridge). */
+export function acquireLrs(client: XdsClient, logger: Logger | undefined): LrsClient {
   let shared = sharedLrs.get(client);
   if (shared === undefined) {
     const node = client.bootstrap.node;
@@ -21,7 +22,7 @@ export function acquireLrs(client: XdsClient, logger: Logger): LrsClient {
           userAgentVersion: node.userAgentVersion,
         },
         orcaLrsPropagation: client.features.orcaLrsPropagation,
-        logger,
+        ...(logger === undefined ? {} : { logger }),
       }),
       refs: 0,
     };

@@ -6,6 +6,7 @@ import type { Clock, Logger } from "@xdskit/orca-lrs-bridge";
 import { type Dialer, Http2Connection } from "./connection.js";
 import { ConnectionOrca } from "./connection-orca.js";
 import { createEndpointTransport, type EndpointTransportSettings } from "./endpoint-transport.js";
+import type { KeepaliveConfig } from "./keepalive.js";
 import type { ConnectivityState, LbEndpoint, LoadReportListener, Subchannel } from "./lb-policy.js";
 import type { WorkSerializer } from "./work-serializer.js";
 
@@ -18,10 +19,14 @@ export interface SubchannelPoolOptions {
   readonly minConnectTimeoutMs?: number;
   /** For the out-of-band ORCA clients' warnings. */
   readonly logger?: Logger;
+  /** A8 keepalive of every connection; none when undefined. */
+  readonly keepalive?: KeepaliveConfig;
 }
 
 interface PoolEntry {
   readonly connection: Http2Connection;
+  /** Connects, or, while the pool is idle, remembers that a policy asked (A9). */
+  readonly requestConnection: () => void;
   readonly transport: Transport;
   readonly orca: ConnectionOrca;
   readonly handles: Set<PooledSubchannel>;
@@ -66,7 +71,7 @@ export class PooledSubchannel implements Subchannel {
   }
 
   requestConnection(): void {
-    if (!this.closed) this.entry.connection.requestConnection();
+    if (!this.closed) this.entry.requestConnection();
   }
 
   /** A51: on this connection's own OOB stream; the listener goes when this handle is closed. */
@@ -92,6 +97,10 @@ export class PooledSubchannel implements Subchannel {
 
 export interface SubchannelPool {
   acquire(address: string, endpoint: LbEndpoint): PooledSubchannel;
+  /** A9: every connection closes (once its calls end) and goes IDLE; connection requests wait for `exitIdle`. */
+  enterIdle(): void;
+  /** A9: the connections asked for while idle connect. */
+  exitIdle(): void;
   /**
    * Closes every connection the pool holds, whatever still holds its subchannels (the transport closed); a
    * connection acquired afterwards never connects.
@@ -101,6 +110,8 @@ export interface SubchannelPool {
 
 export function createSubchannelPool(options: SubchannelPoolOptions): SubchannelPool {
   const entries = new Map<string, PoolEntry>();
+  let idle = false;
+  const wanted = new Set<PoolEntry>();
   let closed = false;
   const release = (address: string) => (handle: PooledSubchannel) => {
     const entry = entries.get(address);
@@ -108,6 +119,7 @@ export function createSubchannelPool(options: SubchannelPoolOptions): Subchannel
     entry.handles.delete(handle);
     if (entry.handles.size === 0) {
       entries.delete(address);
+      wanted.delete(entry);
       // The OOB stream first: the connection closes once its last stream has ended.
       entry.orca.close();
       entry.connection.close();
@@ -124,6 +136,7 @@ export function createSubchannelPool(options: SubchannelPoolOptions): Subchannel
           random: options.random,
           ...(options.dial === undefined ? {} : { dial: options.dial }),
           ...(options.minConnectTimeoutMs === undefined ? {} : { minConnectTimeoutMs: options.minConnectTimeoutMs }),
+          ...(options.keepalive === undefined ? {} : { keepalive: options.keepalive }),
           onStateChange: (state) =>
             options.serializer.run(() => {
               orca.onState(state);
@@ -132,7 +145,17 @@ export function createSubchannelPool(options: SubchannelPoolOptions): Subchannel
         });
         const transport = createEndpointTransport(connection, options.transportOptions);
         const orca = new ConnectionOrca(transport, options.clock, options.logger);
-        entry = { connection, transport, orca, handles };
+        const made: PoolEntry = {
+          connection,
+          transport,
+          orca,
+          handles,
+          requestConnection: () => {
+            if (idle) wanted.add(made);
+            else connection.requestConnection();
+          },
+        };
+        entry = made;
         entries.set(address, entry);
         if (closed) {
           orca.close();
@@ -142,6 +165,16 @@ export function createSubchannelPool(options: SubchannelPoolOptions): Subchannel
       const handle = new PooledSubchannel(entry, endpoint, release(address));
       entry.handles.add(handle);
       return handle;
+    },
+    enterIdle() {
+      idle = true;
+      for (const entry of entries.values()) entry.connection.disconnect();
+    },
+    exitIdle() {
+      idle = false;
+      const asked = [...wanted];
+      wanted.clear();
+      for (const entry of asked) entry.connection.requestConnection();
     },
     close() {
       closed = true;

@@ -14,3 +14,13 @@ export interface EndpointTransportOptions {
   readonly readMaxBytes?: number;
   readonly writeMaxBytes?: number;
 }
+
+/** A8 keepalive of the backend connections (keepalive.ts). */
+export interface KeepaliveOptions {
+  /** Default: off (gRPC's). At least 10 s; larger than Node's timer limit (about 24.8 days) means that limit. */
+  readonly keepaliveTimeMs?: number;
+  /** Default 20 s. */
+  readonly keepaliveTimeoutMs?: number;
+  /** Default false: ping only while calls are in flight. */
+  readonly keepalivePermitWithoutCalls?: boolean;
+}

@@ -1,9 +1,9 @@
 // The xDS resolver (A27): watches the target's Listener, then its RouteConfiguration (by RDS, or inline), and turns
 // each usable pair into a config selector. A resource that goes away or becomes invalid (A88: a new error result)
-// replaces the selector with an error that fails calls UNAVAILABLE, naming the resource and the node ID; ambient
-// errors keep the last selector. A Listener that switches to another RDS name keeps the old selector until the new
-// RouteConfiguration arrives. A server Listener (an `address`, no `api_listener`) under the target's name is not one a
-// client can use: it fails calls as an invalid Listener does.
+// replaces the selector with an error that fails calls UNAVAILABLE, naming the resource by type and the node ID
+// once (xds-errors.ts); ambient errors keep the last selector. A Listener that switches to another RDS name keeps the
+// old selector until the new RouteConfiguration arrives. A server Listener (an `address`, no `api_listener`) under the
+// target's name is not one a client can use: it fails calls as an invalid Listener does.
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
   type ClientListenerUpdate,
@@ -17,6 +17,7 @@ import type { ConfigSelector } from "./config-selector.js";
 import { findVirtualHost } from "./route-match.js";
 import { createRouteTable } from "./route-table.js";
 import type { WorkSerializer } from "./work-serializer.js";
+import { describeXdsError, resourceLabel, withNodeId } from "./xds-errors.js";
 
 type RouteBody = Pick<RouteConfigurationUpdate, "virtualHosts">;
 
@@ -32,8 +33,15 @@ export interface ResolverOptions {
   readonly onAmbientError?: (error: XdsError) => void;
 }
 
-/** Starts watching; returns the function that stops every watch. */
-export function startXdsResolver(options: ResolverOptions): () => void {
+export interface XdsResolver {
+  /** What calls wait for until the first selector: `the xDS Listener "name" (LDS)`, or its RouteConfiguration. */
+  waitingFor(): string;
+  /** Stops every watch. */
+  stop(): void;
+}
+
+/** Starts watching. */
+export function startXdsResolver(options: ResolverOptions): XdsResolver {
   const { client, listenerName, host, serializer, onUpdate } = options;
   const nodeId = client.bootstrap.node.id;
   let listener: ClientListenerUpdate | undefined;
@@ -43,14 +51,15 @@ export function startXdsResolver(options: ResolverOptions): () => void {
   let rdsRoutes: RouteBody | undefined;
   let stopped = false;
 
-  const fail = (what: string, message: string) =>
-    onUpdate(new ConnectError(`${what}: ${message} (xDS node ID "${nodeId}")`, Code.Unavailable));
+  const fail = (message: string) => onUpdate(new ConnectError(withNodeId(message, nodeId), Code.Unavailable));
+  const listenerLabel = resourceLabel(listenerResourceType.typeUrl, listenerName);
+  const routeLabel = (name: string) => resourceLabel(routeConfigurationResourceType.typeUrl, name);
 
   const build = (routes: RouteBody, source: string) => {
     if (listener === undefined) return;
     const index = findVirtualHost(host, routes.virtualHosts);
     if (index < 0) {
-      fail(source, `no virtual host matches "${host}"`);
+      fail(`${source}: no virtual host matches "${host}"`);
       return;
     }
     onUpdate(
@@ -82,10 +91,10 @@ export function startXdsResolver(options: ResolverOptions): () => void {
           if (stopped || rdsName !== name) return;
           if (result.ok) {
             rdsRoutes = result.resource;
-            build(result.resource, `xDS RouteConfiguration "${name}"`);
+            build(result.resource, routeLabel(name));
           } else {
             rdsRoutes = undefined;
-            fail(`xDS RouteConfiguration "${name}"`, result.error.message);
+            fail(describeXdsError(result.error));
           }
         }),
       onAmbientError: (error) => options.onAmbientError?.(error),
@@ -99,32 +108,38 @@ export function startXdsResolver(options: ResolverOptions): () => void {
         if (!result.ok) {
           listener = undefined;
           stopRds();
-          fail(`xDS Listener "${listenerName}"`, result.error.message);
+          fail(describeXdsError(result.error));
           return;
         }
         if (result.resource.kind !== "client") {
           listener = undefined;
           stopRds();
-          fail(`xDS Listener "${listenerName}"`, "is a server Listener (no api_listener)");
+          fail(`${listenerLabel} is a server Listener (no api_listener)`);
           return;
         }
         listener = result.resource;
         const route = listener.route;
         if (route.type === "inline") {
           stopRds();
-          build(route.routeConfiguration, `xDS Listener "${listenerName}" (inline route_config)`);
+          build(route.routeConfiguration, `${listenerLabel} (inline route_config)`);
         } else if (route.routeConfigName !== rdsName) {
           watchRds(route.routeConfigName);
         } else if (rdsRoutes !== undefined) {
-          build(rdsRoutes, `xDS RouteConfiguration "${rdsName}"`);
+          build(rdsRoutes, routeLabel(route.routeConfigName));
         }
       }),
     onAmbientError: (error) => options.onAmbientError?.(error),
   });
 
-  return () => {
-    stopped = true;
-    cancelLds();
-    stopRds();
+  return {
+    waitingFor: () =>
+      listener === undefined || rdsName === undefined
+        ? withNodeId(`the ${listenerLabel} (LDS)`, nodeId)
+        : withNodeId(`the ${routeLabel(rdsName)} (RDS) of Listener "${listenerName}"`, nodeId),
+    stop() {
+      stopped = true;
+      cancelLds();
+      stopRds();
+    },
   };
 }

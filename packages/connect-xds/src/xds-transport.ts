@@ -5,6 +5,7 @@ import {
   Code,
   ConnectError,
   type ContextValues,
+  type Interceptor,
   type StreamResponse,
   type Transport,
   type UnaryResponse,
@@ -20,10 +21,14 @@ import {
   type XdsClient,
   type XdsMetricsRecorder,
 } from "@xdskit/xds-client";
+import { loggerFromEnvironment } from "@xdskit/xds-client/internal";
 import { type CallContext, type CallState, endStream, endUnary, runCall } from "./call.js";
 import { type ClusterEntry, createClusterManager } from "./cluster-manager.js";
 import type { ConfigSelector } from "./config-selector.js";
 import { createEndpointSubchannel, type EndpointSubchannelBase } from "./endpoint-subchannel.js";
+import { createIdleTracker, resolveIdleTimeout } from "./idle.js";
+import { withInterceptors } from "./interceptors.js";
+import { resolveKeepalive } from "./keepalive.js";
 import type { LbMetrics } from "./lb-policy.js";
 import { createLbPolicyRegistry, type LbPolicyRegistry } from "./lb-registry.js";
 import type { DnsLookup } from "./logical-dns.js";
@@ -32,14 +37,16 @@ import { builtinLbPolicies } from "./policies/index.js";
 import { createRetryBufferPool, type RetryBufferLimits } from "./policies/retry-buffer.js";
 import { createRetryThrottle, type RetryThrottleConfig } from "./policies/retry-throttle.js";
 import { createUniform, intDraw } from "./random.js";
+import { createRequestReplay, type RequestReplay } from "./request-replay.js";
 import { acquireLrs, releaseLrs } from "./shared-lrs.js";
 import { createSubchannelPool } from "./subchannel-pool.js";
 import { parseXdsTarget } from "./target.js";
-import type { EndpointTransportOptions } from "./transport-options.js";
+import type { EndpointTransportOptions, KeepaliveOptions } from "./transport-options.js";
 import { createWorkSerializer } from "./work-serializer.js";
+import { ambientErrorLogger } from "./xds-errors.js";
 import { startXdsResolver } from "./xds-resolver.js";
 
-export interface XdsTransportOptions extends EndpointTransportOptions {
+export interface XdsTransportOptions extends EndpointTransportOptions, KeepaliveOptions {
   /** `xds:///name` or `xds://authority/name` (A47). */
   readonly target: string;
   /** The xDS client to watch through (any `XdsClient`, e.g. one wrapped by `withDynamicParameters`). Not closed by `close()`. */
@@ -61,11 +68,34 @@ export interface XdsTransportOptions extends EndpointTransportOptions {
    * and all calls of the transport together (`totalBytes`, default 16 MiB). A call over either is not retried.
    */
   readonly retryBufferLimits?: RetryBufferLimits;
+  /**
+   * Default false: an attempt whose server sent response headers is committed and not retried (A6), as in every gRPC
+   * client. `true`: a unary attempt stays retryable until a response message arrives, for backends that send
+   * headers before every error (connect-node servers never answer Trailers-Only); the server may then have run the
+   * call before it is retried. Streaming calls are committed by headers either way.
+   */
+  readonly retryAfterResponseHeaders?: boolean;
+  /**
+   * A9: after this long without a call in flight, the transport's backend connections close; the next call
+   * connects again. Default 30 minutes (gRPC's); `Infinity`: never.
+   */
+  readonly idleTimeoutMs?: number;
+  /**
+   * Connect interceptors around each call (as connect-node's `createGrpcTransport` takes them), the first outermost.
+   * They run before routing: a header they set is matched by routes and sent on every attempt.
+   */
+  readonly interceptors?: readonly Interceptor[];
   readonly logger?: Logger;
 }
 
 export interface XdsTransport extends Transport {
   readonly target: string;
+  /**
+   * The xDS client the transport watches through: the `client` option, or the one it made from `bootstrap`. For CSDS
+   * (`@xdskit/csds`: `registry.add(transport.xdsClient)`) and diagnostics (`dumpResources()`). A client the transport
+   * made is closed by `close()`: do not close it yourself.
+   */
+  readonly xdsClient: XdsClient;
   /**
    * Stops watching, fails waiting calls UNAVAILABLE, closes an owned client, and ends every connection it opened:
    * at once when connecting, once their calls end otherwise (calls a server's SETTINGS_MAX_CONCURRENT_STREAMS keeps
@@ -84,6 +114,8 @@ export interface XdsTransportInternals {
   readonly dns?: { readonly lookup?: DnsLookup; readonly minIntervalMs?: number };
   /** `"connect"`: unary calls and server streams through connect's gRPC transport instead of the lean calls. */
   readonly unaryCalls?: "lean" | "connect";
+  /** The least keepalive time accepted (default 10 s, as grpc-go and grpc-java). */
+  readonly minKeepaliveTimeMs?: number;
 }
 
 /** The `load_balancing_policy` types xds-client converts itself; any other type a registry has is a custom policy. */
@@ -120,7 +152,7 @@ function methodName(method: { readonly parent: { readonly typeName: string }; re
   return name;
 }
 
-const noopLogger: Logger = { error() {}, warn() {}, info() {}, debug() {} };
+const noopLogger: Logger = { error() {}, warn() {}, info() {}, debug() {}, isEnabled: () => false };
 
 export function createXdsTransport(options: XdsTransportOptions): XdsTransport {
   return createXdsTransportWithInternals(options, {});
@@ -130,16 +162,19 @@ export function createXdsTransportWithInternals(
   options: XdsTransportOptions,
   internals: XdsTransportInternals,
 ): XdsTransport {
-  const logger = options.logger ?? noopLogger;
+  // An explicit logger serves the transport and what it makes; otherwise each reads its own from the environment.
+  const logger: Logger = options.logger ?? loggerFromEnvironment("connect-xds") ?? noopLogger;
   // Bad limits throw here, before a client is made.
   const retryBuffer = createRetryBufferPool(options.retryBufferLimits);
+  const keepalive = resolveKeepalive(options, internals.minKeepaliveTimeMs);
+  const idleTimeoutMs = resolveIdleTimeout(options.idleTimeoutMs);
   const ownsClient = options.client === undefined;
   const client =
     options.client ??
     createXdsClient({
       ...(options.bootstrap === undefined ? {} : { bootstrap: options.bootstrap }),
       target: options.target,
-      logger,
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
       ...(options.metrics === undefined ? {} : { metrics: options.metrics as unknown as XdsMetricsRecorder }),
     });
   let target: ReturnType<typeof parseXdsTarget>;
@@ -164,6 +199,7 @@ export function createXdsTransportWithInternals(
     logger,
     transportOptions: internals.unaryCalls === undefined ? options : { ...options, unaryCalls: internals.unaryCalls },
     ...(internals.minConnectTimeoutMs === undefined ? {} : { minConnectTimeoutMs: internals.minConnectTimeoutMs }),
+    ...(keepalive === undefined ? {} : { keepalive }),
   });
   const metrics = options.metrics;
   const lbMetrics: LbMetrics = {
@@ -210,7 +246,7 @@ export function createXdsTransportWithInternals(
     },
     lrs: () => {
       if (!loadReporting || closed !== undefined) return undefined;
-      lrs ??= acquireLrs(client, logger);
+      lrs ??= acquireLrs(client, options.logger);
       return lrs;
     },
     onPicker: notify,
@@ -231,6 +267,7 @@ export function createXdsTransportWithInternals(
     get closed() {
       return closed;
     },
+    configWaitingFor: () => resolver.waitingFor(),
     onChange(listener) {
       listeners.push(listener);
       return () => {
@@ -240,7 +277,7 @@ export function createXdsTransportWithInternals(
     release: (entry) => manager.release(entry),
   };
 
-  const stopResolver = startXdsResolver({
+  const resolver = startXdsResolver({
     client,
     listenerName: target.listenerName,
     host: target.host,
@@ -248,6 +285,8 @@ export function createXdsTransportWithInternals(
     serializer,
     onUpdate(update) {
       if (closed !== undefined) return;
+      if (update instanceof ConnectError) logger.warn(`[connect-xds ${options.target}] calls fail: ${update.message}`);
+      else logger.info(`[connect-xds ${options.target}] routes updated: clusters ${[...update.clusters].join(", ")}`);
       const next = new Map<string, ClusterEntry>();
       if (!(update instanceof ConnectError)) for (const name of update.clusters) next.set(name, manager.acquire(name));
       for (const entry of clusters.values()) manager.release(entry);
@@ -255,8 +294,38 @@ export function createXdsTransportWithInternals(
       selector = update;
       notify();
     },
-    onAmbientError: (error) => logger.warn(`[connect-xds ${options.target}] ${error.message}`),
+    onAmbientError: ambientErrorLogger(
+      (message) => logger.warn(message),
+      `[connect-xds ${options.target}]`,
+      client.bootstrap.node.id,
+      ownsClient,
+    ),
   });
+
+  // Why each call failed, at debug: read once, so calls pay nothing when debug is off.
+  const debugCalls = logger.isEnabled?.("debug") ?? true;
+  function traceFailure<R>(
+    call: Promise<R>,
+    method: { readonly parent: { readonly typeName: string }; readonly name: string },
+  ): Promise<R> {
+    if (!debugCalls) return call;
+    return call.catch((error: unknown) => {
+      logger.debug(`[connect-xds ${options.target}] ${methodName(method)} failed: ${ConnectError.from(error).message}`);
+      throw error;
+    });
+  }
+  // A9: connections close after idleTimeoutMs without calls; a call brings them back (in the serializer, as any
+  // policy work).
+  const activity = createIdleTracker(
+    clock,
+    idleTimeoutMs,
+    () => serializer.run(() => pool.enterIdle()),
+    () =>
+      serializer.run(() => {
+        pool.exitIdle();
+        manager.exitIdle();
+      }),
+  );
 
   const ctx: CallContext = {
     state,
@@ -266,10 +335,11 @@ export function createXdsTransportWithInternals(
     random,
     ...(options.retryThrottling === undefined ? {} : { retryThrottle: createRetryThrottle(options.retryThrottling) }),
     retryBuffer,
+    ...(options.retryAfterResponseHeaders === true ? { retryAfterResponseHeaders: true } : {}),
+    activity,
   };
 
-  return {
-    target: options.target,
+  const calls: Transport = {
     unary<I extends DescMessage, O extends DescMessage>(
       method: DescMethodUnary<I, O>,
       signal: AbortSignal | undefined,
@@ -279,15 +349,18 @@ export function createXdsTransportWithInternals(
       contextValues?: ContextValues,
     ): Promise<UnaryResponse<I, O>> {
       const headers = new Headers(header);
-      return runCall(
-        ctx,
-        methodName(method),
-        true,
-        signal,
-        timeoutMs,
-        headers,
-        (transport, remaining) => transport.unary(method, signal, remaining, headers, input, contextValues),
-        endUnary,
+      return traceFailure(
+        runCall(
+          ctx,
+          methodName(method),
+          undefined,
+          signal,
+          timeoutMs,
+          headers,
+          (transport, remaining) => transport.unary(method, signal, remaining, headers, input, contextValues),
+          endUnary,
+        ),
+        method,
       );
     },
     stream<I extends DescMessage, O extends DescMessage>(
@@ -299,21 +372,36 @@ export function createXdsTransportWithInternals(
       contextValues?: ContextValues,
     ): Promise<StreamResponse<I, O>> {
       const headers = new Headers(header);
-      return runCall(
-        ctx,
-        methodName(method),
-        false,
-        signal,
-        timeoutMs,
-        headers,
-        (transport, remaining) => transport.stream(method, signal, remaining, headers, input, contextValues),
-        endStream,
+      // A6: the request messages are kept until the call is committed, so an attempt can be made again.
+      const replay = createRequestReplay(input);
+      return traceFailure(
+        runCall(
+          ctx,
+          methodName(method),
+          replay as RequestReplay<unknown>,
+          signal,
+          timeoutMs,
+          headers,
+          (transport, remaining) =>
+            transport.stream(method, signal, remaining, headers, replay.attempt(), contextValues),
+          endStream,
+        ),
+        method,
       );
     },
+  };
+  const intercepted = withInterceptors(calls, options.interceptors ?? [], options.target);
+
+  return {
+    target: options.target,
+    xdsClient: client,
+    unary: intercepted.unary,
+    stream: intercepted.stream,
     async close() {
       if (closed !== undefined) return;
       closed = new ConnectError(`the xDS transport for ${options.target} is closed`, Code.Unavailable);
-      stopResolver();
+      activity.close();
+      resolver.stop();
       notify();
       serializer.run(() => {
         for (const entry of clusters.values()) manager.release(entry);

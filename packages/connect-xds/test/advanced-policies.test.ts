@@ -46,7 +46,7 @@ type Echo = {
   unary(request: { value: string }, options?: { headers?: Record<string, string> }): Promise<{ value: string }>;
 };
 
-/** Fails every call with UNAVAILABLE, counting them. */
+/** Fails every call with UNAVAILABLE, counting them (Trailers-Only from a backend started with `trailersOnly`). */
 const failures = { count: 0 };
 const failing: Interceptor = () => async () => {
   failures.count++;
@@ -331,7 +331,7 @@ describe("issue 21 policies over HTTP/2", () => {
       return next(req);
     };
     backends.push(
-      await startBackend("bad", { interceptors: [failing] }),
+      await startBackend("bad", { interceptors: [failing], trailersOnly: true }),
       await startBackend("good", { interceptors: [recordAttempts] }),
     );
     const before = failures.count;
@@ -351,7 +351,7 @@ describe("issue 21 policies over HTTP/2", () => {
   });
 
   it("retries: a request larger than the retry buffer (A6, 256 KiB per call) is sent once, a small one retried", async () => {
-    backends.push(await startBackend("bad", { interceptors: [failing] }));
+    backends.push(await startBackend("bad", { interceptors: [failing], trailersOnly: true }));
     const echo = serve("retrybuffer", (_cluster, route) => {
       routeAction(route).retryPolicy = create(RetryPolicySchema, {
         retryOn: "unavailable",

@@ -162,16 +162,14 @@ describe("hostile backends", () => {
       expect(streamed?.rawMessage).toMatch(gone);
     });
 
-    it("is retried by a route whose retry policy names unavailable", async () => {
+    it("is retried by a route whose retry policy names unavailable, unless response headers came first (A6)", async () => {
       const message = toBinary(StringValueSchema, create(StringValueSchema, { value: "second" }));
       const answered: Frame[] = [
         responseHeaders,
         { type: "data", bytes: Buffer.concat([lengthPrefix(message.length), message]) },
         { type: "headers", headers: [["grpc-status", "0"]], endStream: true },
       ];
-      let streams = 0;
-      const backend = await frameBackend(() => (++streams === 1 ? resetAfterHeaders : answered));
-      const echo = echoTo(backend, {}, (route) => {
+      const retrying = (route: RouteConfiguration) => {
         const action = route.virtualHosts[0]?.routes[0]?.action;
         if (action?.case !== "route") throw new Error("route action expected");
         action.value.retryPolicy = create(RetryPolicySchema, {
@@ -179,9 +177,22 @@ describe("hostile backends", () => {
           numRetries: 1,
           retryBackOff: { baseInterval: { nanos: 1_000_000 }, maxInterval: { nanos: 2_000_000 } },
         });
-      });
+      };
+      // The reset before any response: the attempt is not committed and is made again.
+      let streams = 0;
+      const resetFirst: Frame[] = [{ type: "tcp_reset" }];
+      const echo = echoTo(await frameBackend(() => (++streams === 1 ? resetFirst : answered)), {}, retrying);
       expect(await echo.unary({ value: "x" }, { timeoutMs: 5_000 })).toMatchObject({ value: "second" });
       expect(streams).toBe(2);
+      // The reset after the response headers: the server had started answering, the call is committed.
+      let committedStreams = 0;
+      const committed = echoTo(
+        await frameBackend(() => (++committedStreams === 1 ? resetAfterHeaders : answered)),
+        {},
+        retrying,
+      );
+      expect((await failure(committed.unary({ value: "x" }, { timeoutMs: 5_000 })))?.code).toBe(Code.Unavailable);
+      expect(committedStreams).toBe(1);
     });
   });
 

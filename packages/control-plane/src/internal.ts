@@ -4,6 +4,7 @@
 export type { ChangedVariants } from "./held/change-scope.js";
 export { WHOLE_NAME } from "./held/change-scope.js";
 export { InvalidRequestError } from "./limits.js";
+export { loggerFromEnvironment } from "./log-environment.js";
 export { createManagementServerWithSource } from "./management-server.js";
 export { ChangeLog } from "./resources/change-log.js";
 export { contentVersion } from "./resources/content-version.js";

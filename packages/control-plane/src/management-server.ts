@@ -15,6 +15,7 @@ import { WakeIndex } from "./held/wake-index.js";
 import type { StreamKind } from "./hooks/hook-events.js";
 import { type BreakOptions, HooksImpl } from "./hooks/hooks.js";
 import { resolveLimits, type ServerLimits } from "./limits.js";
+import { loggerFromEnvironment } from "./log-environment.js";
 import { noopLogger, prefixLogger, type ScopedLogger } from "./logger.js";
 import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
 import { serveLrsCall } from "./lrs/lrs-call.js";
@@ -119,7 +120,10 @@ class ManagementServerImpl implements ManagementServer, StreamHost {
       throw new RangeError(`port must be an integer in 0-65535, got ${String(options.port)}`);
     }
     this.limits = resolveLimits(options);
-    this.logger = prefixLogger(options.logger ?? noopLogger, "[control-plane]");
+    this.logger = prefixLogger(
+      options.logger ?? loggerFromEnvironment("control-plane") ?? noopLogger,
+      "[control-plane]",
+    );
     this.flushes = createFlushBatch((error) => this.logger.error("internal error flushing a stream", error));
     this.#tls = options.tls ? createTlsCredentials(options.tls, this.logger) : undefined;
     if (options.identity && !this.#tls?.mutual) {

@@ -14,6 +14,7 @@ import {
   type XdsClient,
   XdsError,
 } from "@xdskit/xds-client";
+import { loggerFromEnvironment } from "@xdskit/xds-client/internal";
 import { DPDS_TYPE_URL } from "./dpds-resource-type.js";
 import { createDpdsSource, type DpdsSource, type Follower } from "./dpds-source.js";
 import { wrapperLog } from "./log.js";
@@ -71,7 +72,7 @@ function merge(base: Parameters, overrides: Parameters): Parameters {
  * Throws an `XdsError` (INVALID_ARGUMENT) naming a bad option.
  */
 export function withDynamicParameters(client: XdsClient, options: DynamicParametersOptions = {}): XdsClient {
-  const log = wrapperLog(options.logger);
+  const log = wrapperLog(options.logger ?? loggerFromEnvironment("dpds-wrapper"));
   const waitMs = options.waitForDpdsMs ?? DEFAULT_DPDS_WAIT_MS;
   if (!(waitMs >= 0)) throw invalidOption("waitForDpdsMs must be a number of milliseconds, 0 or more");
   const resourceName = options.resourceName ?? DEFAULT_DPDS_RESOURCE_NAME;

@@ -173,10 +173,10 @@ for (const apiType of ["GRPC", "DELTA_GRPC"] as const) {
       } else {
         // The client's own CSDS entry says why.
         expect(csdsWithErrors(c, DPDS_TYPE_URL)).toEqual([
-          `${DPDS}{env=boot,zone=a} DOES_NOT_EXIST (resource ${DPDS} was removed by the xDS server (version 0))`,
+          `${DPDS}{env=boot,zone=a} DOES_NOT_EXIST (resource ${DPDS} does not exist on the xDS server (version 0))`,
         ]);
         expect(logger.lines).toContain(
-          `warn [dpds-wrapper] DPDS resource ${DPDS}: [NOT_FOUND] resource ${DPDS} was removed by the xDS server (version 0) (node ID: ${NODE}); subscribing with no parameters from DPDS`,
+          `warn [dpds-wrapper] DPDS resource ${DPDS}: [NOT_FOUND] resource ${DPDS} does not exist on the xDS server (version 0) (node ID: ${NODE}); subscribing with no parameters from DPDS`,
         );
       }
       // The DPDS resource appears: the watch moves to its parameters; the control plane serves its one

@@ -1,6 +1,7 @@
 // The one logger shape the suite shares (`console` fits): @xdskit/control-plane's, so one object serves a replica's
 // server and its etcd source.
 import type { Logger } from "@xdskit/control-plane";
+import { loggerFromEnvironment } from "@xdskit/control-plane/internal";
 
 export type { Logger, LogLevel } from "@xdskit/control-plane";
 
@@ -22,4 +23,12 @@ export function prefixed(logger: Logger, prefix: string): Logger {
     debug: wrap(logger.debug),
     ...(logger.isEnabled ? { isEnabled: (level) => logger.isEnabled?.(level) ?? true } : {}),
   };
+}
+
+/**
+ * `given`, else the logger the environment asks for (XDSKIT_LOG=etcd-source=..., GRPC_VERBOSITY; docs/logging.md),
+ * read now, at creation; else silent.
+ */
+export function loggerOrEnvironment(given: Logger | undefined): Logger {
+  return given ?? loggerFromEnvironment("etcd-source") ?? silentLogger;
 }

@@ -38,8 +38,10 @@ export interface XdsMetricsRecorder {
 export interface OpenTelemetryRecorderOptions {
   /** Where the instruments are created. Default: the global meter provider (`metrics.getMeterProvider()`). */
   readonly meterProvider?: MeterProvider;
-  /** The instrumentation scope's name. Default `@xdskit/xds-client`. */
+  /** The instrumentation scope of the client's A78 instruments. Default `@xdskit/xds-client`. */
   readonly meterName?: string;
+  /** The instrumentation scope of the A66 per-call instruments (`@xdskit/connect-xds` records them). */
+  readonly callMeterName?: string;
 }
 
 /**
@@ -50,18 +52,19 @@ export interface OpenTelemetryRecorderOptions {
 export function createOpenTelemetryRecorder(options: OpenTelemetryRecorderOptions = {}): XdsMetricsRecorder {
   const provider = options.meterProvider ?? metrics.getMeterProvider();
   const meter: Meter = provider.getMeter(options.meterName ?? "@xdskit/xds-client");
+  const callMeter: Meter = provider.getMeter(options.callMeterName ?? "@xdskit/connect-xds");
   const counters = new Map<string, Counter>();
   for (const [name, { description, unit }] of Object.entries(COUNTERS)) {
     counters.set(name, meter.createCounter(name, { description, unit, valueType: ValueType.INT }));
   }
   for (const [name, { description, unit }] of Object.entries(CALL_COUNTERS)) {
-    counters.set(name, meter.createCounter(name, { description, unit, valueType: ValueType.INT }));
+    counters.set(name, callMeter.createCounter(name, { description, unit, valueType: ValueType.INT }));
   }
   const histograms = new Map<string, Histogram>();
   for (const [name, { description, unit, buckets }] of Object.entries(CALL_HISTOGRAMS)) {
     histograms.set(
       name,
-      meter.createHistogram(name, {
+      callMeter.createHistogram(name, {
         description,
         unit,
         valueType: unit === "By" ? ValueType.INT : ValueType.DOUBLE,

@@ -23,12 +23,21 @@ describe("A66 call instruments", () => {
     recorder.recordHistogram("grpc.client.attempt.rcvd_total_compressed_message_size", 5, labels);
     recorder.recordHistogram("grpc.client.call.duration", 0.004, labels);
     await reader.forceFlush();
-    const metrics = new Map(
-      exporter
-        .getMetrics()
-        .flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics))
-        .map((m) => [m.descriptor.name, m]),
-    );
+    const scopes = exporter.getMetrics().flatMap((r) => r.scopeMetrics);
+    // The per-call instruments are connect-xds's, not the client's.
+    expect(scopes.map((s) => [s.scope.name, s.metrics.map((m) => m.descriptor.name).sort()])).toEqual([
+      [
+        "@xdskit/connect-xds",
+        [
+          "grpc.client.attempt.duration",
+          "grpc.client.attempt.rcvd_total_compressed_message_size",
+          "grpc.client.attempt.sent_total_compressed_message_size",
+          "grpc.client.attempt.started",
+          "grpc.client.call.duration",
+        ],
+      ],
+    ]);
+    const metrics = new Map(scopes.flatMap((s) => s.metrics).map((m) => [m.descriptor.name, m]));
     const started = metrics.get("grpc.client.attempt.started");
     expect(started?.dataPoints.map((p) => p.value)).toEqual([1]);
     expect(started?.descriptor.unit).toBe("{attempt}");

@@ -14,6 +14,7 @@ import {
   serverKeyOf,
 } from "./load-store.js";
 import type { LocalityStats } from "./locality-stats.js";
+import { loggerFromEnvironment } from "./log-environment.js";
 import { type Logger, noopLogger, scopeLogger } from "./logger.js";
 import { LrsStream } from "./lrs-stream.js";
 import { createOwnedTransport, type OwnedTransport } from "./transport.js";
@@ -74,7 +75,10 @@ export function createLrsClient(options: LrsClientOptions): LrsClient {
   const minReportIntervalMs = options.minReportIntervalMs ?? 1000;
   if (!(minReportIntervalMs > 0)) throw new RangeError("createLrsClient: minReportIntervalMs must be > 0");
   const clock = options.clock ?? systemClock;
-  const logger = scopeLogger(options.logger ?? noopLogger, "[lrs]");
+  const logger = scopeLogger(
+    options.logger ?? loggerFromEnvironment("orca-lrs-bridge", options.env) ?? noopLogger,
+    "[lrs]",
+  );
   const store = createLoadStore({
     clock,
     ...(options.orcaLrsPropagation === undefined ? {} : { orcaLrsPropagation: options.orcaLrsPropagation }),

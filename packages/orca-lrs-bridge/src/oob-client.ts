@@ -10,6 +10,7 @@ import { OpenRcaService, OrcaLoadReportRequestSchema } from "@xdskit/protos/xds/
 import { type BackoffOptions, type Clock, createBackoff, systemClock } from "./clock.js";
 import { msToDuration } from "./duration.js";
 import type { ChannelCredentials } from "./load-store.js";
+import { loggerFromEnvironment } from "./log-environment.js";
 import { type Logger, noopLogger, scopeLogger } from "./logger.js";
 import { dropOutOfRange } from "./orca-ranges.js";
 import { createOwnedTransport } from "./transport.js";
@@ -62,7 +63,7 @@ export function createOrcaOobClient(options: OrcaOobClientOptions): OrcaOobClien
   const client = createClient(OpenRcaService, owned?.transport ?? (options.transport as Transport));
   const clock = options.clock ?? systemClock;
   const backoff = createBackoff(options.backoff);
-  const logger = scopeLogger(options.logger ?? noopLogger, "[orca-oob]");
+  const logger = scopeLogger(options.logger ?? loggerFromEnvironment("orca-lrs-bridge") ?? noopLogger, "[orca-oob]");
   const listeners = new Set<OrcaOobListener>();
   let state: OrcaOobState = "idle";
   let call: { abort: AbortController; intervalMs: number } | undefined;

@@ -137,9 +137,15 @@ export function applyResourceError(
   state.notifyError(error);
 }
 
-/** The server removed the resource (omitted from a SotW LDS/CDS response, or a delta removal). */
+/**
+ * The server removed the resource (omitted from a SotW LDS/CDS response, or a delta removal). A delta removal of a
+ * name that never had an answer says it does not exist: nothing was removed.
+ */
 export function applyDeletion(context: UpdateContext, state: ResourceState, version: string): void {
-  const detail = `resource ${state.name} was removed by the xDS server (version ${version})`;
+  const neverHeld = state.resource === undefined && (state.state === "requested" || state.state === "timeout");
+  const detail = neverHeld
+    ? `resource ${state.name} does not exist on the xDS server (version ${version})`
+    : `resource ${state.name} was removed by the xDS server (version ${version})`;
   const error = new XdsError(StatusCode.NOT_FOUND, "does_not_exist", detail, {
     nodeId: context.nodeId,
     resource: resourceOf(state),

@@ -11,6 +11,7 @@ import { decoderLoading } from "./builtin-types.js";
 import { createCallbackQueue } from "./callback-queue.js";
 import { type BackoffOptions, type Clock, systemClock } from "./clock.js";
 import { resolveFeatures, type XdsFeatures } from "./features.js";
+import { loggerFromEnvironment } from "./log-environment.js";
 import { type Logger, noopLogger, scopeLogger } from "./logger.js";
 import { noopMetrics, type XdsMetricsRecorder } from "./metrics.js";
 import { createProcessHold } from "./process-hold.js";
@@ -119,7 +120,7 @@ export function createXdsClientWithInternals(options: XdsClientOptions, internal
   if (!(connectTimeoutMs > 0)) {
     throw new XdsError(StatusCode.INVALID_ARGUMENT, "invalid_options", "connectTimeoutMs must be a positive number");
   }
-  const logger = scopeLogger(options.logger ?? noopLogger, "[xds-client]");
+  const logger = scopeLogger(options.logger ?? loggerFromEnvironment("xds-client", env) ?? noopLogger, "[xds-client]");
   const metrics = options.metrics ?? noopMetrics;
   const target = options.target ?? "#server";
   const clock = internals.clock ?? systemClock;

@@ -125,6 +125,25 @@ for (const apiType of ["GRPC", "DELTA_GRPC"] as const) {
       expect(entry?.xdsConfig).toBeDefined();
     });
 
+    // SotW has no such message: the 15 s timer decides (timers-and-streams.test.ts).
+    it.runIf(apiType === "DELTA_GRPC")(
+      "says a name the server never had does not exist, not that it was removed",
+      async () => {
+        const c = client({ apiType });
+        const w = recordingWatcher<TestListener>();
+        c.watch(testListenerType, "never", w);
+        await server.hooks.waitForResponse((r) => r.typeUrl === LDS);
+        while (w.events.length === 0) await new Promise((r) => setTimeout(r, 5));
+        const [event] = w.take();
+        expect(event?.kind === "error" && event.error.message).toBe(
+          "[NOT_FOUND] resource never does not exist on the xDS server (version 0) (node ID: http2-node)",
+        );
+        const entry = c.dumpResources().genericXdsConfigs.find((g) => g.name === "never");
+        expect(entry?.clientStatus).toBe(ClientResourceStatus.DOES_NOT_EXIST);
+        expect(entry?.errorState?.details).toBe("resource never does not exist on the xDS server (version 0)");
+      },
+    );
+
     it("survives a server restart: resubscribes with what it has and keeps the resource", async () => {
       server.setResource(endpoints("E", 1));
       const c = client({ apiType });

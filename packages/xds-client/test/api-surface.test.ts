@@ -1,5 +1,6 @@
 // The public entry points: end users get the client, its types and errors; the knobs for tests and sibling packages
-// (virtual clocks, backoff, the feature resolver) live behind `./internal` only, outside semver.
+// (virtual clocks, backoff, the feature resolver, the environment log reader) live behind `./internal` only, outside
+// semver.
 import { describe, expect, it } from "vitest";
 import * as main from "../src/index.js";
 import * as internal from "../src/internal.js";
@@ -8,10 +9,20 @@ describe("the package's entry points", () => {
   it("keeps the ./internal knobs out of the main entry", () => {
     const knobs = Object.keys(internal);
     expect(knobs.sort()).toEqual([
+      "GRPC_TRACERS",
+      "LOG_COMPONENTS",
+      "MAX_PROGRAM_SIZE",
       "OLD_STYLE_AUTHORITY",
+      "RegexError",
+      "compileHeaderValueMatcher",
+      "compileRegex",
+      "compileRewrite",
+      "compileStringMatcher",
       "createBackoff",
       "createXdsClientWithInternals",
+      "environmentLogLevel",
       "errorMessage",
+      "loggerFromEnvironment",
       "parseResourceName",
       "resolveFeatures",
       "systemClock",

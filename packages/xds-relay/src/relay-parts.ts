@@ -3,6 +3,7 @@
 // control plane's stream layer (docs/decisions.md#relay-serving).
 import { DEFAULT_FULL_STATE_TYPE_URLS, DEFAULT_LIMITS, DPDS_TYPE_URL } from "@xdskit/control-plane";
 import { createXdsClient, type XdsClient } from "@xdskit/xds-client";
+import { loggerFromEnvironment } from "@xdskit/xds-client/internal";
 import { createRelaySource, type RelaySource } from "./downstream.js";
 import { prefixed } from "./logger.js";
 import { createLrsForwarder, type LrsForwarder } from "./lrs-forward.js";
@@ -58,7 +59,10 @@ export function createRelayParts(
   if (doNotCache !== "per-node" && doNotCache !== "refuse") {
     throw new RangeError('doNotCache must be "per-node" or "refuse"');
   }
-  const relayLogger = prefixed(options.logger ?? silent, "[xds-relay]");
+  // Without a logger, the relay and its server log as the environment says for xds-relay, its upstream client as
+  // it says for xds-client (docs/logging.md).
+  const logger = options.logger ?? loggerFromEnvironment("xds-relay");
+  const relayLogger = prefixed(logger ?? silent, "[xds-relay]");
   const clientLogger = upstreamOptions.logger ?? options.logger;
   const clientOptions = {
     ...upstreamOptions,
@@ -122,7 +126,7 @@ export function createRelayParts(
   });
   const healthOf = health;
   return {
-    serverOptions,
+    serverOptions: logger === undefined ? serverOptions : { ...serverOptions, logger: relayLogger },
     fullStateTypeUrls,
     client,
     health: healthOf,

@@ -3,7 +3,7 @@
 // generated wire views, and the bar issue 24 sets, decode + validate in at most half its time).
 //
 // Steps: (1) the parent builds the inputs once (one CDS response of 10,000 Clusters; one ClusterLoadAssignment of
-// 10,000 and one of 100,000 endpoints) and writes their serialized Anys to a temporary directory; (2) for each case
+// 10,000 and one of 100,000 endpoints; one of 10,000 endpoints with a service mesh's endpoint metadata) and writes their serialized Anys to a temporary directory; (2) for each case
 // and implementation it starts a fresh child process (this file with `--child`), which reads the bytes, warms up,
 // times decode+validate of the whole input several times and reports the median and its peak RSS; (3) the parent
 // prints one table with times, ratios and peak RSS. Times are decode+validate only (no transport, no watchers).
@@ -25,7 +25,7 @@ import { DiscoveryResponseSchema } from "@xdskit/protos/envoy/service/discovery/
 import { clusterResourceType, type DecodeContext, endpointResourceType, type ResourceType } from "@xdskit/xds-client";
 import { printTable, ratio } from "./lib/table.js";
 
-type CaseName = "cds-10k-clusters" | "eds-10k-endpoints" | "eds-100k-endpoints";
+type CaseName = "cds-10k-clusters" | "eds-10k-endpoints" | "eds-100k-endpoints" | "eds-10k-endpoints-metadata";
 type Impl = "xdskit" | "grpc-js-xds" | "protobuf-es";
 
 interface ChildResult {
@@ -36,7 +36,12 @@ interface ChildResult {
   readonly failed: number;
 }
 
-const CASES: readonly CaseName[] = ["cds-10k-clusters", "eds-10k-endpoints", "eds-100k-endpoints"];
+const CASES: readonly CaseName[] = [
+  "cds-10k-clusters",
+  "eds-10k-endpoints",
+  "eds-100k-endpoints",
+  "eds-10k-endpoints-metadata",
+];
 
 /** grpc-js-xds's EDS duplicate check is quadratic: its 100k case runs once, without warm-up. */
 function runsFor(caseName: CaseName, impl: Impl): { warmup: number; measured: number } {
@@ -66,7 +71,23 @@ function buildClusters(count: number): Any[] {
   return resources;
 }
 
-function buildEndpoints(count: number, localities: number): Any[] {
+/**
+ * Endpoint metadata as a service mesh sends it: an `istio` filter (workload name and labels) and A76's `envoy.lb`
+ * `hash_key`, which xdskit reads (the rest is walked).
+ */
+function meshMetadata(i: number) {
+  return {
+    filterMetadata: {
+      istio: {
+        workload: `reviews-v1-${i};default;reviews;v1;Kubernetes`,
+        labels: { app: "reviews", version: "v1", "pod-template-hash": "7f9c6d8b5d" },
+      },
+      "envoy.lb": { hash_key: `reviews-v1-${i}` },
+    },
+  };
+}
+
+function buildEndpoints(count: number, localities: number, metadata = false): Any[] {
   const perLocality = Math.ceil(count / localities);
   const endpoints = [];
   for (let l = 0; l < localities; l++) {
@@ -89,6 +110,7 @@ function buildEndpoints(count: number, localities: number): Any[] {
         },
         healthStatus: HealthStatus.HEALTHY,
         loadBalancingWeight: 1,
+        ...(metadata ? { metadata: meshMetadata(i) } : {}),
       });
     }
     endpoints.push({ locality: { region: "us", zone: `zone-${l}` }, loadBalancingWeight: 10, lbEndpoints });
@@ -102,6 +124,7 @@ function buildInputs(directory: string): void {
     "cds-10k-clusters": buildClusters(10000),
     "eds-10k-endpoints": buildEndpoints(10000, 10),
     "eds-100k-endpoints": buildEndpoints(100000, 10),
+    "eds-10k-endpoints-metadata": buildEndpoints(10000, 10, true),
   };
   for (const name of CASES) {
     // One DiscoveryResponse per case: what arrives on the wire.
@@ -225,7 +248,12 @@ function main(): void {
     buildInputs(directory);
     const self = fileURLToPath(import.meta.url);
     const rows: string[][] = [];
+    // `--case <name>` runs that case alone.
+    const only = args[0] === "--case" ? args[1] : undefined;
+    if (only !== undefined && !CASES.includes(only as CaseName))
+      throw new Error(`no case ${only}: ${CASES.join(", ")}`);
     for (const caseName of CASES) {
+      if (only !== undefined && caseName !== only) continue;
       const results = {} as Record<Impl, ChildResult>;
       for (const impl of ["xdskit", "grpc-js-xds", "protobuf-es"] as const) {
         const output = execFileSync(process.execPath, [self, "--child", directory, caseName, impl], {

@@ -9,7 +9,11 @@
 //  5. Run the composed program (control plane, client, CSDS), the `consumer-run` README blocks, each `bin`, and
 //     the programs of `examples/` copied into the project as a user would copy them.
 //  6. Install the lowest @bufbuild/protobuf of the published peer range; type-check and run the program again.
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+//  7. `npm run pack`'s folder (our dependencies point at sibling tarballs): a second project installs only the
+//     tarballs examples/connect-greeter needs, with that README's own commands, compiles the example and runs its
+//     backends, `xdskit serve` from the tarball's bin and its client.
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -18,6 +22,7 @@ import { publint } from "publint";
 import { formatMessage } from "publint/utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkTarball, packAndCheck, publicPackages, repoRoot, unpackTarball } from "../../scripts/check-pack.mjs";
+import { localizeTarballs } from "../../scripts/pack.mjs";
 import { CONNECT_PACKAGES, node20ThirdParty } from "../src/install-lines.js";
 import {
   copyExamples,
@@ -30,6 +35,7 @@ import {
   writeReadmeExamples,
 } from "../src/project.js";
 import type { ReadmeBlock } from "../src/readme-blocks.js";
+import { copyServeFolder, createSubsetProject, subsetInstallCommands } from "../src/subset-project.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const fixtures = join(here, "..", "fixtures");
@@ -160,6 +166,11 @@ describe("a project that installs them with npm", () => {
       CONNECT_PACKAGES.filter((name) => existsSync(join(project, "node_modules", p.name, "node_modules", name))),
     );
     expect(nested).toEqual([]);
+    // --save-exact: the pins stay pins for the next install that resolves again.
+    const saved = JSON.parse(readFileSync(join(project, "package.json"), "utf8")).dependencies;
+    expect(CONNECT_PACKAGES.map((name) => saved[name])).toEqual(
+      CONNECT_PACKAGES.map((name) => new RegExp(`^ {2}"${name}": (\\S+)$`, "m").exec(workspace)?.[1]),
+    );
   });
 
   it("type-checks the composed program, the README examples and every entry point (nodenext, strict)", () => {
@@ -232,5 +243,103 @@ describe("a project that installs them with npm", () => {
     expectSuccess(run("node", [workspaceTsc(), "-p", "tsconfig.json"], project, 3 * MINUTE));
     expectSuccess(run("node", [workspaceTsc(), "-p", "tsconfig.types-only.json"], project, 3 * MINUTE));
     expect(ackedRows(expectSuccess(run("node", ["dist/compose.js"], project, MINUTE)))).toEqual(FOUR_ACKED);
+  });
+});
+
+/** A long-running command of the subset project; `waitFor` resolves with its stdout once it matches. */
+function startIn(cwd: string, command: string, args: readonly string[]) {
+  const child: ChildProcess = spawn(command, args, { cwd, stdio: "pipe" });
+  running.push(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  const waitFor = (pattern: RegExp, timeoutMs = 30_000) =>
+    new Promise<string>((resolve, reject) => {
+      const started = Date.now();
+      const timer = setInterval(() => {
+        if (pattern.test(stdout)) {
+          clearInterval(timer);
+          resolve(stdout);
+        } else if (child.exitCode !== null || Date.now() - started > timeoutMs) {
+          clearInterval(timer);
+          reject(
+            new Error(`${command} ${args.join(" ")}: no ${pattern} (exit ${child.exitCode}):\n${stdout}\n${stderr}`),
+          );
+        }
+      }, 20);
+    });
+  return { child, waitFor, stderr: () => stderr };
+}
+
+const running: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of running) child.kill("SIGKILL");
+});
+
+describe("a project that installs only the tarballs examples/connect-greeter needs, from npm run pack's folder", () => {
+  const app = join(work, "greeter-app");
+  const example = join(examples, "connect-greeter");
+
+  it("installs them with the example README's commands, nothing else of ours named, and gets the xdskit packages they need", () => {
+    const folder = join(work, "dist-packages");
+    localizeTarballs(packages, folder);
+    const commands = subsetInstallCommands(readFileSync(join(example, "README.md"), "utf8"), folder);
+    expect(commands.map((args) => args.map((arg) => arg.replace(folder, "<pack>")))).toEqual([
+      [
+        "<pack>/xdskit-connect-xds.tgz",
+        "<pack>/xdskit-orca-lrs-bridge.tgz",
+        "<pack>/xdskit-cli.tgz",
+        "@bufbuild/protobuf",
+      ],
+      ["--save-dev", "typescript", "@types/node@20"],
+      ["--save-exact", "@connectrpc/connect@2.1.2", "@connectrpc/connect-node@2.1.2"],
+    ]);
+    createSubsetProject(app, example);
+    const npmInstall = ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"];
+    for (const args of commands) expectSuccess(run("npm", [...npmInstall, ...args], app, 5 * MINUTE));
+    // The tarballs' dependencies on our other packages resolved to the sibling tarballs (no registry has them).
+    const installed = readdirSync(join(app, "node_modules", "@xdskit")).sort();
+    expect(installed).toEqual([
+      "cli",
+      "connect-xds",
+      "constraint-matcher",
+      "control-plane",
+      "csds",
+      "etcd-source",
+      "orca-lrs-bridge",
+      "protos",
+      "xds-client",
+      "xds-relay",
+    ]);
+  });
+
+  it("compiles the example there and runs it: backends, xdskit serve from the tarball, the client through xds:///greeter", async () => {
+    // Built with the TypeScript the README had the project install.
+    expectSuccess(
+      run("node", [join(app, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], app, 3 * MINUTE),
+    );
+    const backends = startIn(app, "node", ["dist/backends.js", "--ports", "0,0,0"]);
+    const ports = [...(await backends.waitFor(/serving; Ctrl-C/)).matchAll(/127\.0\.0\.1:(\d+)/g)].map((m) => m[1]!);
+    copyServeFolder(example, join(app, "serve"), ports);
+    const serve = startIn(app, join(app, "node_modules", ".bin", "xdskit"), [
+      "serve",
+      "serve",
+      "--loads",
+      "--port",
+      "0",
+    ]);
+    const address = /on (127\.0\.0\.1:\d+) /.exec(await serve.waitFor(/^serving /m))?.[1] ?? "";
+    const client = expectSuccess(run("node", ["dist/main.js", "--xds", address, "--calls", "20"], app, MINUTE));
+    expect(client).toContain("20 calls through xds:///greeter, 0 failed; answered by:");
+    await serve.waitFor(/loads from node greeter-client:/);
+    expect(serve.stderr()).toBe("");
+    backends.child.kill("SIGINT");
+    serve.child.kill("SIGINT");
+    await Promise.all([backends.waitFor(/stopped; calls served: /), serve.waitFor(/stopped\n/)]);
   });
 });

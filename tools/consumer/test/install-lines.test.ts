@@ -25,11 +25,22 @@ describe("README install lines", () => {
     expect(missing).toEqual([]);
   });
 
-  it("the root README's Node 20 command pins both Connect packages, its Node 22 one leaves them free", () => {
-    const version = catalogVersion("@connectrpc/connect");
-    expect(node20ThirdParty(readFileSync(join(root, "README.md"), "utf8"))).toEqual(
-      CONNECT_PACKAGES.map((name) => `${name}@${version}`),
+  it("every command that pins Connect saves the pins exact (--save-exact), so a later install keeps them", () => {
+    const loose = readmes(root).flatMap(([path, text]) =>
+      installCommands(text)
+        .filter((c) => c.args.some((arg) => /^@connectrpc\/connect(-node)?@\d/.test(arg)))
+        .filter((c) => !c.args.includes("--save-exact"))
+        .map((c) => `${path}: npm install ${c.args.join(" ")}`),
     );
+    expect(loose).toEqual([]);
+  });
+
+  it("the root README's Node 20 command pins both Connect packages, saved exact; its Node 22 one leaves them free", () => {
+    const version = catalogVersion("@connectrpc/connect");
+    expect(node20ThirdParty(readFileSync(join(root, "README.md"), "utf8"))).toEqual([
+      "--save-exact",
+      ...CONNECT_PACKAGES.map((name) => `${name}@${version}`),
+    ]);
     const node22 = installCommands(readFileSync(join(root, "README.md"), "utf8")).find((c) =>
       c.comment.startsWith("Node 22"),
     );

@@ -13,12 +13,16 @@ const CLUSTER_TYPE = "envoy.config.cluster.v3.Cluster";
 /**
  * Prints the wrapper's lines: the DPDS parameters it received (info) and each move of a watch (debug). An error the
  * wrapper holds back during a move (the plain name's removal, as the variants replace it) is worded as what it is,
- * part of the move, rather than as a failure.
+ * an expected part of the move that the watcher is spared, rather than as a failure.
  */
 export function dpdsLogger(out: (line: string) => void): Logger {
   const print = (message: string) => {
     const held = /^(.*?): (\[[A-Z_]+\] .*); held back until (.*) answers$/.exec(message);
-    out(held ? `  ${held[1]}: not passed to the watcher, which waits for ${held[3]} (${held[2]})` : `  ${message}`);
+    out(
+      held
+        ? `  ${held[1]}: the plain name's removal is expected (the variants replace it); the watcher keeps its cluster until ${held[3]} answers`
+        : `  ${message}`,
+    );
   };
   return { error: print, warn: print, info: print, debug: print };
 }

@@ -65,10 +65,23 @@ function describeRoutes(u: RouteConfigurationUpdate): string {
     .join("; ");
 }
 
+/** What the LB policy names gRPC gives a cluster's policy mean, in a few words. */
+const LB_POLICIES: Record<string, string> = {
+  xds_wrr_locality_experimental: "weighted across localities, round robin within each",
+  round_robin: "round robin",
+  ring_hash_experimental: "hash of each call",
+};
+
 function describeCluster(u: ClusterUpdate): string {
   const kind = u.type === "eds" ? `EDS service ${u.edsServiceName}` : u.type;
   const lb = Object.keys(u.lbPolicy[0] ?? {})[0] ?? "?";
-  return `${kind}, lb ${lb}, load reports ${u.lrsServer ? "to this server" : "off"}`;
+  const meaning = LB_POLICIES[lb] ? ` (${LB_POLICIES[lb]})` : "";
+  return `${kind}, lb ${lb}${meaning}, load reports ${u.lrsServer ? "to this server" : "off"}`;
+}
+
+/** `1 endpoint`, `3 endpoints`. */
+function count(n: number, noun: string, plural = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : plural}`;
 }
 
 function describeEndpoints(u: EndpointUpdate): string {
@@ -76,7 +89,7 @@ function describeEndpoints(u: EndpointUpdate): string {
   const addresses = localities.flatMap((l) =>
     l.endpoints.map((e) => `${e.addresses[0]?.address}:${e.addresses[0]?.port}`),
   );
-  return `${localities.length} localities, ${addresses.length} endpoints: ${addresses.join(" ")}`;
+  return `${count(localities.length, "locality", "localities")}, ${count(addresses.length, "endpoint")}: ${addresses.join(" ")}`;
 }
 
 /** Follows the chain: each update names the next resource to watch, as an xDS resolver does. */
@@ -195,6 +208,8 @@ async function main(): Promise<void> {
   server.setDynamicParameters("demo-client", {});
   out("xdskit demo: @xdskit/control-plane and @xdskit/xds-client over HTTP/2 on 127.0.0.1");
   out(`  [control plane] serving ADS on ${server.address}`);
+  out("  (the client is wrapped by @xdskit/dpds-wrapper; DPDS, the dynamic parameters discovery service, is how the");
+  out("  server tells each client which variant of a resource to use: its lines start with [dpds-wrapper], step 7)");
 
   const client = withDynamicParameters(
     createXdsClient({
@@ -237,6 +252,7 @@ async function main(): Promise<void> {
   await callThroughTheTransport(server, client);
 
   out("\n4. an invalid cluster (lb_policy RANDOM, which gRPC does not support): NACKed, the good one stays in use");
+  out('   ("ambient": an error the watcher is told while the resource it has stays in force)');
   const bad = buildCluster({ name: "demo-cluster", edsServiceName: "demo-eds", lrsServerSelf: true });
   bad.lrsReportEndpointMetrics = demoCluster.lrsReportEndpointMetrics;
   bad.lbPolicy = 3;
@@ -248,10 +264,12 @@ async function main(): Promise<void> {
   ]);
 
   out("\n5. the server reports a TP3 error for the endpoints (PERMISSION_DENIED): ambient, the cached copy is kept");
+  out("   (TP3: the xDS proposal that lets a server send an error in place of one resource)");
   server.setResourceError(EDS_TYPE, "demo-eds", { code: 7, message: "demo-client may not read demo-eds" });
   await eventsAfter(counter, 1);
 
   out("\n6. the listener is removed: A88 keeps it and reports does-not-exist as ambient");
+  out("   (A88: gRPC's proposal on xDS data errors: a client keeps a resource the server stops sending, by default)");
   server.removeResource(LDS_TYPE, "demo.example");
   await eventsAfter(counter, 1);
 
@@ -283,6 +301,15 @@ async function main(): Promise<void> {
   await client.close();
   await Promise.all([server.close(), backendA.close(), backendB.close()]);
   out(`\ndone in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  out("\nnext:");
+  out(
+    "  examples/connect-greeter   a first mesh: Connect backends, `xdskit serve` on a folder of YAML, a client through",
+  );
+  out("                             createXdsTransport (its README: npm run setup, backends, serve, client)");
+  out("  examples/composed-client   the packages of this demo in one short program to copy");
+  out("  packages/cli               xdskit, the command line: serve a folder of YAML, csds, watch, list, relay");
+  out("                             (in examples/connect-greeter after its setup: npx xdskit --help)");
+  out("  XDSKIT_LOG=debug npm run demo   every package's log on stderr (docs/logging.md)");
 }
 
 main().catch((error) => {

@@ -82,11 +82,13 @@ function scalarZero(scalar, asString) {
 /**
  * The plan: for each kept message, its fields as the config lists them. `messages` maps a full message name to field
  * names (a oneof's name keeps only which member is set); `protobufEs` lists full field names kept as protobuf-es's
- * own value.
+ * own value; `derived` maps a full field name to a hand-written reader that keeps one value computed from the field
+ * (`{ property, type, zero, read, from }`).
  */
 function readConfig(path, registry) {
   const config = JSON.parse(readFileSync(path, "utf8"));
   const asMessage = new Set(config.protobufEs ?? []);
+  const derived = new Map(Object.entries(config.derived ?? {}));
   const kept = new Map();
   for (const [typeName, names] of Object.entries(config.messages)) {
     const desc = registry.get(typeName);
@@ -110,6 +112,15 @@ function readConfig(path, registry) {
         continue;
       }
       if (!names.has(member.name)) continue;
+      const derive = derived.get(`${desc.typeName}.${member.name}`);
+      if (derive !== undefined) {
+        if (member.oneof !== undefined) fail(`${desc.typeName}.${member.name}: a oneof member cannot be derived`);
+        for (const key of ["property", "type", "zero", "read", "from"]) {
+          if (typeof derive[key] !== "string") fail(`derived ${desc.typeName}.${member.name} needs "${key}"`);
+        }
+        fields.push({ kind: "derived", field: member, derive });
+        continue;
+      }
       if (asMessage.has(`${desc.typeName}.${member.name}`)) {
         if (member.oneof !== undefined) fail(`${desc.typeName}.${member.name}: a oneof member cannot be protobuf-es's`);
         fields.push({ kind: "protobuf-es", field: member });
@@ -119,6 +130,11 @@ function readConfig(path, registry) {
       fields.push({ kind: "field", field: member });
     }
     plans.set(desc, fields);
+  }
+  for (const name of derived.keys()) {
+    const dot = name.lastIndexOf(".");
+    const desc = registry.get(name.slice(0, dot));
+    if (desc === undefined || !kept.get(desc)?.has(name.slice(dot + 1))) fail(`derived ${name} is not a kept field`);
   }
   return { plans, roots: new Set(config.roots ?? []) };
 }
@@ -187,6 +203,7 @@ function generateFile(schema, file, plans, roots, runtimePath) {
       return [...cases.flatMap((c) => [...c, " | "]), "{ case: undefined; value?: undefined }"];
     }
     const field = plan.field;
+    if (plan.kind === "derived") return [plan.derive.type];
     if (plan.kind === "protobuf-es") return [shapeType(field.parent), `["${field.localName}"]`];
     switch (field.fieldKind) {
       case "list":
@@ -201,7 +218,7 @@ function generateFile(schema, file, plans, roots, runtimePath) {
   }
 
   function optional(plan) {
-    if (plan.kind === "oneof") return false;
+    if (plan.kind === "oneof" || plan.kind === "derived") return false;
     const field = plan.field;
     if (plan.kind === "protobuf-es") return field.fieldKind === "message";
     return (
@@ -212,6 +229,7 @@ function generateFile(schema, file, plans, roots, runtimePath) {
 
   function zero(plan) {
     if (plan.kind === "oneof") return rt("NO_CASE");
+    if (plan.kind === "derived") return plan.derive.zero;
     const field = plan.field;
     if (field.fieldKind === "list") return rt("NO_ITEMS");
     if (field.fieldKind === "map") return rt("NO_ENTRIES");
@@ -269,6 +287,17 @@ function generateFile(schema, file, plans, roots, runtimePath) {
     const prop = `view.${field.localName}`;
     const head = `      case ${field.number}:\n        `;
     const block = `      case ${field.number}: {\n        `;
+    if (plan.kind === "derived") {
+      const derivedProp = `view.${plan.derive.property}`;
+      return [
+        head,
+        `${derivedProp} = `,
+        f.import(plan.derive.read, plan.derive.from),
+        "(reader, ",
+        schemaOf(desc),
+        `, ${field.number}, tag & 7, depth, ${derivedProp});\n        break;\n`,
+      ];
+    }
     if (plan.kind === "protobuf-es") {
       return [
         head,
@@ -358,9 +387,10 @@ function generateFile(schema, file, plans, roots, runtimePath) {
     const view = `${name}View`;
     f.print(f.jsDoc(`The fields of ${desc.typeName} a decoder reads, as protobuf-es reads them.`));
     f.print(f.export("interface", view), " {");
+    const propName = (p) =>
+      p.kind === "oneof" ? p.oneof.localName : p.kind === "derived" ? p.derive.property : p.field.localName;
     for (const p of plan) {
-      const prop = p.kind === "oneof" ? p.oneof.localName : p.field.localName;
-      f.print("  ", prop, optional(p) ? "?: " : ": ", ...fieldType(p), ";");
+      f.print("  ", propName(p), optional(p) ? "?: " : ": ", ...fieldType(p), ";");
     }
     f.print("}");
     f.print();
@@ -368,7 +398,7 @@ function generateFile(schema, file, plans, roots, runtimePath) {
     f.print(f.export("function", `new${view}`), `(): ${view} {`);
     f.print(
       "  return {",
-      plan.flatMap((p) => [" ", p.kind === "oneof" ? p.oneof.localName : p.field.localName, ": ", zero(p), ","]),
+      plan.flatMap((p) => [" ", propName(p), ": ", zero(p), ","]),
       " };",
     );
     f.print("}");

@@ -1,5 +1,6 @@
 // One interop backend: a separate HTTP/2 server on its own 127.0.0.1 port, standing for one instance of a managed
-// instance group. It serves grpc.testing.TestService (gRPC over connect-node): UnaryCall answers with its server id
+// instance group. It serves grpc.testing.TestService (gRPC over connect-node, an error before any message answered
+// Trailers-Only as gRPC servers answer it): UnaryCall answers with its server id
 // and host name, EmptyCall with an empty message, and both send its host name in the `hostname` response header,
 // which is how a client names the peer of an EmptyCall (as gRPC's xDS interop servers do).
 //
@@ -10,10 +11,11 @@ import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { create, toBinary } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { OrcaLoadReportSchema } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
 import { EmptySchema, SimpleResponseSchema, TestService } from "./gen/grpc/testing/test_pb.js";
 import { applyRpcBehaviors, parseRpcBehaviors, RPC_BEHAVIOR_HEADER } from "./rpc-behavior.js";
+import { trailersOnlyAdapter } from "./trailers-only.js";
 
 /** The response header that carries the backend's host name. */
 export const HOSTNAME_HEADER = "hostname";
@@ -80,7 +82,9 @@ export async function startBackend(options: BackendOptions): Promise<Backend> {
       Number.isInteger(previous) ? previous : 0,
     );
   };
-  const handler = connectNodeAdapter({
+  // An error before any message is answered Trailers-Only, as gRPC's interop servers answer it.
+  const handler = trailersOnlyAdapter({
+    acceptCompression: [compressionGzip, compressionBrotli],
     routes: (router) =>
       router.service(TestService, {
         emptyCall: async (_request, context) => {

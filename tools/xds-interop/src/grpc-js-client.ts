@@ -114,8 +114,5 @@ export const grpcJsXdsClientKind: InteropClientKind = {
             "grpc-js-xds 1.14.1 (GRPC_EXPERIMENTAL_XDS_WRR_LB) reached the weights only after about 35 s at load " +
             "average ~15, past the ci profile's 45 s wait at higher load; it runs in the full profile (300 s wait)",
         }),
-    retry:
-      "not grpc-js's fault: these backends (connect-node) send response headers before every error, which commits a " +
-      "grpc-js call (A6), so grpc-js never retries against them",
   },
 };

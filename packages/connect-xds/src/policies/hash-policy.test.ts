@@ -1,7 +1,7 @@
 import type { HashPolicy } from "@xdskit/xds-client";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { compileHashPolicies, computeRequestHash, random64, re2SubstitutionToJs } from "./hash-policy.js";
+import { compileHashPolicies, computeRequestHash, random64 } from "./hash-policy.js";
 import { xxHash64 } from "./xx-hash64.js";
 
 const M = (1n << 64n) - 1n;
@@ -69,11 +69,20 @@ describe("compileHashPolicies", () => {
   });
 });
 
-describe("re2SubstitutionToJs", () => {
-  it("maps \\0..\\9 and \\\\, escapes $, and refuses bad escapes", () => {
-    expect(re2SubstitutionToJs("a\\0b\\3\\\\$x")).toBe("a$&b$3\\$$x");
-    expect(() => re2SubstitutionToJs("x\\")).toThrow(/lone backslash/);
-    expect(() => re2SubstitutionToJs("\\q")).toThrow(/unknown escape/);
+describe("regex_rewrite (RE2 GlobalReplace)", () => {
+  it("takes $ in a substitution literally and \\0 as the whole match", () => {
+    const h = new Headers({ "x-id": "ab-ab" });
+    const rewrite = { regex: "ab", regexSubstitution: "$&[\\0]$1" };
+    expect(computeRequestHash([header("x-id", false, rewrite)], h, CHANNEL)).toBe(xxHash64("$&[ab]$1-$&[ab]$1"));
+  });
+
+  it("rewrites with a pattern that backtracks exponentially in JavaScript, in one pass over the value", () => {
+    // RegExp takes minutes on `^(a+)+$` against 40 `a` and a `!` (each extra `a` doubles it); RE2 is linear.
+    const h = new Headers({ "x-id": `${"a".repeat(40)}!` });
+    const rewrite = { regex: "(a+)+$", regexSubstitution: "x" };
+    expect(computeRequestHash([header("x-id", false, rewrite)], h, CHANNEL)).toBe(xxHash64(`${"a".repeat(40)}!`));
+    const matching = new Headers({ "x-id": "a".repeat(40) });
+    expect(computeRequestHash([header("x-id", false, rewrite)], matching, CHANNEL)).toBe(xxHash64("x"));
   });
 });
 

@@ -3,16 +3,17 @@
 // See docs/decisions.md#policies-ring-hash.
 
 import type { HashPolicy } from "@xdskit/xds-client";
+import { compileRegex, compileRewrite, type Re2Regex, type Re2Rewrite } from "@xdskit/xds-client/internal";
 import { xxHash64 } from "./xx-hash64.js";
 
-/** A route hash policy ready to evaluate: the regex compiled, the substitution in String.replace form. */
+/** A route hash policy ready to evaluate: the regex and its rewrite compiled (RE2 semantics, linear time). */
 export type CompiledHashPolicy =
   | {
       readonly kind: "header";
       /** Lower-case header name. */
       readonly headerName: string;
       /** `regex_rewrite`: every match replaced (RE2 GlobalReplace). */
-      readonly rewrite?: { readonly pattern: RegExp; readonly substitution: string } | undefined;
+      readonly rewrite?: { readonly regex: Re2Regex; readonly substitution: Re2Rewrite } | undefined;
       readonly terminal: boolean;
     }
   | { readonly kind: "channel_id"; readonly terminal: boolean };
@@ -21,7 +22,8 @@ const compiled = new WeakMap<readonly HashPolicy[], readonly CompiledHashPolicy[
 
 /**
  * The compiled form of a route's hash policies, built on first use and kept for as long as the route's (frozen)
- * list lives, so a call only evaluates. xds-client has already checked each regex with its RE2 rules.
+ * list lives, so a call only evaluates. xds-client validated each regex and substitution with the same compile (and
+ * cached the compiled regex), so this does not throw for a validated route.
  */
 export function compileHashPolicies(policies: readonly HashPolicy[]): readonly CompiledHashPolicy[] {
   let result = compiled.get(policies);
@@ -29,41 +31,17 @@ export function compileHashPolicies(policies: readonly HashPolicy[]): readonly C
     result = Object.freeze(
       policies.map((p): CompiledHashPolicy => {
         if (p.type === "channel_id") return { kind: "channel_id", terminal: p.terminal };
-        const rewrite =
-          p.regex === undefined
-            ? undefined
-            : {
-                pattern: new RegExp(p.regex.replaceAll("(?P<", "(?<"), "g"),
-                substitution: re2SubstitutionToJs(p.regexSubstitution ?? ""),
-              };
+        let rewrite: { regex: Re2Regex; substitution: Re2Rewrite } | undefined;
+        if (p.regex !== undefined) {
+          const regex = compileRegex(p.regex);
+          rewrite = { regex, substitution: compileRewrite(regex, p.regexSubstitution ?? "") };
+        }
         return { kind: "header", headerName: p.headerName.toLowerCase(), rewrite, terminal: p.terminal };
       }),
     );
     compiled.set(policies, result);
   }
   return result;
-}
-
-/**
- * An RE2 substitution string (`\0`..`\9` name groups, `\\` a backslash) in the form String.replace takes
- * (`$&`, `$1`.., `$$`). Throws on a trailing or unknown escape, as RE2 rejects the rewrite.
- */
-export function re2SubstitutionToJs(substitution: string): string {
-  let out = "";
-  for (let i = 0; i < substitution.length; i++) {
-    const c = substitution[i] as string;
-    if (c === "$") out += "$$";
-    else if (c !== "\\") out += c;
-    else {
-      const next = substitution[++i];
-      if (next === undefined) throw new Error(`regex_rewrite substitution "${substitution}" ends in a lone backslash`);
-      if (next === "\\") out += "\\";
-      else if (next === "0") out += "$&";
-      else if (next >= "1" && next <= "9") out += `$${next}`;
-      else throw new Error(`regex_rewrite substitution "${substitution}" has an unknown escape \\${next}`);
-    }
-  }
-  return out;
 }
 
 /** The value a header hash policy reads, as A28's header matching sees headers; undefined when absent. */
@@ -90,7 +68,7 @@ export function computeRequestHash(
     if (policy.kind === "header") {
       let value = hashHeaderValue(headers, policy.headerName);
       if (value !== undefined) {
-        if (policy.rewrite !== undefined) value = value.replace(policy.rewrite.pattern, policy.rewrite.substitution);
+        if (policy.rewrite !== undefined) value = policy.rewrite.regex.replaceAll(value, policy.rewrite.substitution);
         policyHash = xxHash64(value);
       }
     } else {

@@ -178,3 +178,92 @@ describe("ring_hash policy (A42/A61)", () => {
     expect(xxHash64("10.0.0.1:80_0")).toBeTypeOf("bigint");
   });
 });
+
+describe("ring_hash requestHashHeader (A76)", () => {
+  it("parses and checks the header name", () => {
+    const f = createRingHashPolicyFactory();
+    expect(f.parseConfig({ requestHashHeader: "x-session" })).toEqual({
+      minRingSize: 1024,
+      maxRingSize: 4096,
+      requestHashHeader: "x-session",
+    });
+    expect(f.parseConfig({ requestHashHeader: "" })).toEqual({ minRingSize: 1024, maxRingSize: 4096 });
+    expect(() => f.parseConfig({ requestHashHeader: "X-Session" })).toThrow(
+      'ring_hash requestHashHeader "X-Session" is not a valid header name',
+    );
+    expect(() => f.parseConfig({ requestHashHeader: "x-key-bin" })).toThrow(
+      'ring_hash requestHashHeader "x-key-bin" is a binary header',
+    );
+    expect(() => f.parseConfig({ requestHashHeader: 7 })).toThrow("ring_hash requestHashHeader must be a string");
+    expect(createRingHashPolicyFactory({ typedStruct: true }).typeNames).toEqual([
+      "envoy.extensions.load_balancing_policies.ring_hash.v3.RingHash",
+      "ring_hash_experimental",
+    ]);
+  });
+
+  it("hashes the header's value instead of the route's hash policies; without it, a random hash", () => {
+    const h = createHarness();
+    const factory = createRingHashPolicyFactory();
+    const policy = factory.create(h.helper);
+    policy.update({
+      config: factory.parseConfig({ minRingSize: 64, maxRingSize: 256, requestHashHeader: "x-session" }),
+      endpoints: addresses.map((a) => endpoint(a)),
+    });
+    for (const a of addresses) h.sub(a).set("READY");
+    // The route hashes x-user; the policy's header wins: same x-session, same endpoint, whatever x-user says.
+    const owners = new Map<string, Set<string>>();
+    for (let i = 0; i < 200; i++) {
+      const session = `s-${i % 20}`;
+      const got = pickedAddress(h.pick({ "x-session": session, "x-user": `u-${i}` }, BY_USER));
+      owners.set(session, (owners.get(session) ?? new Set()).add(got));
+    }
+    expect([...owners.values()].every((set) => set.size === 1)).toBe(true);
+    expect(new Set([...owners.values()].map((set) => [...set][0])).size).toBeGreaterThan(1);
+    // Without the header (or with it empty), the same x-user lands on different endpoints: a random hash.
+    const spread = new Set<string>();
+    for (let i = 0; i < 40; i++) spread.add(pickedAddress(h.pick({ "x-user": "same", "x-session": "" }, BY_USER)));
+    expect(spread.size).toBeGreaterThan(1);
+  });
+});
+
+describe("ring_hash endpoint hash keys (A76)", () => {
+  it("places endpoints by their hash keys: keys moved to other addresses take their calls along", () => {
+    const h = createHarness();
+    const factory = createRingHashPolicyFactory();
+    const policy = factory.create(h.helper);
+    const config = factory.parseConfig({ minRingSize: 64, maxRingSize: 256 });
+    const keyed = (keys: readonly string[]) =>
+      addresses.map((a, i) => ({ ...endpoint(a), hashKey: keys[i] as string }));
+    const keys = ["pod-0", "pod-1", "pod-2", "pod-3"];
+    policy.update({ config, endpoints: keyed(keys) });
+    for (const a of addresses) h.sub(a).set("READY");
+    const keyOf = new Map(addresses.map((a, i) => [a, keys[i] as string]));
+    const before = new Map(
+      Array.from({ length: 80 }, (_, i) => {
+        const owner = pickedAddress(h.pick({ "x-user": `u${i}` }, BY_USER));
+        return [`u${i}`, keyOf.get(owner) as string] as const;
+      }),
+    );
+    expect(new Set(before.values()).size).toBe(4);
+    // The pods restart at each other's addresses: every call follows its pod's key, not the address it had.
+    const moved = ["pod-2", "pod-3", "pod-0", "pod-1"];
+    policy.update({ config, endpoints: keyed(moved) });
+    const addressOf = new Map(moved.map((k, i) => [k, addresses[i] as string]));
+    for (const [user, key] of before) {
+      expect(pickedAddress(h.pick({ "x-user": user }, BY_USER))).toBe(addressOf.get(key));
+    }
+    // Same addresses: the connections stay.
+    expect(addresses.every((a) => !h.sub(a).closed)).toBe(true);
+    // An empty key is no key: the endpoint is placed by its address again.
+    policy.update({ config, endpoints: addresses.map((a) => ({ ...endpoint(a), hashKey: "" })) });
+    const byAddress = createHarness();
+    const plain = factory.create(byAddress.helper);
+    plain.update({ config, endpoints: addresses.map((a) => endpoint(a)) });
+    for (const a of addresses) byAddress.sub(a).set("READY");
+    for (const user of before.keys()) {
+      expect(pickedAddress(h.pick({ "x-user": user }, BY_USER))).toBe(
+        pickedAddress(byAddress.pick({ "x-user": user }, BY_USER)),
+      );
+    }
+  });
+});

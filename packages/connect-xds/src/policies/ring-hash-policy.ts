@@ -33,6 +33,7 @@ import {
   type RingHashConfig,
   resolveRingHashConfig,
 } from "./ring-hash-ring.js";
+import { xxHash64 } from "./xx-hash64.js";
 
 export const RING_HASH_POLICY_NAME = "ring_hash_experimental";
 export const RING_HASH_TYPE_NAME = "envoy.extensions.load_balancing_policies.ring_hash.v3.RingHash";
@@ -40,6 +41,23 @@ export const RING_HASH_TYPE_NAME = "envoy.extensions.load_balancing_policies.rin
 export interface RingHashPolicyOptions {
   /** The local cap on both ring sizes (A42; default 4096). */
   readonly ringSizeCap?: number;
+  /**
+   * Also registers the policy under the type name `ring_hash_experimental`, so a Cluster's `load_balancing_policy`
+   * may name it with a TypedStruct (A52) carrying gRPC's JSON config, `requestHashHeader` included (A76): Envoy's
+   * RingHash message has no field for it. Default false.
+   */
+  readonly typedStruct?: boolean;
+}
+
+/** A76: a header name gRPC accepts for `request_hash_header` (lowercase token characters, not `-bin`). */
+const HEADER_NAME = /^[0-9a-z_.-]+$/;
+
+function requestHashHeader(value: unknown): string | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (typeof value !== "string") throw new Error("ring_hash requestHashHeader must be a string");
+  if (!HEADER_NAME.test(value)) throw new Error(`ring_hash requestHashHeader "${value}" is not a valid header name`);
+  if (value.endsWith("-bin")) throw new Error(`ring_hash requestHashHeader "${value}" is a binary header`);
+  return value;
 }
 
 const QUEUE: PickResult = Object.freeze({ type: "queue" });
@@ -54,9 +72,9 @@ export function createRingHashPolicyFactory(options: RingHashPolicyOptions = {})
   const cap = options.ringSizeCap ?? DEFAULT_RING_SIZE_CAP;
   return {
     name: RING_HASH_POLICY_NAME,
-    typeNames: [RING_HASH_TYPE_NAME],
+    typeNames: options.typedStruct === true ? [RING_HASH_TYPE_NAME, RING_HASH_POLICY_NAME] : [RING_HASH_TYPE_NAME],
     parseConfig(json) {
-      const o = (json ?? {}) as { minRingSize?: unknown; maxRingSize?: unknown };
+      const o = (json ?? {}) as { minRingSize?: unknown; maxRingSize?: unknown; requestHashHeader?: unknown };
       if (typeof o !== "object" || Array.isArray(o)) throw new Error("ring_hash config must be an object");
       for (const [k, v] of Object.entries(o)) {
         if ((k === "minRingSize" || k === "maxRingSize") && typeof v !== "number") {
@@ -68,7 +86,8 @@ export function createRingHashPolicyFactory(options: RingHashPolicyOptions = {})
         cap,
       );
       if (!result.ok) throw new Error(result.error);
-      return result.config;
+      const header = requestHashHeader(o.requestHashHeader);
+      return header === undefined ? result.config : { ...result.config, requestHashHeader: header };
     },
     create: (helper) => createRingHashPolicy(helper),
   };
@@ -80,6 +99,8 @@ function createRingHashPolicy(helper: LbHelper): LbPolicy<RingHashConfig> {
   let config: RingHashConfig | undefined;
   let ring: HashRing | undefined;
   let ringEntries: readonly EndpointEntry<EndpointData>[] = [];
+  /** What each ring entry's points hash (A76: its hash key, else its first address), joined, to see a change. */
+  let ringKeys = "";
   let note: string | undefined;
   let closed = false;
 
@@ -111,7 +132,10 @@ function createRingHashPolicy(helper: LbHelper): LbPolicy<RingHashConfig> {
     const aggregate = ringHashAggregateState(snapshot);
     const connect = ringHashProactiveConnect(snapshot);
     if (connect >= 0) queueMicrotask(() => ringEntries[connect]?.subchannel.requestConnection());
-    helper.updateState(aggregate, createRingPicker(ring, ringEntries, snapshot, channelId, helper.random));
+    helper.updateState(
+      aggregate,
+      createRingPicker(ring, ringEntries, snapshot, channelId, helper.random, config?.requestHashHeader),
+    );
   }
 
   return {
@@ -119,16 +143,17 @@ function createRingHashPolicy(helper: LbHelper): LbPolicy<RingHashConfig> {
       const configChanged =
         config === undefined ||
         config.minRingSize !== update.config.minRingSize ||
-        config.maxRingSize !== update.config.maxRingSize;
+        config.maxRingSize !== update.config.maxRingSize ||
+        config.requestHashHeader !== update.config.requestHashHeader;
       config = update.config;
       note = update.resolutionNote;
       const changed = list.update(update.endpoints);
-      if (changed || configChanged || ring === undefined) {
+      const entries = list.entries.map((e) => ({ key: ringKey(e), weight: e.weight }));
+      const keys = entries.map((e) => e.key).join("\n");
+      if (changed || configChanged || ring === undefined || keys !== ringKeys) {
         ringEntries = list.entries;
-        ring = buildHashRing(
-          ringEntries.map((e) => ({ key: e.key, weight: e.weight })),
-          config,
-        );
+        ringKeys = keys;
+        ring = buildHashRing(entries, config);
       }
       for (const e of ringEntries)
         if (e.data.state === undefined) e.data.state = nextRingHashEndpointState(undefined, e.subchannel.state);
@@ -146,6 +171,18 @@ function createRingHashPolicy(helper: LbHelper): LbPolicy<RingHashConfig> {
   };
 }
 
+/** A76: an endpoint's place on the ring comes from its hash key when it has one, else from its first address. */
+function ringKey(entry: EndpointEntry<EndpointData>): string {
+  const hashKey = entry.endpoint.hashKey;
+  return hashKey === undefined || hashKey === "" ? entry.key : hashKey;
+}
+
+/** A76: the hash of the request hash header's value; undefined (a random hash) when absent or empty. */
+function headerHash(headers: Headers, name: string): bigint | undefined {
+  const value = headers.get(name);
+  return value === null || value === "" ? undefined : xxHash64(value);
+}
+
 /** The picker for one ring and one snapshot of endpoint states; complete picks are built here, once. */
 function createRingPicker(
   ring: HashRing,
@@ -153,13 +190,16 @@ function createRingPicker(
   states: readonly ConnectivityState[],
   channelId: bigint,
   random: () => number,
+  hashHeader: string | undefined,
 ): Picker {
   const completes: CompletePick[] = entries.map((e) => Object.freeze({ type: "complete", subchannel: e.subchannel }));
   const requested = new Uint8Array(entries.length);
   return {
     pick(info: PickInfo): PickResult {
       const hash =
-        computeRequestHash(compileHashPolicies(info.route.hashPolicies), info.headers, channelId) ?? random64(random);
+        (hashHeader === undefined
+          ? computeRequestHash(compileHashPolicies(info.route.hashPolicies), info.headers, channelId)
+          : headerHash(info.headers, hashHeader)) ?? random64(random);
       const packed = ringHashPick(ring, Number(hash >> 32n), Number(hash & 0xffff_ffffn), states);
       const endpoint = ringPickEndpoint(packed);
       switch (ringPickAction(packed)) {

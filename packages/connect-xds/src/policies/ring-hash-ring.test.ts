@@ -86,16 +86,27 @@ describe("buildHashRing", () => {
     expect(counts).toEqual([2, 4, 6]);
   });
 
-  it("refuses duplicate keys, empty keys and non-positive weights; an empty list makes an empty ring", () => {
-    expect(() =>
-      buildHashRing(
-        [
-          { key: "a", weight: 1 },
-          { key: "a", weight: 2 },
-        ],
-        cfg(8),
-      ),
-    ).toThrow(/appears twice/);
+  it("places two endpoints of one key (A76 hash keys alike) at the same points, the first before the second", () => {
+    const ring = buildHashRing(
+      [
+        { key: "a", weight: 1 },
+        { key: "b", weight: 1 },
+        { key: "a", weight: 1 },
+      ],
+      cfg(12, 12),
+    );
+    const owners = Array.from({ length: ring.size }, (_, p) => ring.endpointAt(p));
+    expect(owners.filter((o) => o === 0).length).toBe(owners.filter((o) => o === 2).length);
+    for (let p = 0; p < ring.size; p++) {
+      if (ring.endpointAt(p) !== 2) continue;
+      // Endpoint 2's point repeats endpoint 0's just before it: a hash finds endpoint 0 first.
+      expect(ring.endpointAt(p - 1)).toBe(0);
+      expect(ring.hashAt(p - 1)).toBe(ring.hashAt(p));
+      expect(ring.find(Number(ring.hashAt(p) >> 32n), Number(ring.hashAt(p) & 0xffff_ffffn))).toBe(p - 1);
+    }
+  });
+
+  it("refuses empty keys and non-positive weights; an empty list makes an empty ring", () => {
     expect(() => buildHashRing([{ key: "", weight: 1 }], cfg(8))).toThrow(/empty/);
     expect(() => buildHashRing([{ key: "a", weight: 0 }], cfg(8))).toThrow(/weight 0/);
     expect(() => buildHashRing([{ key: "a", weight: Number.NaN }], cfg(8))).toThrow(/weight NaN/);

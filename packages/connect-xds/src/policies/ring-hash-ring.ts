@@ -15,6 +15,11 @@ export interface RingHashConfig {
   /** Already capped: 1 ≤ minRingSize ≤ maxRingSize ≤ the local cap. */
   readonly minRingSize: number;
   readonly maxRingSize: number;
+  /**
+   * A76: the request header whose value is the request hash key, instead of the route's `hash_policy` (a call
+   * without it, or with it empty, gets a random hash). Absent: the route's hash policies (A42).
+   */
+  readonly requestHashHeader?: string;
 }
 
 export type RingHashConfigResult = { ok: true; config: RingHashConfig } | { ok: false; error: string };
@@ -52,7 +57,10 @@ export function resolveRingHashConfig(
   return { ok: true, config: { minRingSize: Math.min(min, ringSizeCap), maxRingSize: Math.min(max, ringSizeCap) } };
 }
 
-/** One endpoint of the ring: `key` is what its entries hash (its first address), `weight` is locality × endpoint weight. */
+/**
+ * One endpoint of the ring: `key` is what its entries hash (its A76 hash key, else its first address), `weight` is
+ * locality × endpoint weight.
+ */
 export interface RingEndpoint {
   readonly key: string;
   readonly weight: number;
@@ -90,18 +98,16 @@ function hashEntry(keyLength: number, index: number): void {
 /**
  * Builds the ring as A42 (after Envoy) does: weights normalised to sum 1, the ring scaled so the lightest endpoint
  * gets a whole number of entries when `minRingSize` allows, clamped to `maxRingSize`; endpoint i's n-th entry
- * hashes `${key}_${n}` (the same keys grpc-go uses, so rings agree across implementations). Throws on a key used
- * twice, an empty key or a weight that is not a positive finite number: the caller merges duplicates first.
+ * hashes `${key}_${n}` (the same keys grpc-go uses, so rings agree across implementations). Throws on an empty key
+ * or a weight that is not a positive finite number. Two endpoints may share a key (two A76 hash keys alike): their
+ * entries hash alike, and the first of them in the list comes first at each shared point, so it takes those picks.
  */
 export function buildHashRing(endpoints: readonly RingEndpoint[], config: RingHashConfig): HashRing {
-  const seen = new Set<string>();
   let total = 0;
   for (const e of endpoints) {
     if (e.key === "") throw new Error("ring_hash endpoint key is empty");
-    if (seen.has(e.key)) throw new Error(`ring_hash endpoint key "${e.key}" appears twice`);
     if (!(Number.isFinite(e.weight) && e.weight > 0))
       throw new Error(`ring_hash endpoint "${e.key}" has weight ${e.weight}`);
-    seen.add(e.key);
     total += e.weight;
   }
   if (endpoints.length === 0) return new Ring(new Uint32Array(0), new Uint32Array(0), new Uint32Array(0), 0);

@@ -6,6 +6,7 @@ import { StringValueSchema } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { EchoService, OtherService } from "./echo-service.js";
+import { trailersOnlyAdapter } from "./trailers-only.js";
 
 export interface Backend {
   readonly name: string;
@@ -16,6 +17,10 @@ export interface Backend {
   readonly calls: Map<string, number>;
   /** HTTP/2 connections (sessions) accepted so far. */
   readonly sessions: number;
+  /** Resolves once `method` has been called `count` times in all (counted as each call starts). */
+  served(method: string, count: number): Promise<void>;
+  /** Resolves when one of its HTTP/2 sessions next closes. */
+  nextSessionClose(): Promise<void>;
   /** HTTP/2 connections accepted and not yet closed. */
   readonly openSessions: number;
   /** Resolves once no accepted connection is open. */
@@ -28,15 +33,28 @@ export interface BackendOptions {
   readonly routes?: (router: ConnectRouter) => void;
   /** Listen on this port (to restart a backend where it was). */
   readonly port?: number;
+  /** Answer an error before any message Trailers-Only, as gRPC servers do (connect-node sends headers first). */
+  readonly trailersOnly?: boolean;
+  /** Called with each HTTP/2 session the server accepts. */
+  readonly onSession?: (session: http2.ServerHttp2Session) => void;
 }
 
 const text = (value: string) => create(StringValueSchema, { value });
 
 export async function startBackend(name: string, options: BackendOptions = {}): Promise<Backend> {
   const calls = new Map<string, number>();
-  const count = (method: string) => calls.set(method, (calls.get(method) ?? 0) + 1);
+  const waiters: { method: string; count: number; resolve: () => void }[] = [];
+  const count = (method: string) => {
+    calls.set(method, (calls.get(method) ?? 0) + 1);
+    for (const waiter of waiters.splice(0)) {
+      if ((calls.get(waiter.method) ?? 0) >= waiter.count) waiter.resolve();
+      else waiters.push(waiter);
+    }
+  };
+  let sessionClosed: (() => void)[] = [];
+  const adapter = options.trailersOnly === true ? trailersOnlyAdapter : connectNodeAdapter;
   const server = http2.createServer(
-    connectNodeAdapter({
+    adapter({
       ...(options.interceptors === undefined ? {} : { interceptors: options.interceptors }),
       routes: (router) => {
         router.service(EchoService, {
@@ -80,11 +98,16 @@ export async function startBackend(name: string, options: BackendOptions = {}): 
     session.on("error", () => {});
     session.on("close", () => {
       sessions.delete(session);
-      if (sessions.size > 0) return;
-      const waiting = noSessions;
-      noSessions = [];
-      for (const resolve of waiting) resolve();
+      const closed = sessionClosed;
+      sessionClosed = [];
+      for (const resolve of closed) resolve();
+      if (sessions.size === 0) {
+        const waiting = noSessions;
+        noSessions = [];
+        for (const resolve of waiting) resolve();
+      }
     });
+    options.onSession?.(session);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -99,6 +122,11 @@ export async function startBackend(name: string, options: BackendOptions = {}): 
     get sessions() {
       return accepted;
     },
+    served: (method, wanted) =>
+      (calls.get(method) ?? 0) >= wanted
+        ? Promise.resolve()
+        : new Promise((resolve) => waiters.push({ method, count: wanted, resolve })),
+    nextSessionClose: () => new Promise((resolve) => sessionClosed.push(resolve)),
     get openSessions() {
       return sessions.size;
     },

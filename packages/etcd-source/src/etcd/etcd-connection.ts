@@ -20,7 +20,7 @@ import {
 } from "../gen/etcdserverpb/rpc_pb.js";
 import type { KeyValue } from "../gen/mvccpb/kv_pb.js";
 import type { Logger } from "../logger.js";
-import { silentLogger } from "../logger.js";
+import { loggerOrEnvironment, prefixed } from "../logger.js";
 import { MAX_TIMER_DELAY_MS } from "../long-timer.js";
 import { type EtcdEndpoint, parseEndpoints } from "./endpoints.js";
 import { EtcdError } from "./etcd-error.js";
@@ -114,7 +114,8 @@ export function connectEtcd(options: EtcdConnectionOptions): EtcdConnection {
   const ca = readPem(tlsOptions?.caFile, "cacert");
   const cert = readPem(tlsOptions?.certFile, "cert");
   const key = readPem(tlsOptions?.keyFile, "key");
-  const logger = options.logger ?? silentLogger;
+  // From the environment: prefixed as the source's lines are (an explicit logger is used as given).
+  const logger = options.logger ?? prefixed(loggerOrEnvironment(undefined), "[etcd-source]");
   // Connect arms one Node timer per call: past its limit it would fire at once (docs/decisions.md#long-timers).
   const timeoutMs = Math.min(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, MAX_TIMER_DELAY_MS);
   const auth = options.auth;

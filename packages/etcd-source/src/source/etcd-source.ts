@@ -10,7 +10,7 @@ import { EtcdError } from "../etcd/etcd-error.js";
 import type { Event } from "../gen/mvccpb/kv_pb.js";
 import { Event_EventType } from "../gen/mvccpb/kv_pb.js";
 import { DEFAULT_PREFIX, normalizePrefix, prefixRange } from "../keys/resource-key.js";
-import { type Logger, prefixed, silentLogger } from "../logger.js";
+import { type Logger, loggerOrEnvironment, prefixed } from "../logger.js";
 import { clearLongTimer, type LongTimer, setLongTimeout } from "../long-timer.js";
 import { DEFAULT_PAGE_SIZE, readPrefix } from "./read-prefix.js";
 import {
@@ -101,7 +101,7 @@ const PERMANENT = new Set(["auth-failed", "auth-required", "permission-denied", 
 export function createEtcdSource(options: EtcdSourceOptions): EtcdSource {
   const etcd = options.etcd;
   const prefix = normalizePrefix(options.prefix ?? DEFAULT_PREFIX);
-  const logger = prefixed(options.logger ?? silentLogger, "[etcd-source]");
+  const logger = prefixed(loggerOrEnvironment(options.logger), "[etcd-source]");
   const keys = createServedKeys({
     target: options.server,
     prefix,

@@ -1,7 +1,11 @@
 import type { Any } from "@bufbuild/protobuf/wkt";
+import type { LbEndpoint } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_components_pb";
 import type { ClusterLoadAssignment } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
 import type { AddressView } from "../gen/envoy/config/core/v3/address_view.js";
-import type { LocalityLbEndpointsView } from "../gen/envoy/config/endpoint/v3/endpoint_components_view.js";
+import type {
+  LbEndpointView,
+  LocalityLbEndpointsView,
+} from "../gen/envoy/config/endpoint/v3/endpoint_components_view.js";
 import {
   type ClusterLoadAssignmentView,
   ClusterLoadAssignmentViewReader,
@@ -9,6 +13,7 @@ import {
 import { canonicalIp, ipv4Value, joinHostPort } from "../ip-address.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "../resource-type.js";
 import { decodeResource, type ResourceMessage } from "./decode-view.js";
+import { hashKeyFromMetadata } from "./endpoint-hash-key.js";
 import { perMillion } from "./fraction.js";
 import { UINT32_MAX, type ValidationErrors } from "./validation.js";
 
@@ -38,6 +43,11 @@ export interface Endpoint {
   readonly weight: number;
   /** `hostname` (empty when unset). */
   readonly hostname: string;
+  /**
+   * A76: the string `hash_key` of the endpoint's `envoy.lb` filter metadata, where ring_hash places the endpoint
+   * instead of by its address; empty when unset or not a string.
+   */
+  readonly hashKey: string;
 }
 
 export interface LocalityName {
@@ -164,8 +174,25 @@ function parseLbEndpoints(
       addresses.push(address);
     }
     if (addresses.length === 0) continue;
-    out.push(Object.freeze({ addresses: Object.freeze(addresses), healthStatus, weight, hostname: endpoint.hostname }));
+    out.push(
+      Object.freeze({
+        addresses: Object.freeze(addresses),
+        healthStatus,
+        weight,
+        hostname: endpoint.hostname,
+        hashKey: hashKeyOf(lbEndpoint),
+      }),
+    );
   }
+}
+
+/**
+ * A76's hash key: the wire view's (read from the bytes, endpoint-hash-key.ts), or, for a message protobuf-es decoded
+ * (the slow path), from its metadata.
+ */
+function hashKeyOf(lbEndpoint: LbEndpointView): string {
+  const fromView = lbEndpoint.hashKey as string | undefined;
+  return fromView ?? hashKeyFromMetadata((lbEndpoint as unknown as LbEndpoint).metadata);
 }
 
 interface PriorityBuilder {
@@ -270,8 +297,9 @@ const CLUSTER_LOAD_ASSIGNMENT: ResourceMessage<ClusterLoadAssignmentView> = {
 };
 
 /**
- * Validates a ClusterLoadAssignment (the fast wire view, or a fully decoded message: both have the fields read
- * here) with gRPC's rules and builds the update without `raw`.
+ * Validates a ClusterLoadAssignment (the fast wire view, or a fully decoded message cast to it: both have the fields
+ * read here, except the view's derived `hashKey`, which a message's metadata gives) with gRPC's rules and builds the
+ * update without `raw`.
  */
 export function validateClusterLoadAssignment(
   proto: ClusterLoadAssignmentView,

@@ -1,8 +1,9 @@
 import type { HeaderMatcherView as HeaderMatcherProto } from "../gen/envoy/config/route/v3/route_components_view.js";
 import type { StringMatcherView as StringMatcherProto } from "../gen/envoy/type/matcher/v3/string_view.js";
+import { compileRegex, RegexError } from "../regex.js";
 import { fieldPath, type ValidationErrors } from "./validation.js";
 
-/** A validated envoy `StringMatcher` (`safe_regex` holds RE2 syntax; `ignoreCase` is never set on it). */
+/** A validated envoy `StringMatcher` (`safe_regex` compiles with RE2 semantics; `ignoreCase` is never set on it). */
 export type StringMatcher =
   | { readonly type: "exact" | "prefix" | "suffix" | "contains"; readonly value: string; readonly ignoreCase: boolean }
   | { readonly type: "safe_regex"; readonly regex: string; readonly ignoreCase: false };
@@ -20,21 +21,17 @@ export type PathMatcher =
   | { readonly type: "prefix" | "path"; readonly value: string; readonly caseSensitive: boolean }
   | { readonly type: "safe_regex"; readonly regex: string; readonly caseSensitive: boolean };
 
-const UNSUPPORTED_REGEX = /\(\?<?[=!]|\\[1-9]|\\k</;
-const JS_REGEX_PREFIX = /^Invalid regular expression: \/.*\/[a-z]*: /s;
-
 /**
- * Checks that `regex` is a usable RE2 pattern: it must compile, and constructs RE2 lacks (lookaround,
- * backreferences) are refused. Returns an error text, or undefined when valid.
+ * Why RE2 refuses `regex`, or undefined when it compiles. Validation is the engine's own compile (regex.ts), cached,
+ * so the compiled pattern is there when the resource is used.
  */
-export function checkRe2Syntax(regex: string): string | undefined {
-  if (UNSUPPORTED_REGEX.test(regex)) return "lookaround and backreferences are not supported by RE2";
+export function regexProblem(regex: string, ignoreCase = false): string | undefined {
   try {
-    // RE2 spells named groups (?P<name>...); JavaScript (?<name>...).
-    new RegExp(regex.replaceAll("(?P<", "(?<"));
+    compileRegex(regex, { ignoreCase });
     return undefined;
   } catch (error) {
-    return (error as Error).message.replace(JS_REGEX_PREFIX, "");
+    if (error instanceof RegexError) return error.message;
+    throw error;
   }
 }
 
@@ -56,9 +53,9 @@ export function parseStringMatcher(
     case "contains":
       return Object.freeze({ type: pattern.case, value: pattern.value, ignoreCase: proto.ignoreCase });
     case "safeRegex": {
-      const invalid = checkRe2Syntax(pattern.value.regex);
+      const invalid = regexProblem(pattern.value.regex);
       if (invalid !== undefined) {
-        errors.add(path, `invalid regex: ${invalid}`);
+        errors.add(fieldPath(path, "safe_regex.regex"), `invalid regex: ${invalid}`);
         return undefined;
       }
       if (proto.ignoreCase) {
@@ -92,9 +89,12 @@ export function parseHeaderMatcher(
     case "containsMatch":
       return Object.freeze({ name, invert, type: "contains", value: spec.value, ignoreCase: false });
     case "safeRegexMatch": {
-      const invalid = checkRe2Syntax(spec.value.regex);
+      const invalid = regexProblem(spec.value.regex);
       if (invalid !== undefined) {
-        errors.add(path, `cannot create header matcher: invalid regex: ${invalid}`);
+        errors.add(
+          fieldPath(path, "safe_regex_match.regex"),
+          `cannot create header matcher: invalid regex: ${invalid}`,
+        );
         return undefined;
       }
       return Object.freeze({ name, invert, type: "safe_regex", regex: spec.value.regex });

@@ -10,6 +10,7 @@ import {
 } from "../gen/envoy/config/route/v3/route_components_view.js";
 import { type RouteConfigurationView, RouteConfigurationViewReader } from "../gen/envoy/config/route/v3/route_view.js";
 import type { AnyView } from "../gen/google/protobuf/any_view.js";
+import { compileRegex, compileRewrite, RegexError } from "../regex.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "../resource-type.js";
 import { decodeResource, type ResourceMessage } from "./decode-view.js";
 import { parseDurationMs } from "./duration.js";
@@ -18,11 +19,11 @@ import { perMillion } from "./fraction.js";
 import type { ServerHttpFilterConfig } from "./http-filter-config.js";
 import { httpFilterForOverrideType } from "./http-filters.js";
 import {
-  checkRe2Syntax,
   type HeaderMatcher,
   isValidDomainPattern,
   type PathMatcher,
   parseHeaderMatcher,
+  regexProblem,
 } from "./matchers.js";
 import { EMPTY, fieldPath, UINT32_MAX, type ValidationErrors } from "./validation.js";
 
@@ -246,9 +247,9 @@ function parseRouteMatch(proto: RouteMatchProto, path: string, errors: Validatio
       pathMatcher = Object.freeze({ type: "path", value: spec.value, caseSensitive });
       break;
     case "safeRegex": {
-      const invalid = checkRe2Syntax(spec.value.regex);
+      const invalid = regexProblem(spec.value.regex, !caseSensitive);
       if (invalid !== undefined) {
-        errors.add(path, `error creating path matcher: invalid regex: ${invalid}`);
+        errors.add(`${path}.safe_regex.regex`, `error creating path matcher: invalid regex: ${invalid}`);
         return undefined;
       }
       pathMatcher = Object.freeze({ type: "safe_regex", regex: spec.value.regex, caseSensitive });
@@ -307,9 +308,9 @@ function parseHashPolicies(proto: RouteActionProto, path: string, errors: Valida
         errors.add(`${headerPath}.regex_rewrite.pattern.regex`, "field not present");
         continue;
       }
-      const invalid = checkRe2Syntax(regex);
+      const invalid = rewriteProblem(regex, rewrite.substitution);
       if (invalid !== undefined) {
-        errors.add(`${headerPath}.regex_rewrite.pattern.regex`, `errors compiling regex: ${invalid}`);
+        errors.add(`${headerPath}.regex_rewrite.${invalid.field}`, invalid.message);
         continue;
       }
       policies.push(
@@ -327,6 +328,22 @@ function parseHashPolicies(proto: RouteActionProto, path: string, errors: Valida
     // Any other policy type is ignored.
   }
   return Object.freeze(policies);
+}
+
+/** What RE2 refuses in a `regex_rewrite` (the pattern, or a substitution RE2::Rewrite cannot apply), and where. */
+function rewriteProblem(
+  regex: string,
+  substitution: string,
+): { readonly field: string; readonly message: string } | undefined {
+  const invalid = regexProblem(regex);
+  if (invalid !== undefined) return { field: "pattern.regex", message: `errors compiling regex: ${invalid}` };
+  try {
+    compileRewrite(compileRegex(regex), substitution);
+    return undefined;
+  } catch (error) {
+    if (error instanceof RegexError) return { field: "substitution", message: error.message };
+    throw error;
+  }
 }
 
 interface ParseState {

@@ -70,9 +70,7 @@ function walkScalar(reader: BinaryReader, type: ScalarType, utf8Validation: bool
  */
 function walkMessage(reader: BinaryReader, desc: DescMessage, depth: number, delimitedFieldNo?: number): void {
   const end = delimitedFieldNo === undefined ? reader.uint32() + reader.pos : reader.len;
-  if (depth > RECURSION_LIMIT) {
-    throw new Error(`cannot decode ${desc} from binary: maximum recursion depth of ${RECURSION_LIMIT} reached`);
-  }
+  checkDepth(desc, depth);
   let fieldNo = 0;
   let wireType: WireType = WireType.Varint;
   while (reader.pos < end) {
@@ -83,6 +81,22 @@ function walkMessage(reader: BinaryReader, desc: DescMessage, depth: number, del
   if (delimitedFieldNo !== undefined && (wireType !== WireType.EndGroup || fieldNo !== delimitedFieldNo)) {
     throw new Error("invalid end group tag");
   }
+}
+
+function checkDepth(desc: DescMessage, depth: number): void {
+  if (depth > RECURSION_LIMIT) {
+    throw new Error(`cannot decode ${desc} from binary: maximum recursion depth of ${RECURSION_LIMIT} reached`);
+  }
+}
+
+/**
+ * Starts reading a length-prefixed message of type `desc` nested `depth` deep, as `fromBinary` starts one (the
+ * length, then the depth check, with its error); returns where it ends. For a hand-written reader of a field.
+ */
+export function enterMessage(reader: BinaryReader, desc: DescMessage, depth: number): number {
+  const end = reader.uint32() + reader.pos;
+  checkDepth(desc, depth);
+  return end;
 }
 
 function walkNested(reader: BinaryReader, field: DescField & { message: DescMessage }, depth: number): void {

@@ -46,7 +46,7 @@ const ipArb = fc.oneof(
 );
 
 const jsonArb = fc.dictionary(
-  textArb("k"),
+  textArb("k", "hash_key"),
   fc.jsonValue({ maxDepth: 2 }).filter((value) => !Object.is(value, -0)),
   { maxKeys: 2 },
 ) as fc.Arbitrary<JsonObject>;

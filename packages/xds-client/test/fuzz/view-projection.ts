@@ -4,11 +4,13 @@
 import { readFileSync } from "node:fs";
 import type { DescField, DescMessage } from "@bufbuild/protobuf";
 import { xdsRegistry } from "@xdskit/protos/registry";
+import { hashKeyFromMetadata } from "../../src/resources/endpoint-hash-key.js";
 import type { ViewReader } from "../../src/resources/view-runtime.js";
 
 interface ViewsConfig {
   readonly roots: readonly string[];
   readonly protobufEs: readonly string[];
+  readonly derived?: Readonly<Record<string, { readonly property: string }>>;
   readonly messages: Readonly<Record<string, readonly string[]>>;
 }
 
@@ -17,6 +19,14 @@ export const viewsConfig: ViewsConfig = JSON.parse(
 ) as ViewsConfig;
 
 const asMessage = new Set(viewsConfig.protobufEs);
+
+/** What each derived field's view property must hold, computed from protobuf-es's value of the field. */
+const DERIVED: Readonly<Record<string, (value: never) => unknown>> = {
+  "envoy.config.endpoint.v3.LbEndpoint.metadata": hashKeyFromMetadata,
+};
+for (const name of Object.keys(viewsConfig.derived ?? {})) {
+  if (DERIVED[name] === undefined) throw new Error(`views.json derives ${name}: view-projection.ts has no reference`);
+}
 
 /** The protoc-gen-es name of a message (nested names joined by `_`). */
 function shapeName(desc: DescMessage): string {
@@ -63,6 +73,11 @@ export function project(desc: DescMessage, message: Record<string, unknown>): Re
     }
     if (!kept.has(member.name)) continue;
     const value = message[member.localName];
+    const derived = viewsConfig.derived?.[`${desc.typeName}.${member.name}`];
+    if (derived !== undefined) {
+      out[derived.property] = DERIVED[`${desc.typeName}.${member.name}`]?.(value as never);
+      continue;
+    }
     if (asMessage.has(`${desc.typeName}.${member.name}`)) out[member.localName] = value;
     else if (member.fieldKind === "list") {
       out[member.localName] = (value as unknown[]).map((item) => projectValue(member, item, false));

@@ -16,6 +16,7 @@ import {
 } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
 import { FractionalPercent_DenominatorType, FractionalPercentSchema } from "@xdskit/protos/envoy/type/v3/percent_pb";
 import { describe, expect, it } from "vitest";
+import type { ClusterLoadAssignmentView } from "../../src/gen/envoy/config/endpoint/v3/endpoint_view.js";
 import { validateClusterLoadAssignment } from "../../src/resources/endpoint.js";
 import { type EndpointUpdate, endpointResourceType } from "../../src/resources/index.js";
 import { ValidationErrors } from "../../src/resources/validation.js";
@@ -55,7 +56,7 @@ describe("endpointResourceType", () => {
     expect(endpointResourceType.allResourcesRequiredInSotW).toBe(false);
   });
 
-  it("groups localities by priority with endpoints, weights, health and hostnames", () => {
+  it("groups localities by priority with endpoints, weights, health, hostnames and hash keys", () => {
     const update = expectOk(
       decode({
         endpoints: [
@@ -73,6 +74,9 @@ describe("endpointResourceType", () => {
                   },
                 },
                 healthStatus: HealthStatus.DRAINING,
+                metadata: {
+                  filterMetadata: { "envoy.lb": { hash_key: "b-key", other: 1 }, istio: { hash_key: "no" } },
+                },
               },
             ],
             5,
@@ -92,7 +96,13 @@ describe("endpointResourceType", () => {
               locality: { region: "r", zone: "z2", subZone: "" },
               weight: 2,
               endpoints: [
-                { addresses: [{ address: "10.0.0.3", port: 81 }], healthStatus: "UNHEALTHY", weight: 1, hostname: "" },
+                {
+                  addresses: [{ address: "10.0.0.3", port: 81 }],
+                  healthStatus: "UNHEALTHY",
+                  weight: 1,
+                  hostname: "",
+                  hashKey: "",
+                },
               ],
             },
           ],
@@ -103,7 +113,13 @@ describe("endpointResourceType", () => {
               locality: { region: "r", zone: "z1", subZone: "" },
               weight: 5,
               endpoints: [
-                { addresses: [{ address: "10.0.0.1", port: 80 }], healthStatus: "HEALTHY", weight: 3, hostname: "" },
+                {
+                  addresses: [{ address: "10.0.0.1", port: 80 }],
+                  healthStatus: "HEALTHY",
+                  weight: 3,
+                  hostname: "",
+                  hashKey: "",
+                },
                 {
                   addresses: [
                     { address: "10.0.0.2", port: 80 },
@@ -112,6 +128,7 @@ describe("endpointResourceType", () => {
                   healthStatus: "DRAINING",
                   weight: 1,
                   hostname: "b.example",
+                  hashKey: "b-key",
                 },
               ],
             },
@@ -119,7 +136,13 @@ describe("endpointResourceType", () => {
               locality: { region: "r", zone: "z3", subZone: "" },
               weight: 7,
               endpoints: [
-                { addresses: [{ address: "10.0.0.4", port: 81 }], healthStatus: "UNKNOWN", weight: 1, hostname: "" },
+                {
+                  addresses: [{ address: "10.0.0.4", port: 81 }],
+                  healthStatus: "UNKNOWN",
+                  weight: 1,
+                  hostname: "",
+                  hashKey: "",
+                },
               ],
             },
           ],
@@ -135,6 +158,19 @@ describe("endpointResourceType", () => {
   describe("accepts what gRPC accepts", () => {
     const cases: [string, ClaInit, (update: EndpointUpdate) => void][] = [
       ["no endpoints at all", {}, (u) => expect(u).toMatchObject({ priorities: [], dropOverloads: [] })],
+      [
+        "a hash_key that is not a string, or empty, places the endpoint by its address (A76)",
+        {
+          endpoints: [
+            locality("z1", [
+              endpoint("10.0.0.1", 1, { metadata: { filterMetadata: { "envoy.lb": { hash_key: 7 } } } }),
+              endpoint("10.0.0.2", 1, { metadata: { filterMetadata: { "envoy.lb": { hash_key: "" } } } }),
+              endpoint("10.0.0.3", 1, { metadata: { filterMetadata: { "envoy.lb": { hash_key: ["k"] } } } }),
+            ]),
+          ],
+        },
+        (u) => expect(u.priorities[0]?.localities[0]?.endpoints.map((e) => e.hashKey)).toEqual(["", "", ""]),
+      ],
       [
         "a locality without weight is skipped, even when invalid",
         { endpoints: [locality("z1", [endpoint("not-an-ip", 1)], null), locality("z2", [endpoint("10.0.0.1", 1)], 0)] },
@@ -373,7 +409,11 @@ describe("endpointResourceType", () => {
     /** Validation of the fully decoded message (protobuf-es), as the reference. */
     function reference(bytes: Uint8Array) {
       const errors = new ValidationErrors();
-      const update = validateClusterLoadAssignment(fromBinary(ClusterLoadAssignmentSchema, bytes), errors);
+      const update = validateClusterLoadAssignment(
+        // The slow path's message, as readView gives it with the reference decoding on.
+        fromBinary(ClusterLoadAssignmentSchema, bytes) as unknown as ClusterLoadAssignmentView,
+        errors,
+      );
       return errors.ok ? { ok: true, update } : { ok: false, error: errors.toString() };
     }
     function fast(bytes: Uint8Array) {

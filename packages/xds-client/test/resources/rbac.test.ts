@@ -278,7 +278,7 @@ describe("the RBAC filter's config (A41)", () => {
             }),
           },
         },
-        `${FILTER}.rules.policies[p].permissions[0].url_path.path: invalid regex: Unterminated group`,
+        `${FILTER}.rules.policies[p].permissions[0].url_path.path.safe_regex.regex: invalid regex: missing closing ): \`(\``,
       ],
       [
         "a range that is not an IP",

@@ -415,7 +415,7 @@ describe("routeConfigurationResourceType", () => {
       [
         "an invalid path regex",
         [{ domains: ["*"], routes: [route({ pathSpecifier: { case: "safeRegex", value: { regex: "(" } } })] }],
-        "virtual_hosts[0].routes[0].match: error creating path matcher: invalid regex: Unterminated group",
+        "virtual_hosts[0].routes[0].match.safe_regex.regex: error creating path matcher: invalid regex: missing closing ): `(`",
       ],
       [
         "a lookahead in a header regex (not RE2)",
@@ -430,7 +430,7 @@ describe("routeConfigurationResourceType", () => {
             ],
           },
         ],
-        "virtual_hosts[0].routes[0].match.headers[0]: cannot create header matcher: invalid regex: lookaround and backreferences are not supported by RE2",
+        "virtual_hosts[0].routes[0].match.headers[0].safe_regex_match.regex: cannot create header matcher: invalid regex: invalid or unsupported Perl syntax: `(?=`",
       ],
       [
         "a header range with end before start, a header without matcher, and a string matcher without pattern",
@@ -564,6 +564,18 @@ describe("routeConfigurationResourceType", () => {
                       value: { headerName: "h", regexRewrite: { pattern: { regex: "[" } } },
                     },
                   },
+                  {
+                    policySpecifier: {
+                      case: "header",
+                      value: { headerName: "h", regexRewrite: { pattern: { regex: "(a)b" }, substitution: "\\2" } },
+                    },
+                  },
+                  {
+                    policySpecifier: {
+                      case: "header",
+                      value: { headerName: "h", regexRewrite: { pattern: { regex: "a" }, substitution: "x\\" } },
+                    },
+                  },
                 ],
               }),
             ],
@@ -571,7 +583,9 @@ describe("routeConfigurationResourceType", () => {
         ],
         "virtual_hosts[0].routes[0].route.hash_policy[0].header.header_name: must be non-empty; " +
           "virtual_hosts[0].routes[0].route.hash_policy[1].header.regex_rewrite.pattern: field not present; " +
-          "virtual_hosts[0].routes[0].route.hash_policy[2].header.regex_rewrite.pattern.regex: errors compiling regex: Unterminated character class",
+          "virtual_hosts[0].routes[0].route.hash_policy[2].header.regex_rewrite.pattern.regex: errors compiling regex: missing closing ]: `[`; " +
+          'virtual_hosts[0].routes[0].route.hash_policy[3].header.regex_rewrite.substitution: rewrite "\\2" refers to group \\2, but the regex has 1 capturing group; ' +
+          'virtual_hosts[0].routes[0].route.hash_policy[4].header.regex_rewrite.substitution: rewrite "x\\" has an invalid escape: a backslash must be followed by a digit or \\',
       ],
       [
         "an unknown cluster specifier plugin name",

@@ -9,6 +9,7 @@ import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { UInt32ValueSchema } from "@bufbuild/protobuf/wkt";
 import { Endpoint_AdditionalAddressSchema, EndpointSchema, LbEndpointSchema, LocalityLbEndpointsSchema } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_components_pb";
 import type { HealthStatus } from "@xdskit/protos/envoy/config/core/v3/health_check_pb";
+import { readEndpointHashKey } from "../../../../../resources/endpoint-hash-key.js";
 import type { AddressView } from "../../core/v3/address_view.js";
 import { readAddress } from "../../core/v3/address_view.js";
 
@@ -71,6 +72,7 @@ export function readLocalityLbEndpoints(
 export interface LbEndpointView {
   hostIdentifier: { case: "endpoint"; value: EndpointView } | { case: "endpointName"; value: string } | { case: undefined; value?: undefined };
   healthStatus: HealthStatus;
+  hashKey: string;
   loadBalancingWeight?: number | undefined;
 }
 
@@ -78,7 +80,7 @@ export interface LbEndpointView {
  * A envoy.config.endpoint.v3.LbEndpoint with no field set.
  */
 export function newLbEndpointView(): LbEndpointView {
-  return { hostIdentifier: NO_CASE, healthStatus: 0, loadBalancingWeight: undefined, };
+  return { hostIdentifier: NO_CASE, healthStatus: 0, hashKey: "", loadBalancingWeight: undefined, };
 }
 
 /**
@@ -104,6 +106,9 @@ export function readLbEndpoint(
         break;
       case 2:
         view.healthStatus = reader.int32();
+        break;
+      case 3:
+        view.hashKey = readEndpointHashKey(reader, LbEndpointSchema, 3, tag & 7, depth, view.hashKey);
         break;
       case 4:
         view.loadBalancingWeight = readWrapper(reader, depth + 1, UInt32ValueSchema, view.loadBalancingWeight, 0, (reader) => reader.uint32());
