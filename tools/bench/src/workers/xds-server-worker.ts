@@ -17,6 +17,7 @@ import { StringValueSchema } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { createXdsServer } from "@xdskit/connect-xds-server";
+import type { BootstrapConfig } from "@xdskit/xds-client";
 import { EchoService } from "../lib/echo-service.js";
 
 const kind = process.argv[2] ?? "plain";
@@ -28,7 +29,7 @@ const config = JSON.parse(process.argv[4] ?? "{}") as {
   caFile?: string;
 };
 
-export const LISTENER_TEMPLATE = "grpc/server?xds.resource.listening_address=%s";
+const LISTENER_TEMPLATE = "grpc/server?xds.resource.listening_address=%s";
 
 const routes = (router: ConnectRouter) => {
   router.service(EchoService, {
@@ -74,7 +75,7 @@ async function startXds(): Promise<void> {
           },
         },
       },
-    } as never,
+    } as unknown as BootstrapConfig,
     onServingStatus: (status) => {
       if (status.serving) process.send?.({ serving: true });
     },
