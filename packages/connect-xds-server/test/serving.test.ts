@@ -103,6 +103,28 @@ describe("serving states (A36)", () => {
     });
   });
 
+  it("logs every transition when the application gives no serving-status callback", async () => {
+    const logger = memoryLogger();
+    started = await startServer(controlPlane, { logger, onServingStatus: undefined });
+    const { host, port, name } = started;
+    const other = port === 65535 ? 1 : port + 1;
+    const transitions = () =>
+      logger.lines.filter((line) => /^(info|warn) \[connect-xds-server\] (not )?serving/.test(line));
+    controlPlane.setResource(serverListener({ name, host, port }));
+    await logger.waitFor("] serving");
+    controlPlane.setResource(serverListener({ name, host, port: other }));
+    await logger.waitFor("] not serving");
+    const mark = logger.lines.length;
+    controlPlane.setResource(serverListener({ name, host, port }));
+    await logger.waitFor("] serving", mark);
+    expect(transitions()).toEqual([
+      "info [connect-xds-server] serving",
+      `warn [connect-xds-server] not serving: Listener ${name}: its address 127.0.0.1:${other} is not the listening address 127.0.0.1:${port}`,
+      "info [connect-xds-server] serving",
+    ]);
+    expect(started.statuses.all).toEqual([]);
+  });
+
   // A88: a deletion is a data error; with fail_on_data_errors the Listener no longer exists, without it the client
   // keeps its cached copy (next test).
   it("stops serving when its Listener is deleted: the call in flight completes, the callback is told why", async () => {
