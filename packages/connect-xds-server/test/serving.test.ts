@@ -209,7 +209,7 @@ describe("serving states (A36)", () => {
     }
   });
 
-  it("refuses a host that is not an IP address, and a bootstrap without the Listener name template", async () => {
+  it("refuses a host that is not an IP address, a bootstrap without the Listener name template, and a bad maxPendingConnections", async () => {
     const { createXdsServer } = await import("../src/index.js");
     const server = createXdsServer({ routes: () => {}, bootstrap: serverBootstrap(controlPlane) });
     try {
@@ -225,6 +225,11 @@ describe("serving states (A36)", () => {
     expect(() => createXdsServer({ routes: () => {}, bootstrap: withoutTemplate as never })).toThrow(
       "server_listener_resource_name_template: is required",
     );
+    for (const bad of [0, 1.5, -1, Number.NaN]) {
+      expect(() =>
+        createXdsServer({ routes: () => {}, bootstrap: serverBootstrap(controlPlane), maxPendingConnections: bad }),
+      ).toThrow(`createXdsServer: maxPendingConnections must be an integer >= 1 or Infinity (got ${bad})`);
+    }
   });
 
   it("keeps its last good Listener when an update is partly valid (NACKed naming the bad chain)", async () => {

@@ -2,8 +2,10 @@
 // file_watcher certificate provider instances (certificates from @xdskit/test-pki in temp files), mTLS with the
 // client's SPIFFE ID reaching RBAC, refused handshakes (no certificate when one is required, another CA's, an expired
 // one) while good clients are served, identity rotation under a call in flight, certificate files missing or invalid
-// at start and after a rotation, fallback credentials, and connections that complete TLS and send nothing.
+// at start and after a rotation, fallback credentials, and connections that complete TLS and send nothing (closed
+// after handshakeTimeoutMs, and at most maxPendingConnections held at once).
 import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { connect as netConnect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
@@ -303,5 +305,75 @@ describe("TLS from xDS (A29)", () => {
     expect(
       await echoClient(tlsTransport(port, { ca: ca.cert, cert: goodClient })).unary({ value: "ok" }),
     ).toMatchObject({ value: "echo:ok" });
+  });
+  it("holds at most maxPendingConnections connections before their preface: 1,000 silent ones and TLS ones that send nothing, the oldest closed, and keeps serving", async () => {
+    const logger = memoryLogger();
+    // A handshake timeout far past the test: every connection closed here is closed by the limit.
+    const { port } = await serve(
+      { tls: { identity: "pki", roots: "pki", requireClientCertificate: true } },
+      {
+        certificateProviders: { pki: writeProvider() },
+        handshakeTimeoutMs: 600_000,
+        maxPendingConnections: 20,
+        logger,
+      },
+    );
+    /** Closes of the connections below by the server, and a wait for a number of them. */
+    let closes = 0;
+    const closeWaiters: { count: number; resolve: () => void }[] = [];
+    const closesReach = (count: number) =>
+      new Promise<void>((resolve) => {
+        if (closes >= count) resolve();
+        else closeWaiters.push({ count, resolve });
+      });
+    /** A connection the client never ends: `closed` resolves when the server closes it. */
+    const silent = (socket: Socket) => {
+      const state = { socket, isClosed: false, closed: Promise.resolve() };
+      state.closed = new Promise<void>((resolve) =>
+        socket.on("close", () => {
+          state.isClosed = true;
+          closes++;
+          for (const waiter of closeWaiters.filter((w) => closes >= w.count)) waiter.resolve();
+          resolve();
+        }),
+      );
+      socket.on("error", () => {});
+      socket.resume();
+      return state;
+    };
+    // 1,000 TCP connections that never start TLS: the server keeps 20 of them, closing the oldest as each comes.
+    const tcp = Array.from({ length: 1_000 }, () => silent(netConnect({ host: "127.0.0.1", port })));
+    await closesReach(980);
+    // 25 that complete TLS (with a good client certificate) and send nothing, one after the other: the first 20
+    // close the last silent TCP ones, the next 5 the oldest TLS ones.
+    const tls: ReturnType<typeof silent>[] = [];
+    for (let i = 0; i < 25; i++) {
+      const socket = tlsConnect({
+        host: "127.0.0.1",
+        port,
+        servername: "localhost",
+        ALPNProtocols: ["h2"],
+        ca: ca.cert,
+        cert: goodClient.cert,
+        key: goodClient.key,
+      });
+      tls.push(silent(socket));
+      await new Promise((resolve, reject) => {
+        socket.once("secureConnect", resolve);
+        socket.once("error", reject);
+      });
+    }
+    await Promise.all(tcp.map((c) => c.closed));
+    await Promise.all(tls.slice(0, 5).map((c) => c.closed));
+    // A real client is served; its connection, pending for a moment, closes the oldest silent one left.
+    expect(
+      await echoClient(tlsTransport(port, { ca: ca.cert, cert: goodClient })).unary({ value: "ok" }),
+    ).toMatchObject({ value: "echo:ok" });
+    await tls[5]!.closed;
+    expect(tls.map((c) => c.isClosed)).toEqual(Array.from({ length: 25 }, (_, i) => i < 6));
+    expect(logger.lines.filter((line) => line.includes("have not sent their HTTP/2 preface"))).toEqual([
+      "warn [connect-xds-server] 20 connections have not sent their HTTP/2 preface yet: closing the oldest as new ones come",
+    ]);
+    for (const c of tls) c.socket.destroy();
   });
 });
