@@ -243,6 +243,16 @@ describe("serving states (A36)", () => {
     expect(await calls.unary({ value: "v1" })).toMatchObject({ value: "echo:v1" });
 
     // The first chain is fine; the second names a certificate provider instance the bootstrap does not have.
+    const rejected = new Promise<void>((resolve) => {
+      const cancel = client!.watch(listenerResourceType, name, {
+        onResourceChanged() {},
+        onAmbientError() {
+          cancel();
+          resolve();
+        },
+        onAmbientErrorCleared() {},
+      });
+    });
     controlPlane.setResource(
       serverListener({
         name,
@@ -251,13 +261,10 @@ describe("serving states (A36)", () => {
         filterChains: [{}, { match: { prefixRanges: ["10.0.0.0/8"] }, tls: { identity: "missing" } }],
       }),
     );
-    let detail = "";
-    for (let attempt = 0; attempt < 200 && detail === ""; attempt++) {
-      await new Promise((resolve) => setImmediate(resolve));
-      const dump = client.dumpResources().genericXdsConfigs.find((config) => config.typeUrl === LDS);
-      if (dump?.clientStatus === ClientResourceStatus.NACKED) detail = dump.errorState?.details ?? "?";
-    }
-    expect(detail).toMatch(/filter_chains\[1\].*missing/);
+    await rejected;
+    const dump = client.dumpResources().genericXdsConfigs.find((config) => config.typeUrl === LDS);
+    expect(dump?.clientStatus).toBe(ClientResourceStatus.NACKED);
+    expect(dump?.errorState?.details).toMatch(/filter_chains\[1\].*missing/);
     // Served on the same connection (no drain) and on a new one; the serving state never changed.
     expect(await calls.unary({ value: "same" })).toMatchObject({ value: "echo:same" });
     expect(connections()).toBe(1);
@@ -265,6 +272,22 @@ describe("serving states (A36)", () => {
       value: "echo:new",
     });
     expect(started.statuses.all).toEqual([{ serving: true }]);
+  });
+
+  it("stays not serving while its first Listener is rejected, the reason naming the field, then serves a good one", async () => {
+    started = await startServer(controlPlane);
+    const { host, port, name } = started;
+    controlPlane.setResource(serverListener({ name, host, port, filterChains: [{ tls: { identity: "missing" } }] }));
+    const status = await started.statuses.until(notServing);
+    expect(status.reason).toMatch(
+      /^Listener .*: .*filter_chains\[0\]\..*instance_name: unrecognized certificate provider instance name: missing/,
+    );
+    expect(await bytesBeforeClose(host, port)).toBe(0);
+    controlPlane.setResource(serverListener({ name, host, port }));
+    await started.statuses.until(serving);
+    expect(await echoClient(plaintextTransport(host, port).transport).unary({ value: "good" })).toMatchObject({
+      value: "echo:good",
+    });
   });
 
   it("survives a handler that throws synchronously and a request Connect cannot read", async () => {
@@ -325,6 +348,5 @@ describe("serving states (A36)", () => {
     controlPlane.setResource(buildListener({ name: started.name, routeConfigName: "r" }));
     const status = await started.statuses.until(notServing);
     expect(status.reason).toBe(`Listener ${started.name} is a client Listener (api_listener), not a server Listener`);
-    void listenerResourceType;
   });
 });
