@@ -105,7 +105,7 @@ describe("serving states (A36)", () => {
 
   it("logs every transition when the application gives no serving-status callback", async () => {
     const logger = memoryLogger();
-    started = await startServer(controlPlane, { logger, onServingStatus: undefined });
+    started = await startServer(controlPlane, { logger, withoutStatusCallback: true });
     const { host, port, name } = started;
     const other = port === 65535 ? 1 : port + 1;
     const transitions = () =>
