@@ -88,6 +88,7 @@ describe("TLS from xDS (A29)", () => {
   let controlPlane: ManagementServer;
   let started: StartedServer | undefined;
 
+  // Three RSA key pairs (two CAs, the shared leaf key): seconds each on a loaded machine.
   beforeAll(() => {
     ca = createTestCa();
     otherCa = createTestCa({ commonName: "another CA" });
@@ -102,7 +103,7 @@ describe("TLS from xDS (A29)", () => {
       notBefore: new Date(Date.now() - 10 * day),
       notAfter: new Date(Date.now() - day),
     });
-  });
+  }, 60_000);
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), "xds-server-tls-"));
