@@ -45,6 +45,11 @@ export interface XdsServerOptions {
    * closed. Default 20 s (gRPC's minimum connect timeout: a gRPC client has given up by then).
    */
   readonly handshakeTimeoutMs?: number;
+  /**
+   * How many accepted connections may be waiting for their TLS handshake or HTTP/2 connection preface at once; a
+   * new one past it closes the oldest. Default 1,000. Infinity: no limit (then only `handshakeTimeoutMs` bounds them).
+   */
+  readonly maxPendingConnections?: number;
   /** Called on every change of the serving state, with the reason when not serving. Without it, changes are logged. */
   readonly onServingStatus?: (status: ServingStatus) => void;
   /** Credentials of filter chains without a `transport_socket`. Default plaintext. */

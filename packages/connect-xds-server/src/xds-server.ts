@@ -32,6 +32,8 @@ import type { FallbackCredentials, ListenAddress, XdsServer, XdsServerOptions } 
 export const DEFAULT_DRAIN_GRACE_MS = 10 * 60 * 1000;
 /** gRPC's minimum connect timeout: a client that has not completed the HTTP/2 handshake by then has given up. */
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 20_000;
+/** Connections before their HTTP/2 preface held at once (docs/decisions.md#pending-connection-limit). */
+export const DEFAULT_MAX_PENDING_CONNECTIONS = 1_000;
 
 const NOT_LISTENING: ServingStatus = Object.freeze({ serving: false, reason: "not listening" });
 
@@ -113,6 +115,15 @@ export function createXdsServer(options: XdsServerOptions): XdsServer {
     DEFAULT_HANDSHAKE_TIMEOUT_MS,
     1,
   );
+  const maxPendingConnections = options.maxPendingConnections ?? DEFAULT_MAX_PENDING_CONNECTIONS;
+  if (
+    !(Number.isInteger(maxPendingConnections) || maxPendingConnections === Number.POSITIVE_INFINITY) ||
+    maxPendingConnections < 1
+  ) {
+    throw new RangeError(
+      `createXdsServer: maxPendingConnections must be an integer >= 1 or Infinity (got ${String(maxPendingConnections)})`,
+    );
+  }
   const logger = serverLogger(options.logger, "[connect-xds-server]");
   const fallbackTls = fallbackTerminator(options.fallbackCredentials, logger);
   const { client, owned } = clientFor(options);
@@ -132,6 +143,7 @@ export function createXdsServer(options: XdsServerOptions): XdsServer {
     tls,
     fallbackTls,
     handshakeTimeoutMs,
+    maxPendingConnections,
     logger,
   });
   http2Server.on(

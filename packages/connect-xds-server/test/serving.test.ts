@@ -103,6 +103,28 @@ describe("serving states (A36)", () => {
     });
   });
 
+  it("logs every transition when the application gives no serving-status callback", async () => {
+    const logger = memoryLogger();
+    started = await startServer(controlPlane, { logger, withoutStatusCallback: true });
+    const { host, port, name } = started;
+    const other = port === 65535 ? 1 : port + 1;
+    const transitions = () =>
+      logger.lines.filter((line) => /^(info|warn) \[connect-xds-server\] (not )?serving/.test(line));
+    controlPlane.setResource(serverListener({ name, host, port }));
+    await logger.waitFor("] serving");
+    controlPlane.setResource(serverListener({ name, host, port: other }));
+    await logger.waitFor("] not serving");
+    const mark = logger.lines.length;
+    controlPlane.setResource(serverListener({ name, host, port }));
+    await logger.waitFor("] serving", mark);
+    expect(transitions()).toEqual([
+      "info [connect-xds-server] serving",
+      `warn [connect-xds-server] not serving: Listener ${name}: its address 127.0.0.1:${other} is not the listening address 127.0.0.1:${port}`,
+      "info [connect-xds-server] serving",
+    ]);
+    expect(started.statuses.all).toEqual([]);
+  });
+
   // A88: a deletion is a data error; with fail_on_data_errors the Listener no longer exists, without it the client
   // keeps its cached copy (next test).
   it("stops serving when its Listener is deleted: the call in flight completes, the callback is told why", async () => {
@@ -187,7 +209,7 @@ describe("serving states (A36)", () => {
     }
   });
 
-  it("refuses a host that is not an IP address, and a bootstrap without the Listener name template", async () => {
+  it("refuses a host that is not an IP address, a bootstrap without the Listener name template, and a bad maxPendingConnections", async () => {
     const { createXdsServer } = await import("../src/index.js");
     const server = createXdsServer({ routes: () => {}, bootstrap: serverBootstrap(controlPlane) });
     try {
@@ -203,6 +225,11 @@ describe("serving states (A36)", () => {
     expect(() => createXdsServer({ routes: () => {}, bootstrap: withoutTemplate as never })).toThrow(
       "server_listener_resource_name_template: is required",
     );
+    for (const bad of [0, 1.5, -1, Number.NaN]) {
+      expect(() =>
+        createXdsServer({ routes: () => {}, bootstrap: serverBootstrap(controlPlane), maxPendingConnections: bad }),
+      ).toThrow(`createXdsServer: maxPendingConnections must be an integer >= 1 or Infinity (got ${bad})`);
+    }
   });
 
   it("keeps its last good Listener when an update is partly valid (NACKed naming the bad chain)", async () => {
@@ -216,6 +243,16 @@ describe("serving states (A36)", () => {
     expect(await calls.unary({ value: "v1" })).toMatchObject({ value: "echo:v1" });
 
     // The first chain is fine; the second names a certificate provider instance the bootstrap does not have.
+    const rejected = new Promise<void>((resolve) => {
+      const cancel = client!.watch(listenerResourceType, name, {
+        onResourceChanged() {},
+        onAmbientError() {
+          cancel();
+          resolve();
+        },
+        onAmbientErrorCleared() {},
+      });
+    });
     controlPlane.setResource(
       serverListener({
         name,
@@ -224,13 +261,10 @@ describe("serving states (A36)", () => {
         filterChains: [{}, { match: { prefixRanges: ["10.0.0.0/8"] }, tls: { identity: "missing" } }],
       }),
     );
-    let detail = "";
-    for (let attempt = 0; attempt < 200 && detail === ""; attempt++) {
-      await new Promise((resolve) => setImmediate(resolve));
-      const dump = client.dumpResources().genericXdsConfigs.find((config) => config.typeUrl === LDS);
-      if (dump?.clientStatus === ClientResourceStatus.NACKED) detail = dump.errorState?.details ?? "?";
-    }
-    expect(detail).toMatch(/filter_chains\[1\].*missing/);
+    await rejected;
+    const dump = client.dumpResources().genericXdsConfigs.find((config) => config.typeUrl === LDS);
+    expect(dump?.clientStatus).toBe(ClientResourceStatus.NACKED);
+    expect(dump?.errorState?.details).toMatch(/filter_chains\[1\].*missing/);
     // Served on the same connection (no drain) and on a new one; the serving state never changed.
     expect(await calls.unary({ value: "same" })).toMatchObject({ value: "echo:same" });
     expect(connections()).toBe(1);
@@ -238,6 +272,22 @@ describe("serving states (A36)", () => {
       value: "echo:new",
     });
     expect(started.statuses.all).toEqual([{ serving: true }]);
+  });
+
+  it("stays not serving while its first Listener is rejected, the reason naming the field, then serves a good one", async () => {
+    started = await startServer(controlPlane);
+    const { host, port, name } = started;
+    controlPlane.setResource(serverListener({ name, host, port, filterChains: [{ tls: { identity: "missing" } }] }));
+    const status = await started.statuses.until(notServing);
+    expect(status.reason).toMatch(
+      /^Listener .*: .*filter_chains\[0\]\..*instance_name: unrecognized certificate provider instance name: missing/,
+    );
+    expect(await bytesBeforeClose(host, port)).toBe(0);
+    controlPlane.setResource(serverListener({ name, host, port }));
+    await started.statuses.until(serving);
+    expect(await echoClient(plaintextTransport(host, port).transport).unary({ value: "good" })).toMatchObject({
+      value: "echo:good",
+    });
   });
 
   it("survives a handler that throws synchronously and a request Connect cannot read", async () => {
@@ -298,6 +348,5 @@ describe("serving states (A36)", () => {
     controlPlane.setResource(buildListener({ name: started.name, routeConfigName: "r" }));
     const status = await started.statuses.until(notServing);
     expect(status.reason).toBe(`Listener ${started.name} is a client Listener (api_listener), not a server Listener`);
-    void listenerResourceType;
   });
 });

@@ -2,8 +2,10 @@
 // file_watcher certificate provider instances (certificates from @xdskit/test-pki in temp files), mTLS with the
 // client's SPIFFE ID reaching RBAC, refused handshakes (no certificate when one is required, another CA's, an expired
 // one) while good clients are served, identity rotation under a call in flight, certificate files missing or invalid
-// at start and after a rotation, fallback credentials, and connections that complete TLS and send nothing.
+// at start and after a rotation, fallback credentials, and connections that complete TLS and send nothing (closed
+// after handshakeTimeoutMs, and at most maxPendingConnections held at once).
 import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { connect as netConnect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
@@ -86,6 +88,7 @@ describe("TLS from xDS (A29)", () => {
   let controlPlane: ManagementServer;
   let started: StartedServer | undefined;
 
+  // Three RSA key pairs (two CAs, the shared leaf key): seconds each on a loaded machine.
   beforeAll(() => {
     ca = createTestCa();
     otherCa = createTestCa({ commonName: "another CA" });
@@ -100,7 +103,6 @@ describe("TLS from xDS (A29)", () => {
       notBefore: new Date(Date.now() - 10 * day),
       notAfter: new Date(Date.now() - day),
     });
-    // Two CAs' RSA keys: seconds on a loaded machine (the 10 s default ran out in a full run at load 25).
   }, 60_000);
 
   beforeEach(async () => {
@@ -269,40 +271,107 @@ describe("TLS from xDS (A29)", () => {
   });
 
   it("closes connections that complete TLS and send nothing once handshakeTimeoutMs passes, and keeps serving", async () => {
-    // 20 connections are enough to show that the timer applies to each one (no connection outlives it), and keep
-    // the test fast on a loaded machine: each one costs a TLS handshake. Memory is then bounded by the accept rate
-    // times handshakeTimeoutMs, whatever the number of idle clients over time.
+    // 20 connections show that the timer applies to each one (no connection outlives it); the limit on how many
+    // may be pending at once has a test of its own. They are opened one after another, so that each completes TLS
+    // well within the timeout even on a loaded machine (at once, 20 handshakes at load 40 outlasted 300 ms).
     const { port } = await serve(
       { tls: { identity: "pki", roots: "pki", requireClientCertificate: true } },
-      { certificateProviders: { pki: writeProvider() }, handshakeTimeoutMs: 300 },
+      { certificateProviders: { pki: writeProvider() }, handshakeTimeoutMs: 2_000 },
     );
-    const idle = Array.from(
-      { length: 20 },
-      () =>
-        new Promise<boolean>((resolve, reject) => {
-          let secured = false;
-          const socket = tlsConnect({
-            host: "127.0.0.1",
-            port,
-            servername: "localhost",
-            ALPNProtocols: ["h2"],
-            ca: ca.cert,
-            cert: goodClient.cert,
-            key: goodClient.key,
-          });
-          socket.once("secureConnect", () => {
-            secured = true;
-          });
-          socket.on("error", reject);
-          socket.resume();
-          // Resolves only when the server closes it: the client never ends it.
-          socket.on("close", () => resolve(secured));
-        }),
-    );
-    const results = await Promise.all(idle);
-    expect(results).toEqual(Array.from({ length: 20 }, () => true));
+    const closedByServer: Promise<void>[] = [];
+    for (let i = 0; i < 20; i++) {
+      const socket = tlsConnect({
+        host: "127.0.0.1",
+        port,
+        servername: "localhost",
+        ALPNProtocols: ["h2"],
+        ca: ca.cert,
+        cert: goodClient.cert,
+        key: goodClient.key,
+      });
+      socket.resume();
+      // A reset counts as the server closing it too: the client never ends it.
+      socket.on("error", () => {});
+      closedByServer.push(new Promise((resolve) => socket.on("close", () => resolve())));
+      await new Promise((resolve, reject) => {
+        socket.once("secureConnect", resolve);
+        socket.once("close", () => reject(new Error(`connection ${i} closed before TLS completed`)));
+      });
+    }
+    await Promise.all(closedByServer);
     expect(
       await echoClient(tlsTransport(port, { ca: ca.cert, cert: goodClient })).unary({ value: "ok" }),
     ).toMatchObject({ value: "echo:ok" });
+  });
+
+  it("holds at most maxPendingConnections connections before their preface: 1,000 silent ones and TLS ones that send nothing, the oldest closed, and keeps serving", async () => {
+    const logger = memoryLogger();
+    // A handshake timeout far past the test: every connection closed here is closed by the limit.
+    const { port } = await serve(
+      { tls: { identity: "pki", roots: "pki", requireClientCertificate: true } },
+      {
+        certificateProviders: { pki: writeProvider() },
+        handshakeTimeoutMs: 600_000,
+        maxPendingConnections: 20,
+        logger,
+      },
+    );
+    /** Closes of the connections below by the server, and a wait for a number of them. */
+    let closes = 0;
+    const closeWaiters: { count: number; resolve: () => void }[] = [];
+    const closesReach = (count: number) =>
+      new Promise<void>((resolve) => {
+        if (closes >= count) resolve();
+        else closeWaiters.push({ count, resolve });
+      });
+    /** A connection the client never ends: `closed` resolves when the server closes it. */
+    const silent = (socket: Socket) => {
+      const state = { socket, isClosed: false, closed: Promise.resolve() };
+      state.closed = new Promise<void>((resolve) =>
+        socket.on("close", () => {
+          state.isClosed = true;
+          closes++;
+          for (const waiter of closeWaiters.filter((w) => closes >= w.count)) waiter.resolve();
+          resolve();
+        }),
+      );
+      socket.on("error", () => {});
+      socket.resume();
+      return state;
+    };
+    // 1,000 TCP connections that never start TLS: the server keeps 20 of them, closing the oldest as each comes.
+    const tcp = Array.from({ length: 1_000 }, () => silent(netConnect({ host: "127.0.0.1", port })));
+    await closesReach(980);
+    // 25 that complete TLS (with a good client certificate) and send nothing, one after the other: the first 20
+    // close the last silent TCP ones, the next 5 the oldest TLS ones.
+    const tls: ReturnType<typeof silent>[] = [];
+    for (let i = 0; i < 25; i++) {
+      const socket = tlsConnect({
+        host: "127.0.0.1",
+        port,
+        servername: "localhost",
+        ALPNProtocols: ["h2"],
+        ca: ca.cert,
+        cert: goodClient.cert,
+        key: goodClient.key,
+      });
+      tls.push(silent(socket));
+      await new Promise((resolve, reject) => {
+        socket.once("secureConnect", resolve);
+        socket.once("error", reject);
+      });
+    }
+    await Promise.all(tcp.map((c) => c.closed));
+    await Promise.all(tls.slice(0, 5).map((c) => c.closed));
+    // A real client is served; its connection, pending for a moment, closes the oldest silent one left.
+    expect(
+      await echoClient(tlsTransport(port, { ca: ca.cert, cert: goodClient })).unary({ value: "ok" }),
+    ).toMatchObject({ value: "echo:ok" });
+    await tls[5]!.closed;
+    expect(tls.map((c) => c.isClosed)).toEqual(Array.from({ length: 25 }, (_, i) => i < 6));
+    expect(logger.lines.filter((line) => line.includes("have not sent their HTTP/2 preface"))).toEqual([
+      "warn [connect-xds-server] 20 connections have not sent their HTTP/2 preface yet: closing the oldest as new ones come",
+    ]);
+    for (const c of tls) c.socket.destroy();
   });
 });

@@ -5,8 +5,10 @@
 // 3. the chain's DownstreamTlsContext (or the fallback credentials) runs the TLS handshake on its own TLSSocket,
 //    ALPN `h2` only; a client certificate that was presented must verify, required or not;
 // 4. the connection is handed to the one HTTP/2 server, with its chain and its two ends for the calls to read.
-// Until the client's HTTP/2 SETTINGS arrive (the connection preface), the connection lives on a timer: one that
-// completes neither TLS nor the preface in `handshakeTimeoutMs` is closed, so idle connections cannot pile up.
+// Until the client's HTTP/2 SETTINGS arrive (the connection preface), a connection is pending: one that completes
+// neither TLS nor the preface in `handshakeTimeoutMs` is closed, and at most `maxPendingConnections` are pending at
+// once (a new one closes the oldest), so connections that send nothing hold a bounded amount of memory however fast
+// they come.
 import type { Http2Server, Http2Session } from "node:http2";
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
@@ -26,6 +28,8 @@ export interface AcceptorOptions {
   /** TLS for chains without a `transport_socket`; undefined: plaintext. */
   readonly fallbackTls: TlsTerminator | undefined;
   readonly handshakeTimeoutMs: number;
+  /** At most this many connections before their HTTP/2 preface; a new one past it closes the oldest. */
+  readonly maxPendingConnections: number;
   readonly logger: ServerLogger;
 }
 
@@ -57,6 +61,10 @@ export function createAcceptor(options: AcceptorOptions): Acceptor {
   const { http2Server, logger } = options;
   const contexts = new WeakMap<Http2Session, Connection>();
   const open = new Set<Connection>();
+  /** Connections before their HTTP/2 preface, oldest first (a Set iterates in insertion order). */
+  const pending = new Set<Connection>();
+  /** Set when the limit closed a connection, cleared once none is pending: one warning per episode. */
+  let pendingLimitHit = false;
   const closeWaiters: (() => void)[] = [];
   /** The connection whose stream is being handed to the HTTP/2 server (its `session` event runs synchronously). */
   let handingOver: Connection | undefined;
@@ -77,12 +85,36 @@ export function createAcceptor(options: AcceptorOptions): Acceptor {
     session.once("remoteSettings", () => {
       clearLongTimer(connection.handshakeTimer);
       connection.handshakeTimer = undefined;
+      settled(connection);
     });
   });
+
+  /** The connection is no longer pending (its preface arrived, or it closed). */
+  function settled(connection: Connection): void {
+    pending.delete(connection);
+    if (pending.size === 0) pendingLimitHit = false;
+  }
+
+  /** Adds a pending connection; past the limit, closes the oldest one. */
+  function addPending(connection: Connection): void {
+    pending.add(connection);
+    if (pending.size <= options.maxPendingConnections) return;
+    const oldest = pending.values().next().value as Connection;
+    settled(oldest);
+    if (!pendingLimitHit) {
+      logger.warn(
+        `${options.maxPendingConnections} connections have not sent their HTTP/2 preface yet: closing the oldest as new ones come`,
+      );
+    }
+    pendingLimitHit = true;
+    logger.debug(() => `connection from ${oldest.peer.ip}:${oldest.peer.port} closed: too many pending connections`);
+    oldest.stream.destroy();
+  }
 
   function closed(connection: Connection, generation: Generation): void {
     if (connection.phase === "closed") return;
     connection.phase = "closed";
+    settled(connection);
     clearLongTimer(connection.handshakeTimer);
     clearLongTimer(connection.forceTimer);
     open.delete(connection);
@@ -200,6 +232,7 @@ export function createAcceptor(options: AcceptorOptions): Acceptor {
     };
     open.add(connection);
     generation.addConnection(connection);
+    addPending(connection);
     connection.handshakeTimer = setLongTimeout(() => {
       logger.debug(
         () =>

@@ -88,12 +88,21 @@ export interface StartedServer {
 export interface StartOptions extends Partial<XdsServerOptions>, BootstrapInit {
   readonly host?: string;
   readonly port?: number;
+  /** Give the server no `onServingStatus` (then `statuses` stays empty and the server logs its transitions). */
+  readonly withoutStatusCallback?: boolean;
 }
 
 export async function startServer(controlPlane: ManagementServer, options: StartOptions = {}): Promise<StartedServer> {
   const echo = echoRoutes();
   const statuses = statusLog();
-  const { host = "127.0.0.1", port = 0, certificateProviders, failOnDataErrors, ...rest } = options;
+  const {
+    host = "127.0.0.1",
+    port = 0,
+    certificateProviders,
+    failOnDataErrors,
+    withoutStatusCallback,
+    ...rest
+  } = options;
   const server = createXdsServer({
     routes: echo.routes,
     ...(rest.client === undefined
@@ -104,7 +113,7 @@ export async function startServer(controlPlane: ManagementServer, options: Start
           }),
         }
       : {}),
-    onServingStatus: statuses.callback,
+    ...(withoutStatusCallback ? {} : { onServingStatus: statuses.callback }),
     ...rest,
   });
   const bound = await server.listen({ host, port });
