@@ -203,7 +203,7 @@ function holds(bytes: Uint8Array, pos: number, url: Uint8Array): boolean {
  * lengths below 2^28), read without protobuf-es: the message `fromBinary` reads from such bytes, with the type URL
  * string shared by every entry. Undefined for any other encoding.
  */
-function readPlainAny(bytes: Uint8Array, expected: ExpectedTypeUrls): Any | undefined {
+export function readPlainAny(bytes: Uint8Array, expected: ExpectedTypeUrls): Any | undefined {
   const urlLength = bytes[1]!;
   if (bytes[0] !== 0x0a || urlLength >= 0x80) return undefined;
   let typeUrl: string | undefined;
