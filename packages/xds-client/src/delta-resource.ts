@@ -6,7 +6,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { type Resource, ResourceSchema } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { type ExpectedTypeUrls, readPlainAny, UnreadableResponseError } from "./decoded-response.js";
+import { type ExpectedTypeUrls, readPlainAnyIn, UnreadableResponseError } from "./decoded-response.js";
 
 type Latin1Slice = (this: Uint8Array, start: number, end: number) => string;
 const latin1Slice = (Buffer.prototype as unknown as { latin1Slice: Latin1Slice }).latin1Slice;
@@ -42,7 +42,7 @@ export function readPlainResource(bytes: Uint8Array, expected: ExpectedTypeUrls)
       version = asciiText(bytes, pos, next);
       if (version === undefined) return undefined;
     } else if (tag === 0x12 && resource === undefined) {
-      resource = readPlainAny(bytes.subarray(pos, next), expected);
+      resource = readPlainAnyIn(bytes, pos, next, expected);
       if (resource === undefined) return undefined;
     } else if (tag === 0x1a && name === undefined) {
       name = asciiText(bytes, pos, next);
@@ -52,15 +52,13 @@ export function readPlainResource(bytes: Uint8Array, expected: ExpectedTypeUrls)
     }
     pos = next;
   }
-  // The keys in protobuf-es's order: a message it reads has them so.
-  const read: Resource = {
-    $typeName: "envoy.service.discovery.v3.Resource",
-    name: name ?? "",
-    aliases: [],
-    version: version ?? "",
-  } as Resource;
-  if (resource !== undefined) read.resource = resource;
-  return read;
+  // The keys in protobuf-es's order (a message it reads has them so), each shape made whole at once.
+  const $typeName = "envoy.service.discovery.v3.Resource";
+  return (
+    resource === undefined
+      ? { $typeName, name: name ?? "", aliases: [], version: version ?? "" }
+      : { $typeName, name: name ?? "", aliases: [], version: version ?? "", resource }
+  ) as Resource;
 }
 
 /**
