@@ -9,26 +9,8 @@
 // Cases: sotw-full (every cluster changed), sotw-one (one of them), sotw-reordered (one, the others reversed),
 // delta-full, delta-one, eds-watched (10,000 EDS resources, each watched, every one changed), eds-big (one EDS
 // resource of 10,000 endpoints, changed).
-import { writeFileSync } from "node:fs";
-import { Session } from "node:inspector/promises";
-import { join } from "node:path";
-import { create, toBinary } from "@bufbuild/protobuf";
-import { anyPack } from "@bufbuild/protobuf/wkt";
-import { buildCluster, buildClusterLoadAssignment } from "@xdskit/control-plane";
-import { ClusterSchema } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
-import { ClusterLoadAssignmentSchema } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
-import {
-  type DeltaDiscoveryRequest,
-  DeltaDiscoveryResponseSchema,
-  type DiscoveryRequest,
-  DiscoveryResponseSchema,
-} from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { clusterResourceType, createXdsClient, endpointResourceType, type ResourceType } from "@xdskit/xds-client";
-import { median } from "../lib/measure.js";
-import { type RawServerCall, serveRawAds } from "../lib/raw-ads.js";
+import { CLIENT_CASES, type ClientCase, measureClientCase } from "../lib/client-cpu.js";
 
-const CDS = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
-const EDS = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
   const at = args.indexOf(name);
@@ -38,210 +20,17 @@ const rounds = option("--rounds", 7);
 const profileAt = args.indexOf("--profile");
 const profileDir = profileAt < 0 ? undefined : args[profileAt + 1];
 const count = option("--count", 10_000);
-const ALL = ["sotw-full", "sotw-one", "sotw-reordered", "delta-full", "delta-one", "eds-watched", "eds-big"];
 const chosen = args.filter((a, i) => !a.startsWith("--") && !args[i - 1]?.startsWith("--"));
-const cases = chosen.length > 0 ? chosen : ALL;
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const cpuMs = () => {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-};
-
-function address(i: number): string {
-  return `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}:8080`;
-}
-
-/** The resources of round `round`: `changed(i)` says which get new content. */
-function resources(kind: "cds" | "eds" | "eds-big", round: number, changed: (i: number) => boolean, n: number) {
-  const tag = (i: number) => (changed(i) ? round : 0);
-  if (kind === "cds") {
-    return Array.from({ length: n }, (_, i) =>
-      anyPack(ClusterSchema, buildCluster({ name: `cluster-${i}`, edsServiceName: `eds-${i}-r${tag(i)}` })),
-    );
-  }
-  if (kind === "eds") {
-    return Array.from({ length: n }, (_, i) =>
-      anyPack(
-        ClusterLoadAssignmentSchema,
-        buildClusterLoadAssignment({
-          clusterName: `cluster-${i}`,
-          localities: [{ region: "r", zone: `z${tag(i) % 3}`, endpoints: [address(i * 4 + (tag(i) % 2))] }],
-        }),
-      ),
-    );
-  }
-  return [
-    anyPack(
-      ClusterLoadAssignmentSchema,
-      buildClusterLoadAssignment({
-        clusterName: "big",
-        localities: [
-          { region: "r", zone: "z", endpoints: Array.from({ length: n }, (_, i) => address(i + (round % 2))) },
-        ],
-      }),
-    ),
-  ];
-}
-
-interface Case {
-  readonly api: "sotw" | "delta";
-  readonly kind: "cds" | "eds" | "eds-big";
-  /** Names watched, and the one whose callback ends a round. */
-  readonly watched: number;
-  readonly last: number;
-  /** The response of round r (r >= 1; round 0 is the first fill). */
-  response(round: number): Uint8Array;
-}
-
-function caseOf(name: string): Case {
-  const sotw =
-    (kind: Case["kind"], n: number, changed: (i: number) => boolean, reverse = false) =>
-    (round: number) => {
-      const list = resources(kind, round, round === 0 ? () => false : changed, n);
-      if (reverse && round % 2 === 1) list.reverse();
-      const version = String(round);
-      return toBinary(
-        DiscoveryResponseSchema,
-        create(DiscoveryResponseSchema, {
-          versionInfo: version,
-          typeUrl: list[0]!.typeUrl,
-          nonce: version,
-          resources: list,
-        }),
-      );
-    };
-  const delta = (n: number, only?: number) => (round: number) => {
-    const list = resources("cds", round, () => true, n);
-    const version = String(round);
-    const picked =
-      round === 0 || only === undefined ? list.map((any, i) => [any, i] as const) : [[list[only]!, only] as const];
-    return toBinary(
-      DeltaDiscoveryResponseSchema,
-      create(DeltaDiscoveryResponseSchema, {
-        systemVersionInfo: version,
-        typeUrl: CDS,
-        nonce: version,
-        resources: picked.map(([any, i]) => ({ name: `cluster-${i}`, version, resource: any })),
-      }),
-    );
-  };
-  const middle = count >> 1;
-  switch (name) {
-    case "sotw-full":
-      return { api: "sotw", kind: "cds", watched: count, last: count - 1, response: sotw("cds", count, () => true) };
-    case "sotw-one":
-      return {
-        api: "sotw",
-        kind: "cds",
-        watched: count,
-        last: middle,
-        response: sotw("cds", count, (i) => i === middle),
-      };
-    case "sotw-reordered":
-      return {
-        api: "sotw",
-        kind: "cds",
-        watched: count,
-        last: middle,
-        response: sotw("cds", count, (i) => i === middle, true),
-      };
-    case "delta-full":
-      return { api: "delta", kind: "cds", watched: count, last: count - 1, response: delta(count) };
-    case "delta-one":
-      return { api: "delta", kind: "cds", watched: count, last: middle, response: delta(count, middle) };
-    case "eds-watched":
-      return { api: "sotw", kind: "eds", watched: count, last: count - 1, response: sotw("eds", count, () => true) };
-    case "eds-big":
-      return { api: "sotw", kind: "eds-big", watched: 1, last: 0, response: sotw("eds-big", count, () => true) };
-    default:
-      throw new Error(`unknown case ${name}`);
-  }
-}
-
-async function run(name: string): Promise<{ cpu: number; wall: number; cpus: number[] }> {
-  const c = caseOf(name);
-  const responses = Array.from({ length: rounds + 1 }, (_, r) => c.response(r));
-  let call: RawServerCall | undefined;
-  let subscribed = false;
-  const typeUrl = c.kind === "cds" ? CDS : EDS;
-  const server = await serveRawAds(c.api, (raw) => {
-    call = raw;
-    raw.on("data", (request: DiscoveryRequest | DeltaDiscoveryRequest) => {
-      if (request.typeUrl !== typeUrl || subscribed) return;
-      const names = "resourceNames" in request ? request.resourceNames : request.resourceNamesSubscribe;
-      if (names.length < c.watched) return;
-      subscribed = true;
-      raw.write(Buffer.from(responses[0]!));
-    });
-  });
-  const client = createXdsClient({
-    bootstrap: {
-      xds_servers: [
-        {
-          server_uri: server.address,
-          channel_creds: [{ type: "insecure" }],
-          ...(c.api === "delta" ? { api_type: "DELTA_GRPC" as const } : {}),
-        },
-      ],
-      node: { id: "probe" },
-    },
-    env: {},
-  });
-  const type = (c.kind === "cds" ? clusterResourceType : endpointResourceType) as ResourceType<unknown>;
-  const prefix = c.kind === "eds-big" ? "big" : "cluster";
-  let seen = 0;
-  let fill: () => void = () => {};
-  const filled = new Promise<void>((resolve) => {
-    fill = resolve;
-  });
-  let onLast: (() => void) | undefined;
-  for (let i = 0; i < c.watched; i++) {
-    const first = { done: false };
-    client.watch(type, c.kind === "eds-big" ? prefix : `${prefix}-${i}`, {
-      onResourceChanged: (result) => {
-        if (!result.ok) throw result.error;
-        if (!first.done) {
-          first.done = true;
-          if (++seen === c.watched) fill();
-        } else if (i === c.last) onLast?.();
-      },
-      onAmbientError: () => {},
-    });
-  }
-  await filled;
-  const session = profileDir === undefined ? undefined : new Session();
-  if (session) {
-    session.connect();
-    await session.post("Profiler.enable");
-    await session.post("Profiler.setSamplingInterval", { interval: 100 });
-    await session.post("Profiler.start");
-  }
-  const cpus: number[] = [];
-  const walls: number[] = [];
-  for (let r = 1; r <= rounds; r++) {
-    await pause(100);
-    const done = new Promise<void>((resolve) => {
-      onLast = resolve;
-    });
-    const cpu0 = cpuMs();
-    const t0 = performance.now();
-    call!.write(Buffer.from(responses[r]!));
-    await done;
-    walls.push(performance.now() - t0);
-    cpus.push(cpuMs() - cpu0);
-  }
-  if (session) {
-    const { profile } = await session.post("Profiler.stop");
-    writeFileSync(join(profileDir!, `${name}.cpuprofile`), JSON.stringify(profile));
-    session.disconnect();
-  }
-  await client.close();
-  await server.close();
-  return { cpu: median(cpus), wall: median(walls), cpus };
-}
+const unknown = chosen.filter((name) => !(CLIENT_CASES as readonly string[]).includes(name));
+if (unknown.length > 0) throw new Error(`unknown case ${unknown.join(", ")}: ${CLIENT_CASES.join(", ")}`);
+const cases = (chosen.length > 0 ? chosen : CLIENT_CASES) as readonly ClientCase[];
 
 for (const name of cases) {
-  const { cpu, wall, cpus } = await run(name);
+  const { cpu, wall, cpus } = await measureClientCase(name, {
+    rounds,
+    count,
+    ...(profileDir === undefined ? {} : { profileDir }),
+  });
   console.log(
     `${name.padEnd(15)} cpu ${cpu.toFixed(1).padStart(7)} ms  wall ${wall.toFixed(1).padStart(7)} ms  (cpu: ${cpus.map((x) => x.toFixed(0)).join(" ")})`,
   );
