@@ -62,6 +62,12 @@ describe("compileRegex: RE2's language", () => {
     expect(refused("(?:[a-z]{1000})".repeat(700))).toMatch(/^pattern too large: 7\d{5} instructions, RE2's limit is/);
   });
 
+  it("refuses a pattern nested 1000 deep as re2js's parser bounds it, with a reason (docs/decisions.md)", () => {
+    const nested = (depth: number) => `${"(".repeat(depth)}a${")".repeat(depth)}`;
+    expect(compileRegex(nested(999)).fullMatch("a")).toBe(true);
+    expect(refused(nested(1000))).toBe("expression nests too deeply");
+  });
+
   it("compiles a pattern once: the same pattern and flag give the same compiled regex", () => {
     expect(compileRegex("/pkg\\.Svc/.*")).toBe(compileRegex("/pkg\\.Svc/.*"));
     expect(compileRegex("/pkg\\.Svc/.*", { ignoreCase: true })).not.toBe(compileRegex("/pkg\\.Svc/.*"));

@@ -143,6 +143,11 @@ describe("routeConfigurationResourceType", () => {
         { pathSpecifier: { case: "safeRegex", value: { regex: "/pkg\\..*" } }, caseSensitive: false },
         { type: "safe_regex", regex: "/pkg\\..*", caseSensitive: false },
       ],
+      [
+        "a regex at RE2's repeat limits (1000, and nested counts multiplying to 1000)",
+        { pathSpecifier: { case: "safeRegex", value: { regex: "/a{1000}/(b{10}){100}" } } },
+        { type: "safe_regex", regex: "/a{1000}/(b{10}){100}", caseSensitive: true },
+      ],
     ];
     it.each(cases)("%s", (_name, match, expected) => {
       expect(routesOf([route(match)])[0]?.match.path).toEqual(expected);
@@ -416,6 +421,31 @@ describe("routeConfigurationResourceType", () => {
         "an invalid path regex",
         [{ domains: ["*"], routes: [route({ pathSpecifier: { case: "safeRegex", value: { regex: "(" } } })] }],
         "virtual_hosts[0].routes[0].match.safe_regex.regex: error creating path matcher: invalid regex: missing closing ): `(`",
+      ],
+      [
+        "regexes past RE2's repeat limits (JavaScript's RegExp takes them)",
+        [
+          {
+            domains: ["*"],
+            routes: [
+              route({ pathSpecifier: { case: "safeRegex", value: { regex: "/a{1001}" } } }),
+              route({
+                ...prefix(""),
+                headers: [
+                  {
+                    name: "h",
+                    headerMatchSpecifier: {
+                      case: "stringMatch",
+                      value: { matchPattern: { case: "safeRegex", value: { regex: "(a{100}){100}" } } },
+                    },
+                  },
+                ],
+              }),
+            ],
+          },
+        ],
+        "virtual_hosts[0].routes[0].match.safe_regex.regex: error creating path matcher: invalid regex: invalid repeat count: `{1001}`; " +
+          "virtual_hosts[0].routes[1].match.headers[0].string_match.safe_regex.regex: invalid regex: invalid repeat count: `{100}`",
       ],
       [
         "a lookahead in a header regex (not RE2)",
