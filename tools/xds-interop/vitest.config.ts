@@ -10,7 +10,8 @@ export default defineProject({
     ...sharedTestOptions,
     include: ["test/**/*.test.ts"],
     testTimeout: full ? 1_800_000 : 120_000,
-    // grpc-js-xds 1.14 reads client_side_weighted_round_robin from load_balancing_policy only with this flag set.
-    env: { GRPC_EXPERIMENTAL_XDS_WRR_LB: "true" },
+    // grpc-js-xds 1.14 reads client_side_weighted_round_robin from load_balancing_policy only with the first flag
+    // set, and its XdsServer runs the RBAC filter only with the second.
+    env: { GRPC_EXPERIMENTAL_XDS_WRR_LB: "true", GRPC_XDS_EXPERIMENTAL_RBAC: "true" },
   },
 });

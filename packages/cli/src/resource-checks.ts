@@ -42,12 +42,23 @@ export interface ResourceWarning {
 
 const HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
 
+/**
+ * Certificate provider instance names are the clients' and servers' own (their bootstraps), not serve's: every name
+ * a TLS context gives is taken as configured. A node whose bootstrap lacks it NACKs the resource itself.
+ */
+class EveryInstanceName<V> extends Map<string, V> {
+  override has(): boolean {
+    return true;
+  }
+}
+
 // Validation as a current gRPC client does it: every experimental switch on (their defaults), served by `self`.
 const CONTEXT: DecodeContext = (() => {
-  const bootstrap = parseBootstrap({
+  const parsed = parseBootstrap({
     xds_servers: [{ server_uri: "localhost:18000", channel_creds: [{ type: "insecure" }] }],
     node: { id: "xdskit-check" },
   });
+  const bootstrap = { ...parsed, certificateProviders: new EveryInstanceName(parsed.certificateProviders) };
   return {
     server: bootstrap.xdsServers[0]!,
     bootstrap,

@@ -99,7 +99,8 @@ describe.skipIf(!hasEtcd)("xdskit and etcd", () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(new RegExp(`^xdskit apply: cannot apply ${files}:\\n  bad.json: .*JSON`));
     expect((await runXdskit(["apply", files, ...e, "--dry-run"])).code).toBe(1);
-  });
+    // Nine CLI processes, one after another: at a load average of 16 each took over 3 s to start and finish.
+  }, 90_000);
 
   it("serve --etcd serves what apply wrote and follows each apply", async () => {
     // The banner counts what was read; an apply of new endpoints is printed by serve and reaches the client, the

@@ -4,7 +4,8 @@
 // Handles live while their locality is in the endpoints or a call counted on them is in flight.
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { DropStats, LocalityStats, LrsClient } from "@xdskit/orca-lrs-bridge";
-import type { ClusterUpdate, DropOverload } from "@xdskit/xds-client";
+import type { ClusterUpdate, DropOverload, UpstreamTlsConfig } from "@xdskit/xds-client";
+import type { SecurityKey } from "./fallback-credentials.js";
 import type {
   CallEndInfo,
   CallTracker,
@@ -20,6 +21,7 @@ import type {
 } from "./lb-policy.js";
 import { childHelper } from "./policies/child-helper.js";
 import { acquireRequestCounter, type RequestCounter } from "./policies/circuit-breaker.js";
+import { withSecurity } from "./upstream-tls.js";
 
 export interface ClusterImplConfig {
   readonly cluster: ClusterUpdate;
@@ -157,9 +159,13 @@ export class ClusterImpl implements LbPolicy<ClusterImplConfig> {
     | { counter: RequestCounter; unref: () => void; key: string; max: number; drop: PickResult }
     | undefined;
 
+  /** The key of the security the child's subchannels were made with (upstream-tls.ts). */
+  private securityKey: string | undefined;
+
   constructor(
     private readonly helper: LbHelper,
     private readonly lrs: () => LrsClient | undefined,
+    private readonly security: (config: UpstreamTlsConfig | undefined) => SecurityKey | undefined = () => undefined,
   ) {}
 
   update({
@@ -181,7 +187,12 @@ export class ClusterImpl implements LbPolicy<ClusterImplConfig> {
     }));
     this.updateLoadReporting(config, endpoints);
     this.updateCircuitBreaker(config);
-    if (this.child === undefined || this.childName !== config.child.policy) {
+    // A29: the cluster's TLS rides on its endpoints to the connection pool. Policies keep their subchannels by
+    // address, so a change of TLS makes the child anew: every connection is made with the new security.
+    const security = this.security(config.cluster.security);
+    const securityChanged = security?.key !== this.securityKey;
+    this.securityKey = security?.key;
+    if (this.child === undefined || this.childName !== config.child.policy || securityChanged) {
       this.child?.close();
       const factory = this.helper.registry.get(config.child.policy);
       if (factory === undefined) throw new Error(`LB policy ${config.child.policy} is not registered`);
@@ -197,7 +208,7 @@ export class ClusterImpl implements LbPolicy<ClusterImplConfig> {
     }
     this.child.update({
       config: config.child.config,
-      endpoints,
+      endpoints: withSecurity(endpoints, security),
       ...(resolutionNote === undefined ? {} : { resolutionNote }),
     });
     // New drop rules or handles apply to the current child picker too.

@@ -3,8 +3,9 @@
 // aggregate cluster is a priority policy whose children are these, one per leaf (cluster-manager.ts). See
 // docs/decisions.md#connect-xds-aggregate-and-dns-clusters.
 import type { LrsClient } from "@xdskit/orca-lrs-bridge";
-import type { ClusterUpdate, EndpointUpdate } from "@xdskit/xds-client";
+import type { ClusterUpdate, EndpointUpdate, UpstreamTlsConfig } from "@xdskit/xds-client";
 import { ClusterImpl, type ClusterImplConfig } from "./cluster-impl.js";
+import type { SecurityKey } from "./fallback-credentials.js";
 import type { LbEndpoint, LbPolicy, LbPolicyFactory } from "./lb-policy.js";
 import { localityLabel } from "./locality.js";
 import { withOutlierDetection } from "./policies/outlier-detection-policy.js";
@@ -112,14 +113,17 @@ export function leafUpdate(
 }
 
 /** The leaf policy: a ClusterImpl whose tree's re-resolution requests go to the leaf's discovery. */
-export function clusterLeafPolicy(lrs: () => LrsClient | undefined): LbPolicyFactory<LeafConfig> {
+export function clusterLeafPolicy(
+  lrs: () => LrsClient | undefined,
+  security?: (config: UpstreamTlsConfig | undefined) => SecurityKey | undefined,
+): LbPolicyFactory<LeafConfig> {
   return {
     name: CLUSTER_LEAF_POLICY,
     typeNames: [],
     parseConfig: (json) => json as LeafConfig,
     create(helper): LbPolicy<LeafConfig> {
       let reresolve = () => {};
-      const impl = new ClusterImpl({ ...helper, requestReresolution: () => reresolve() }, lrs);
+      const impl = new ClusterImpl({ ...helper, requestReresolution: () => reresolve() }, lrs, security);
       return {
         update({ config, endpoints, resolutionNote }) {
           reresolve = config.reresolve;

@@ -10,11 +10,13 @@ import {
   clusterResourceType,
   endpointResourceType,
   type ResourceType,
+  type UpstreamTlsConfig,
   type XdsClient,
   type XdsError,
 } from "@xdskit/xds-client";
 import { type ClusterLookup, resolveClusterGraph } from "./cluster-graph.js";
 import { CLUSTER_LEAF_POLICY, clusterLeafPolicy, edsResourceName, type LeafData, leafUpdate } from "./cluster-leaf.js";
+import type { SecurityKey } from "./fallback-credentials.js";
 import {
   type ConnectivityState,
   failingPicker,
@@ -39,6 +41,8 @@ export interface ClusterManagerOptions {
   /** The helper each cluster's tree is built with; `updateState` is replaced per cluster. */
   readonly helper: Omit<LbHelper, "updateState">;
   readonly lrs: () => LrsClient | undefined;
+  /** A29: the connections of a cluster with that `security` (upstream-tls.ts); cleartext when absent. */
+  readonly security?: (config: UpstreamTlsConfig | undefined) => SecurityKey | undefined;
   /** Called after any cluster published a new picker (queued calls pick again). */
   readonly onPicker: () => void;
   /** LOGICAL_DNS resolution (tests substitute their own): Node's `dns.lookup`, at most every 30 s, by default. */
@@ -285,7 +289,7 @@ export interface ClusterManager {
 
 export function createClusterManager(options: ClusterManagerOptions): ClusterManager {
   const entries = new Map<string, ClusterEntry>();
-  const leaf = clusterLeafPolicy(options.lrs) as LbPolicyFactory;
+  const leaf = clusterLeafPolicy(options.lrs, options.security) as LbPolicyFactory;
   const shared: Shared = { leaf, registry: createLbPolicyRegistry([...options.helper.registry.list(), leaf]) };
   return {
     acquire(name) {

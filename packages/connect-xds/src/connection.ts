@@ -100,6 +100,8 @@ export interface ConnectionOptions {
   readonly onStateChange: (state: ConnectivityState) => void;
   /** A8 keepalive pings on each READY session (keepalive.ts); none when undefined. */
   readonly keepalive?: KeepaliveConfig;
+  /** The dialer speaks TLS: the session's origin (and every call's `:scheme`) is `https`. */
+  readonly secure?: boolean;
 }
 
 /** Splits `host:port` / `[v6]:port`. */
@@ -137,7 +139,7 @@ export class Http2Connection implements SessionManager {
     this.host = host;
     this.port = port;
     // The URL origin, as connect-node compares it with each request URL (IPv6 normalised).
-    this.authority = new URL(`http://${options.address}`).origin;
+    this.authority = new URL(`${options.secure === true ? "https" : "http"}://${options.address}`).origin;
     this.dial = options.dial ?? dialCleartext;
     this.backoff = options.backoff ?? createBackoff({}, options.random);
     this.minConnectTimeoutMs = options.minConnectTimeoutMs ?? MIN_CONNECT_TIMEOUT_MS;

@@ -8,6 +8,7 @@ export type { CallCounterName, CallHistogramName, CallMetricsRecorder, MetricLab
 export type { RetryBufferLimits } from "./policies/retry-buffer.js";
 export type { RetryThrottleConfig } from "./policies/retry-throttle.js";
 export type { KeepaliveOptions } from "./transport-options.js";
+export type { FallbackCredentials } from "./fallback-credentials.js";
 
 // For people writing LB policies (A52) and per-call features: the extension points.
 export type {

@@ -8,6 +8,7 @@ import { ConnectionOrca } from "./connection-orca.js";
 import { createEndpointTransport, type EndpointTransportSettings } from "./endpoint-transport.js";
 import type { KeepaliveConfig } from "./keepalive.js";
 import type { ConnectivityState, LbEndpoint, LoadReportListener, Subchannel } from "./lb-policy.js";
+import { endpointSecurity } from "./upstream-tls.js";
 import type { WorkSerializer } from "./work-serializer.js";
 
 export interface SubchannelPoolOptions {
@@ -113,12 +114,12 @@ export function createSubchannelPool(options: SubchannelPoolOptions): Subchannel
   let idle = false;
   const wanted = new Set<PoolEntry>();
   let closed = false;
-  const release = (address: string) => (handle: PooledSubchannel) => {
-    const entry = entries.get(address);
+  const release = (key: string) => (handle: PooledSubchannel) => {
+    const entry = entries.get(key);
     if (entry === undefined) return;
     entry.handles.delete(handle);
     if (entry.handles.size === 0) {
-      entries.delete(address);
+      entries.delete(key);
       wanted.delete(entry);
       // The OOB stream first: the connection closes once its last stream has ended.
       entry.orca.close();
@@ -127,14 +128,21 @@ export function createSubchannelPool(options: SubchannelPoolOptions): Subchannel
   };
   return {
     acquire(address, endpoint) {
-      let entry = entries.get(address);
+      // One connection per address and security (upstream-tls.ts): clusters with different TLS never share one.
+      const security = endpointSecurity(endpoint);
+      const key = security === undefined ? address : `${address}\n${security.key}`;
+      let entry = entries.get(key);
       if (entry === undefined) {
         const handles = new Set<PooledSubchannel>();
         const connection = new Http2Connection({
           address,
           clock: options.clock,
           random: options.random,
-          ...(options.dial === undefined ? {} : { dial: options.dial }),
+          ...(security === undefined
+            ? options.dial === undefined
+              ? {}
+              : { dial: options.dial }
+            : { dial: security.dial, secure: true }),
           ...(options.minConnectTimeoutMs === undefined ? {} : { minConnectTimeoutMs: options.minConnectTimeoutMs }),
           ...(options.keepalive === undefined ? {} : { keepalive: options.keepalive }),
           onStateChange: (state) =>
@@ -156,13 +164,13 @@ export function createSubchannelPool(options: SubchannelPoolOptions): Subchannel
           },
         };
         entry = made;
-        entries.set(address, entry);
+        entries.set(key, entry);
         if (closed) {
           orca.close();
           connection.close();
         }
       }
-      const handle = new PooledSubchannel(entry, endpoint, release(address));
+      const handle = new PooledSubchannel(entry, endpoint, release(key));
       entry.handles.add(handle);
       return handle;
     },

@@ -26,6 +26,7 @@ import { type CallContext, type CallState, endStream, endUnary, runCall } from "
 import { type ClusterEntry, createClusterManager } from "./cluster-manager.js";
 import type { ConfigSelector } from "./config-selector.js";
 import { createEndpointSubchannel, type EndpointSubchannelBase } from "./endpoint-subchannel.js";
+import type { FallbackCredentials } from "./fallback-credentials.js";
 import { createIdleTracker, resolveIdleTimeout } from "./idle.js";
 import { withInterceptors } from "./interceptors.js";
 import { resolveKeepalive } from "./keepalive.js";
@@ -42,6 +43,7 @@ import { acquireLrs, releaseLrs } from "./shared-lrs.js";
 import { createSubchannelPool } from "./subchannel-pool.js";
 import { parseXdsTarget } from "./target.js";
 import type { EndpointTransportOptions, KeepaliveOptions } from "./transport-options.js";
+import { createClusterSecurity } from "./upstream-tls.js";
 import { createWorkSerializer } from "./work-serializer.js";
 import { ambientErrorLogger } from "./xds-errors.js";
 import { startXdsResolver } from "./xds-resolver.js";
@@ -80,6 +82,11 @@ export interface XdsTransportOptions extends EndpointTransportOptions, Keepalive
    * connects again. Default 30 minutes (gRPC's); `Infinity`: never.
    */
   readonly idleTimeoutMs?: number;
+  /**
+   * A29: how the backends of a cluster without an UpstreamTlsContext are reached. Default `{ type: "insecure" }`
+   * (gRPC's xDS credentials with an insecure fallback); a cluster's UpstreamTlsContext always wins.
+   */
+  readonly fallbackCredentials?: FallbackCredentials;
   /**
    * Connect interceptors around each call (as connect-node's `createGrpcTransport` takes them), the first outermost.
    * They run before routing: a header they set is matched by routes and sent on every attempt.
@@ -192,6 +199,11 @@ export function createXdsTransportWithInternals(
     ),
   );
   const registry = options.lbPolicies ?? createLbPolicyRegistry(builtinLbPolicies);
+  const security = createClusterSecurity({
+    bootstrap: client.bootstrap,
+    logger,
+    ...(options.fallbackCredentials === undefined ? {} : { fallback: options.fallbackCredentials }),
+  });
   const pool = createSubchannelPool({
     clock,
     random,
@@ -244,6 +256,7 @@ export function createXdsTransportWithInternals(
       createEndpointSubchannel: (endpoint) => createEndpointSubchannel(endpoint, base, serializer),
       requestReresolution: () => {},
     },
+    security: (config) => security.securityFor(config),
     lrs: () => {
       if (!loadReporting || closed !== undefined) return undefined;
       lrs ??= acquireLrs(client, options.logger);
@@ -409,6 +422,7 @@ export function createXdsTransportWithInternals(
         manager.closeAll();
         // Every connection the transport opened, whatever a policy still holds.
         pool.close();
+        security.close();
       });
       if (lrs !== undefined) await releaseLrs(client);
       if (ownsClient) await client.close();

@@ -25,6 +25,8 @@ export interface Backend {
   readonly openSessions: number;
   /** Resolves once no accepted connection is open. */
   untilNoSessions(): Promise<void>;
+  /** Ends every open connection gracefully (GOAWAY), resolving once they are closed. */
+  closeSessions(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -37,6 +39,8 @@ export interface BackendOptions {
   readonly trailersOnly?: boolean;
   /** Called with each HTTP/2 session the server accepts. */
   readonly onSession?: (session: http2.ServerHttp2Session) => void;
+  /** Serve TLS with these options (certificate, key, and for mTLS `ca` and `requestCert`). */
+  readonly tls?: http2.SecureServerOptions;
 }
 
 const text = (value: string) => create(StringValueSchema, { value });
@@ -53,42 +57,44 @@ export async function startBackend(name: string, options: BackendOptions = {}): 
   };
   let sessionClosed: (() => void)[] = [];
   const adapter = options.trailersOnly === true ? trailersOnlyAdapter : connectNodeAdapter;
-  const server = http2.createServer(
-    adapter({
-      ...(options.interceptors === undefined ? {} : { interceptors: options.interceptors }),
-      routes: (router) => {
-        router.service(EchoService, {
-          async unary(request: { value: string }) {
-            count("Unary");
-            // "hang": never answer (tests that the server going away fails the call).
-            if (request.value === "hang") await new Promise(() => {});
-            return text(`${name}:${request.value}`);
-          },
-          async *serverStream(request: { value: string }) {
-            count("ServerStream");
-            for (let i = 0; i < 3; i++) yield text(`${name}:${request.value}:${i}`);
-          },
-          async clientStream(requests: AsyncIterable<{ value: string }>) {
-            count("ClientStream");
-            const values: string[] = [];
-            for await (const request of requests) values.push(request.value);
-            return text(`${name}:${values.join(",")}`);
-          },
-          async *bidiStream(requests: AsyncIterable<{ value: string }>) {
-            count("BidiStream");
-            for await (const request of requests) yield text(`${name}:${request.value}`);
-          },
-        } as never);
-        router.service(OtherService, {
-          call(request: { value: string }) {
-            count("Call");
-            return text(`${name}:${request.value}`);
-          },
-        } as never);
-        options.routes?.(router);
-      },
-    }),
-  );
+  const handler = adapter({
+    ...(options.interceptors === undefined ? {} : { interceptors: options.interceptors }),
+    routes: (router) => {
+      router.service(EchoService, {
+        async unary(request: { value: string }) {
+          count("Unary");
+          // "hang": never answer (tests that the server going away fails the call).
+          if (request.value === "hang") await new Promise(() => {});
+          return text(`${name}:${request.value}`);
+        },
+        async *serverStream(request: { value: string }) {
+          count("ServerStream");
+          for (let i = 0; i < 3; i++) yield text(`${name}:${request.value}:${i}`);
+        },
+        async clientStream(requests: AsyncIterable<{ value: string }>) {
+          count("ClientStream");
+          const values: string[] = [];
+          for await (const request of requests) values.push(request.value);
+          return text(`${name}:${values.join(",")}`);
+        },
+        async *bidiStream(requests: AsyncIterable<{ value: string }>) {
+          count("BidiStream");
+          for await (const request of requests) yield text(`${name}:${request.value}`);
+        },
+      } as never);
+      router.service(OtherService, {
+        call(request: { value: string }) {
+          count("Call");
+          return text(`${name}:${request.value}`);
+        },
+      } as never);
+      options.routes?.(router);
+    },
+  });
+  const server: http2.Http2Server | http2.Http2SecureServer =
+    options.tls === undefined ? http2.createServer(handler) : http2.createSecureServer(options.tls, handler);
+  // A TLS handshake a peer fails must not end the test process.
+  server.on("tlsClientError", () => {});
   const sessions = new Set<http2.ServerHttp2Session>();
   let accepted = 0;
   let noSessions: (() => void)[] = [];
@@ -132,6 +138,10 @@ export async function startBackend(name: string, options: BackendOptions = {}): 
     },
     untilNoSessions: () =>
       sessions.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => noSessions.push(resolve)),
+    closeSessions() {
+      for (const session of sessions) session.close();
+      return sessions.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => noSessions.push(resolve));
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

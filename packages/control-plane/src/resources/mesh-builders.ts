@@ -151,7 +151,9 @@ export function buildDownstreamTlsSocket(init: DownstreamTlsInit): TransportSock
   };
   const context = create(DownstreamTlsContextSchema, {
     commonTlsContext: common as CommonTlsContext,
-    requireClientCertificate: require,
+    // Only when true: a present BoolValue false without a validation context is NACKed by grpc-js-xds 1.14, which
+    // reads the field's presence as "require".
+    ...(require ? { requireClientCertificate: true } : {}),
   });
   return create(TransportSocketSchema, {
     name: DOWNSTREAM_TLS_SOCKET,
