@@ -4,10 +4,12 @@ import { describe, expect, it } from "vitest";
 import { ClientResourceStatus } from "../src/gen/envoy/admin/v3/config_dump_shared_pb.js";
 import { ClusterSchema } from "../src/gen/envoy/config/cluster/v3/cluster_pb.js";
 import {
+  DeltaDiscoveryResponseSchema,
   DiscoveryResponseSchema,
   DynamicParameterConstraintsSchema,
   ResourceSchema,
 } from "../src/gen/envoy/service/discovery/v3/discovery_pb.js";
+import { DeltaResponseBytesSchema } from "../src/gen/xdskit/client/v1/delta_response_pb.js";
 import { SotwResponseBytesSchema } from "../src/gen/xdskit/client/v1/sotw_response_pb.js";
 import { allFiles, typeNameOfUrl, typeUrlOf, xdsRegistry } from "../src/index.js";
 
@@ -80,6 +82,30 @@ describe("wire facts", () => {
     // The same bytes either way: written as SotwResponseBytes, they read as the DiscoveryResponse.
     expect(toBinary(SotwResponseBytesSchema, read)).toEqual(bytes);
     expect(fromBinary(DiscoveryResponseSchema, toBinary(SotwResponseBytesSchema, read))).toEqual(response);
+  });
+
+  it("reads a DeltaDiscoveryResponse as DeltaResponseBytes, each resource the bytes of its Resource, and back", () => {
+    const resources = [
+      create(ResourceSchema, { name: "a", version: "1", resource: anyPack(ClusterSchema, create(ClusterSchema)) }),
+      create(ResourceSchema, { resourceName: { name: "b" }, aliases: ["x"], cacheControl: { doNotCache: true } }),
+      create(ResourceSchema),
+    ];
+    const response = create(DeltaDiscoveryResponseSchema, {
+      systemVersionInfo: "7",
+      resources,
+      typeUrl: typeUrlOf(ClusterSchema),
+      removedResources: ["c"],
+      removedResourceNames: [{ name: "d" }],
+      nonce: "n",
+      controlPlane: { identifier: "cp" },
+      resourceErrors: [{ resourceName: { name: "e" }, errorDetail: { code: 5, message: "gone" } }],
+    });
+    const bytes = toBinary(DeltaDiscoveryResponseSchema, response);
+    const read = fromBinary(DeltaResponseBytesSchema, bytes);
+    expect(read.resources).toEqual(resources.map((resource) => toBinary(ResourceSchema, resource)));
+    expect({ ...read, $typeName: "", resources: [] }).toEqual({ ...response, $typeName: "", resources: [] });
+    expect(toBinary(DeltaResponseBytesSchema, read)).toEqual(bytes);
+    expect(fromBinary(DeltaDiscoveryResponseSchema, toBinary(DeltaResponseBytesSchema, read))).toEqual(response);
   });
 
   it("keeps the A88 cache states", () => {

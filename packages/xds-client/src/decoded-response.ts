@@ -203,26 +203,36 @@ function holds(bytes: Uint8Array, pos: number, url: Uint8Array): boolean {
  * lengths below 2^28), read without protobuf-es: the message `fromBinary` reads from such bytes, with the type URL
  * string shared by every entry. Undefined for any other encoding.
  */
-function readPlainAny(bytes: Uint8Array, expected: ExpectedTypeUrls): Any | undefined {
-  const urlLength = bytes[1]!;
-  if (bytes[0] !== 0x0a || urlLength >= 0x80) return undefined;
+export function readPlainAny(bytes: Uint8Array, expected: ExpectedTypeUrls): Any | undefined {
+  return readPlainAnyIn(bytes, 0, bytes.length, expected);
+}
+
+/** `readPlainAny` of the Any that is `bytes[start, end)` (no view made of it: its value is the one view). */
+export function readPlainAnyIn(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  expected: ExpectedTypeUrls,
+): Any | undefined {
+  const urlLength = bytes[start + 1]!;
+  if (end - start < 2 || bytes[start] !== 0x0a || urlLength >= 0x80) return undefined;
   let typeUrl: string | undefined;
   for (let i = 0; i < expected.urls.length; i++) {
     const url = expected.encoded[i]!;
-    if (url.length === urlLength && holds(bytes, 2, url)) typeUrl = expected.urls[i];
+    if (url.length === urlLength && holds(bytes, start + 2, url)) typeUrl = expected.urls[i];
   }
-  let pos = 2 + urlLength;
-  if (typeUrl === undefined || bytes[pos] !== 0x12) return undefined;
+  let pos = start + 2 + urlLength;
+  if (typeUrl === undefined || pos >= end || bytes[pos] !== 0x12) return undefined;
   pos += 1;
   let length = 0;
   for (let shift = 0; ; shift += 7) {
-    const byte = bytes[pos++];
+    const byte = pos < end ? bytes[pos++] : undefined;
     if (byte === undefined || shift === 28) return undefined;
     length += (byte & 0x7f) * 2 ** shift;
     if (byte < 0x80) break;
   }
-  if (pos + length !== bytes.length) return undefined;
-  return { $typeName: "google.protobuf.Any", typeUrl, value: bytes.subarray(pos) };
+  if (pos + length !== end) return undefined;
+  return { $typeName: "google.protobuf.Any", typeUrl, value: bytes.subarray(pos, end) };
 }
 
 /**
@@ -323,7 +333,11 @@ export function outcomeOf(
 ): EntryOutcome {
   if ("error" in unwrapped) return { resource: undefined, ok: false, error: unwrapped.error };
   const any = unwrapped.any;
-  const context = unwrapped.wrapper ? { ...settings.context, wrapper: unwrapped.wrapper } : settings.context;
+  // Spelled out, not spread: a spread with one more key cost more than the decoding of a small resource.
+  const shared = settings.context;
+  const context: DecodeContext = unwrapped.wrapper
+    ? { server: shared.server, bootstrap: shared.bootstrap, features: shared.features, wrapper: unwrapped.wrapper }
+    : shared;
   const result = safeDecode(type, any, context);
   const name = unwrapped.name ?? result.name;
   if (name === undefined) return { resource: undefined, ok: result.ok, error: result.ok ? undefined : result.error };

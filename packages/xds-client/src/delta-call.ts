@@ -8,18 +8,22 @@ import {
   type DeltaDiscoveryRequest,
   DeltaDiscoveryRequestSchema,
   type DeltaDiscoveryResponse,
+  type Resource,
   ResourceLocatorSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import type { DeltaResponseBytes } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
 import { type AdsCall, type Answer, type CallHost, createCallCore, protocolCall, responseType } from "./ads-call.js";
 import {
   addOutcome,
   addResourceErrors,
   emptyResponse,
+  expectTypeUrls,
   outcomeOf,
   readVariantRef,
   UNCONSTRAINED,
   unwrapResource,
 } from "./decoded-response.js";
+import { readResource } from "./delta-resource.js";
 import { canonicalName } from "./resource-name.js";
 import type { ResourceState } from "./resource-state.js";
 import type { XdsStream } from "./transport.js";
@@ -36,22 +40,32 @@ type SentOfType = Map<string, Map<string, Sent>>;
 
 export function createDeltaCall(
   host: CallHost,
-  stream: XdsStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>,
+  stream: XdsStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse | DeltaResponseBytes>,
 ): AdsCall {
   /** What the server was told it is subscribed to, per type, on this stream, and how many subscriptions that is. */
   const sent = new Map<string, { readonly byName: SentOfType; count: number }>();
   let pass = 0;
   const core = createCallCore(host, stream, decode, "delta ADS call");
 
-  function decode(response: DeltaDiscoveryResponse) {
+  function decode(response: DeltaDiscoveryResponse | DeltaResponseBytes) {
     const typeUrl = response.typeUrl;
+    // The default transport keeps each resource as the bytes it arrived as; another may hand decoded Resources.
+    let resources: readonly Resource[];
+    if (response.$typeName === "xdskit.client.v1.DeltaResponseBytes") {
+      // Every entry is read (an unreadable one fails the stream, whatever the type) before anything is decoded.
+      const expected = expectTypeUrls(typeUrl);
+      resources = response.resources.map((bytes) => readResource(bytes, expected));
+    } else {
+      resources = response.resources;
+    }
     const type = responseType(host, typeUrl);
     if (!type) return undefined;
     const out = emptyResponse(typeUrl, type, response.systemVersionInfo, response.nonce, false);
     const { features } = host.decode;
-    response.resources.forEach((resource, i) => {
+    for (let i = 0; i < resources.length; i++) {
+      const resource = resources[i]!;
       addOutcome(out, i, outcomeOf(type, unwrapResource(resource, typeUrl, features), host.decode, resource.version));
-    });
+    }
     for (const name of response.removedResources) {
       out.removals.push({ name: canonicalName(name), constraints: TRUE, variant: UNCONSTRAINED });
     }

@@ -6,11 +6,8 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createWritableIterable } from "@connectrpc/connect/protocol";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
-import type {
-  DeltaDiscoveryRequest,
-  DeltaDiscoveryResponse,
-  DiscoveryRequest,
-} from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import type { DeltaDiscoveryRequest, DiscoveryRequest } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { type DeltaResponseBytes, DeltaResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
 import { type SotwResponseBytes, SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import { serverEndpoint } from "./server-target.js";
 import { withEncodedNames } from "./sotw-request-bytes.js";
@@ -112,7 +109,6 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
     { ...sessionOptions, createConnection },
   );
   const transport = createGrpcTransport({ baseUrl, sessionManager, readMaxBytes: options.maxReceiveMessageBytes });
-  const client = createClient(AggregatedDiscoveryService, transport);
   // SotW responses read as SotwResponseBytes (the same wire format; docs/architecture.md#the-byte-identical-skip).
   const sotw = AggregatedDiscoveryService.method.streamAggregatedResources;
   const sotwBytes = createClient(
@@ -123,6 +119,18 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
       input: AsyncIterable<DiscoveryRequest>,
       options: { signal: AbortSignal },
     ): AsyncIterable<SotwResponseBytes>;
+  };
+
+  // Delta responses read as DeltaResponseBytes (the same wire format; docs/architecture.md#the-delta-envelope).
+  const delta = AggregatedDiscoveryService.method.deltaAggregatedResources;
+  const deltaBytes = createClient(
+    { ...AggregatedDiscoveryService, methods: [{ ...delta, output: DeltaResponseBytesSchema }] },
+    transport,
+  ) as unknown as {
+    deltaAggregatedResources(
+      input: AsyncIterable<DeltaDiscoveryRequest>,
+      options: { signal: AbortSignal },
+    ): AsyncIterable<DeltaResponseBytes>;
   };
 
   /** A stream's failure, as a TLS failure when its connection failed at the TLS level. */
@@ -184,8 +192,8 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
         withEncodedNames,
       ),
     deltaAggregatedResources: () =>
-      open<DeltaDiscoveryRequest, DeltaDiscoveryResponse>((input, signal) =>
-        client.deltaAggregatedResources(input, { signal }),
+      open<DeltaDiscoveryRequest, DeltaResponseBytes>((input, signal) =>
+        deltaBytes.deltaAggregatedResources(input, { signal }),
       ),
     close: () => sessionManager.abort(),
     nextAddress() {

@@ -5,6 +5,7 @@ import type {
   DiscoveryRequest,
   DiscoveryResponse,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import type { DeltaResponseBytes } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
 import type { SotwResponseBytes } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import type { XdsServerConfig } from "./bootstrap-types.js";
 
@@ -31,7 +32,11 @@ export interface XdsTransport {
    * client skip what it already has before decoding it; the default transport does this).
    */
   streamAggregatedResources(): XdsStream<DiscoveryRequest, DiscoveryResponse | SotwResponseBytes>;
-  deltaAggregatedResources(): XdsStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>;
+  /**
+   * Delta responses, decoded, or read as `DeltaResponseBytes` (each resource the bytes of its `Resource`, which the
+   * client reads without protobuf-es when it is encoded as servers encode one; the default transport does this).
+   */
+  deltaAggregatedResources(): XdsStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse | DeltaResponseBytes>;
   /** Closes the connection and every stream on it. */
   close(): void;
   /**

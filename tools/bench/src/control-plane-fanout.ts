@@ -40,9 +40,11 @@ import {
   withPeakRss,
 } from "./lib/processes.js";
 import { type AdsRequest, openRawAdsCall, type Protocol, type RawServerCall, serveRawAds } from "./lib/raw-ads.js";
+import { smallRun } from "./lib/scale.js";
 import { int, printTable, ratio } from "./lib/table.js";
 
-const CLUSTERS = 10_000;
+/** 1,000 in the regression check's small run (lib/scale.ts). */
+const CLUSTERS = smallRun ? 1_000 : 10_000;
 /**
  * Changes after the first one, whose median is reported: fewer in SotW, where each is a full state (at 1,000 streams,
  * seconds each on a busy machine), to keep the run about as long as one second change made it.

@@ -41,11 +41,13 @@ import {
   withPeakRss,
 } from "./lib/processes.js";
 import { type AdsRequest, openRawAdsCall, type Protocol, type RawServerCall, serveRawAds } from "./lib/raw-ads.js";
+import { smallRun } from "./lib/scale.js";
 import { int, printTable, ratio } from "./lib/table.js";
 
 const NAME = "c";
-const VARIANTS = 10_000;
-const STREAMS = 1_000;
+/** 1,000 variants to 100 streams in the regression check's small run (lib/scale.ts). */
+const VARIANTS = smallRun ? 1_000 : 10_000;
+const STREAMS = smallRun ? 100 : 1_000;
 /** Stream `i` subscribes with `shard = i * SPREAD`. */
 const SPREAD = VARIANTS / STREAMS;
 /** The stream whose variant changes first. */

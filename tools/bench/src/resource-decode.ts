@@ -30,6 +30,8 @@ type Impl = "xdskit" | "grpc-js-xds" | "protobuf-es";
 
 interface ChildResult {
   readonly medianMs: number;
+  /** The median CPU time (user + system) of the same runs: what the machine's load moves least. */
+  readonly medianCpuMs: number;
   readonly runs: number;
   readonly peakRssMb: number;
   readonly ok: number;
@@ -211,22 +213,33 @@ function runChild(directory: string, caseName: CaseName, impl: Impl): void {
   const decode = decoders[impl](caseName);
   const { warmup, measured } = runsFor(caseName, impl);
   const times: number[] = [];
+  const cpuTimes: number[] = [];
   let ok = 0;
   let failed = 0;
+  const cpuMs = () => {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1000;
+  };
   for (let run = 0; run < warmup + measured; run++) {
     ok = 0;
     failed = 0;
+    const cpuStart = cpuMs();
     const start = performance.now();
     for (const resource of resources) {
       if (decode(resource)) ok++;
       else failed++;
     }
     const elapsed = performance.now() - start;
-    if (run >= warmup) times.push(elapsed);
+    if (run >= warmup) {
+      times.push(elapsed);
+      cpuTimes.push(cpuMs() - cpuStart);
+    }
   }
   times.sort((a, b) => a - b);
+  cpuTimes.sort((a, b) => a - b);
   const result: ChildResult = {
     medianMs: times[Math.floor(times.length / 2)]!,
+    medianCpuMs: cpuTimes[Math.floor(cpuTimes.length / 2)]!,
     runs: times.length,
     peakRssMb: process.resourceUsage().maxRSS / 1024,
     ok,
@@ -273,6 +286,7 @@ function main(): void {
         ratio(theirs.medianMs / ours.medianMs),
         `${protobufEs.medianMs.toFixed(1)} (n=${protobufEs.runs})`,
         `${(ours.medianMs / protobufEs.medianMs).toFixed(2)}x`,
+        `${(ours.medianCpuMs / protobufEs.medianCpuMs).toFixed(2)}x`,
         ours.peakRssMb.toFixed(0),
         theirs.peakRssMb.toFixed(0),
         `${ours.ok}/${ours.ok + ours.failed}`,
@@ -288,6 +302,7 @@ function main(): void {
         "grpc-js-xds / xdskit",
         "protobuf-es fromBinary ms",
         "xdskit / fromBinary",
+        "same, CPU time",
         "xdskit peak RSS MB",
         "grpc-js-xds peak RSS MB",
         "xdskit valid",

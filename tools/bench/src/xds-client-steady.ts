@@ -360,6 +360,7 @@ if (runs("repush")) {
     undefined,
     ms,
   );
+  pair("  delta all changed / SotW full decode (goal <= 1.0x)", oursDelta.fullMs / oursSotw.fullMs, undefined, x);
   pair("  delta one changed / SotW full decode", oursDelta.changedMs / oursSotw.fullMs, undefined, x);
   sotw(`SotW re-push, one changed, the ${int(N)} in reverse order: sent to its callback`, "reorderedMs");
   share("  SotW reordered one changed / full decode", "reorderedMs");

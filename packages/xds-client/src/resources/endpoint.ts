@@ -141,7 +141,7 @@ function readAddress(
 function parseLbEndpoints(
   proto: LocalityLbEndpointsView,
   index: number,
-  seen: Set<number | string>,
+  seen: KeySet<number | string>,
   out: Endpoint[],
   errors: ValidationErrors,
 ): void {
@@ -165,11 +165,9 @@ function parseLbEndpoints(
       const address = readAddress(k < 0 ? endpoint.address : additional[k]!.address, index, j, k, errors);
       if (address === undefined) continue;
       const key = lastKey;
-      if (seen.has(key)) {
+      if (!addKey(seen, key)) {
         const shown = typeof key === "string" ? key : joinHostPort(address.address, address.port);
         errors.add(`endpoints[${index}].lb_endpoints[${j}]`, `duplicate endpoint address "${shown}"`);
-      } else {
-        seen.add(key);
       }
       addresses.push(address);
     }
@@ -196,16 +194,71 @@ function hashKeyOf(lbEndpoint: LbEndpointView): string {
 }
 
 interface PriorityBuilder {
+  readonly priority: number;
   readonly localities: Locality[];
-  readonly names: Set<string>;
+  /** The locality names seen (`region\0zone\0sub_zone`), once there are more than `SCANNED_LOCALITIES`. */
+  names: Set<string> | undefined;
   totalWeight: number;
 }
+
+/**
+ * A set of keys that holds its first key inline and makes a `Set` only for a second: most resources have one
+ * locality, and an EDS resource per cluster often one endpoint, where a `Set` per resource would be most of the cost.
+ */
+interface KeySet<K> {
+  first: K | undefined;
+  rest: Set<K> | undefined;
+}
+
+function newKeySet<K>(): KeySet<K> {
+  return { first: undefined, rest: undefined };
+}
+
+/** Adds `key`; false when it was already there. */
+function addKey<K>(set: KeySet<K>, key: K): boolean {
+  if (set.first === undefined) {
+    set.first = key;
+    return true;
+  }
+  if (set.first === key) return false;
+  if (set.rest === undefined) set.rest = new Set();
+  else if (set.rest.has(key)) return false;
+  set.rest.add(key);
+  return true;
+}
+
+/** Locality names of a priority past this many are looked up in a set, not compared one by one. */
+const SCANNED_LOCALITIES = 8;
+
+const nameKey = (region: string, zone: string, subZone: string) => `${region}\u0000${zone}\u0000${subZone}`;
+
+/** Records a locality name in its priority; false when the priority already has it. */
+function addLocalityName(builder: PriorityBuilder, region: string, zone: string, subZone: string): boolean {
+  const { localities } = builder;
+  if (builder.names === undefined) {
+    for (let l = 0; l < localities.length; l++) {
+      const name = localities[l]!.locality;
+      if (name.region === region && name.zone === zone && name.subZone === subZone) return false;
+    }
+    if (localities.length < SCANNED_LOCALITIES) return true;
+    builder.names = new Set(localities.map(({ locality: n }) => nameKey(n.region, n.zone, n.subZone)));
+  }
+  const key = nameKey(region, zone, subZone);
+  if (builder.names.has(key)) return false;
+  builder.names.add(key);
+  return true;
+}
+
+/** Builders past this many are found through a map (a resource may hold any number of priorities). */
+const SCANNED_PRIORITIES = 8;
 
 const MAX_REPORTED_GAPS = 10;
 
 function parseEndpoints(proto: ClusterLoadAssignmentView, errors: ValidationErrors): Priority[] {
-  const byPriority = new Map<number, PriorityBuilder>();
-  const seen = new Set<number | string>();
+  // In the order met; found by a scan while few, then by `byPriority`.
+  const builders: PriorityBuilder[] = [];
+  let byPriority: Map<number, PriorityBuilder> | undefined;
+  const seen = newKeySet<number | string>();
   const localities = proto.endpoints;
   for (let i = 0; i < localities.length; i++) {
     const locality = localities[i]!;
@@ -222,20 +275,29 @@ function parseEndpoints(proto: ClusterLoadAssignmentView, errors: ValidationErro
     if (errors.count !== before) continue;
     const { region, zone, subZone } = locality.locality;
     const priority = locality.priority;
-    let builder = byPriority.get(priority);
-    if (builder === undefined) {
-      builder = { localities: [], names: new Set(), totalWeight: 0 };
-      byPriority.set(priority, builder);
+    let builder: PriorityBuilder | undefined;
+    if (byPriority !== undefined) builder = byPriority.get(priority);
+    else {
+      for (let b = 0; b < builders.length; b++) {
+        if (builders[b]!.priority === priority) {
+          builder = builders[b];
+          break;
+        }
+      }
     }
-    const key = `${region}\u0000${zone}\u0000${subZone}`;
-    if (builder.names.has(key)) {
+    if (builder === undefined) {
+      builder = { priority, localities: [], names: undefined, totalWeight: 0 };
+      builders.push(builder);
+      if (byPriority !== undefined) byPriority.set(priority, builder);
+      else if (builders.length > SCANNED_PRIORITIES) byPriority = new Map(builders.map((b) => [b.priority, b]));
+    }
+    if (!addLocalityName(builder, region, zone, subZone)) {
       errors.add(
         `endpoints[${i}]`,
         `duplicate locality {region="${region}", zone="${zone}", sub_zone="${subZone}"} found in priority ${priority}`,
       );
       continue;
     }
-    builder.names.add(key);
     builder.totalWeight += weight;
     builder.localities.push(
       Object.freeze({
@@ -245,16 +307,16 @@ function parseEndpoints(proto: ClusterLoadAssignmentView, errors: ValidationErro
       }),
     );
   }
-  const present = [...byPriority.keys()].sort((a, b) => a - b);
+  if (builders.length > 1) builders.sort((a, b) => a.priority - b.priority);
   const priorities: Priority[] = [];
   let expected = 0;
   let gaps = 0;
-  for (const priority of present) {
+  for (const builder of builders) {
+    const { priority } = builder;
     for (; expected < priority && gaps < MAX_REPORTED_GAPS; expected++, gaps++) {
       errors.add("endpoints", `priority ${expected} empty`);
     }
     gaps += priority - expected;
-    const builder = byPriority.get(priority)!;
     if (builder.totalWeight > UINT32_MAX) {
       errors.add("endpoints", `sum of locality weights for priority ${priority} exceeds uint32 max`);
     }

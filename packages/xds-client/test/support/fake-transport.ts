@@ -20,6 +20,7 @@ import {
   type ResourceNameSchema,
   ResourceSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { DeltaResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
 import { SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import type { XdsStream, XdsTransport, XdsTransportFactory } from "../../src/index.js";
 
@@ -38,7 +39,10 @@ export interface FakeResponse {
   readonly nonce?: string;
   /** Resources, plain or wrapped in `envoy.service.discovery.v3.Resource`; delta wraps plain ones itself. */
   readonly resources?: Any[];
-  /** SotW only: the resources as bytes, in place of `resources` (each should encode an Any; it need not). */
+  /**
+   * The resources as bytes, in place of `resources`: SotW, each should encode an Any; delta, a Resource (neither need).
+   * Not for a transport that hands decoded responses.
+   */
   readonly resourceBytes?: Uint8Array[];
   readonly resourceErrors?: MessageInitShape<typeof ResourceErrorSchema>[];
   /** Delta only: `removed_resources`. */
@@ -102,6 +106,8 @@ export interface FakeServer {
 export interface FakeServerOptions {
   /** SotW responses as decoded DiscoveryResponses (a custom transport's choice) instead of SotwResponseBytes. */
   readonly decodedSotw?: boolean;
+  /** Delta responses as decoded DeltaDiscoveryResponses (a custom transport's choice) instead of DeltaResponseBytes. */
+  readonly decodedDelta?: boolean;
 }
 
 const LISTENER = "type.googleapis.com/envoy.config.listener.v3.Listener";
@@ -184,7 +190,7 @@ function requestReader(protocol: Protocol) {
   };
 }
 
-export function createFakeServer({ decodedSotw = false }: FakeServerOptions = {}): FakeServer {
+export function createFakeServer({ decodedSotw = false, decodedDelta = false }: FakeServerOptions = {}): FakeServer {
   const streams: FakeStream[] = [];
   let taken = 0;
   const streamWaiters: ((s: FakeStream) => void)[] = [];
@@ -247,16 +253,21 @@ export function createFakeServer({ decodedSotw = false }: FakeServerOptions = {}
         const resources = r.resourceBytes ?? (r.resources ?? []).map((any) => toBinary(AnySchema, any));
         return create(SotwResponseBytesSchema, { ...fields, resources }) as Res;
       }
+      // As the default transport reads them (decodedDelta: as a transport that hands decoded Resources does).
       const version = r.versionInfo ?? "";
-      return create(DeltaDiscoveryResponseSchema, {
+      const fields = {
         typeUrl: r.typeUrl,
         systemVersionInfo: version,
         nonce: r.nonce ?? "",
-        resources: (r.resources ?? []).map((any) => deltaResource(any, version)),
         removedResources: r.removed ?? [],
         removedResourceNames: r.removedNames ?? [],
         resourceErrors: r.resourceErrors ?? [],
-      }) as DeltaDiscoveryResponse as Res;
+      };
+      const resources = (r.resources ?? []).map((any) => deltaResource(any, version));
+      if (decodedDelta)
+        return create(DeltaDiscoveryResponseSchema, { ...fields, resources }) as DeltaDiscoveryResponse as Res;
+      const bytes = r.resourceBytes ?? resources.map((resource) => toBinary(ResourceSchema, resource));
+      return create(DeltaResponseBytesSchema, { ...fields, resources: bytes }) as Res;
     };
     const fake: FakeStream = {
       id: ++seq,

@@ -87,6 +87,8 @@ export interface SetupOptions {
   readonly reapplyIdentical?: boolean;
   /** SotW: the transport hands decoded DiscoveryResponses, as a custom one may (default: SotwResponseBytes). */
   readonly decodedSotw?: boolean;
+  /** Delta responses handed decoded (DeltaDiscoveryResponse) rather than as DeltaResponseBytes. */
+  readonly decodedDelta?: boolean;
   /** The client's random source (default 0.5 always: backoff without jitter). */
   readonly random?: () => number;
 }
@@ -114,7 +116,10 @@ function withApiType(bootstrap: Record<string, unknown>, protocol: Protocol): Re
 
 /** A client on an in-memory transport and a virtual clock; call it inside a test. */
 export function setup(options: SetupOptions = {}) {
-  const server = createFakeServer({ decodedSotw: options.decodedSotw ?? false });
+  const server = createFakeServer({
+    decodedSotw: options.decodedSotw ?? false,
+    decodedDelta: options.decodedDelta ?? false,
+  });
   const clock = createVirtualClock();
   const metrics = createTestMetrics();
   const bootstrap = withApiType(

@@ -1,0 +1,77 @@
+// Delta, the resources of a response read by the client (docs/architecture.md#the-delta-envelope): the default
+// transport reads a delta response as `DeltaResponseBytes`, each resource the bytes of its encoded `Resource`, and the
+// client reads each one here. A `Resource` encoded as servers encode one (its `version`, its `resource`, an `Any` of the
+// response's type, and its `name`, each at most once, the strings ASCII) is read without protobuf-es, to the message
+// protobuf-es reads from the same bytes; any other encoding is read by protobuf-es.
+import { fromBinary } from "@bufbuild/protobuf";
+import type { Any } from "@bufbuild/protobuf/wkt";
+import { type Resource, ResourceSchema } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { type ExpectedTypeUrls, readPlainAnyIn, UnreadableResponseError } from "./decoded-response.js";
+
+type Latin1Slice = (this: Uint8Array, start: number, end: number) => string;
+const latin1Slice = (Buffer.prototype as unknown as { latin1Slice: Latin1Slice }).latin1Slice;
+
+/** `bytes[start, end)` as a string when every byte is ASCII (then Latin-1 and UTF-8 read alike), else undefined. */
+function asciiText(bytes: Uint8Array, start: number, end: number): string | undefined {
+  for (let i = start; i < end; i++) if (bytes[i]! >= 0x80) return undefined;
+  return latin1Slice.call(bytes, start, end);
+}
+
+/**
+ * The plain encoding: fields 1 (version), 2 (resource) and 3 (name), each length-delimited, at most once, in any
+ * order, lengths below 2^28, nothing else. Undefined for anything else (left to protobuf-es).
+ */
+export function readPlainResource(bytes: Uint8Array, expected: ExpectedTypeUrls): Resource | undefined {
+  let name: string | undefined;
+  let version: string | undefined;
+  let resource: Any | undefined;
+  let pos = 0;
+  const end = bytes.length;
+  while (pos < end) {
+    const tag = bytes[pos++]!;
+    let length = 0;
+    for (let shift = 0; ; shift += 7) {
+      const byte = bytes[pos++];
+      if (byte === undefined || shift === 28) return undefined;
+      length += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) break;
+    }
+    const next = pos + length;
+    if (next > end) return undefined;
+    if (tag === 0x0a && version === undefined) {
+      version = asciiText(bytes, pos, next);
+      if (version === undefined) return undefined;
+    } else if (tag === 0x12 && resource === undefined) {
+      resource = readPlainAnyIn(bytes, pos, next, expected);
+      if (resource === undefined) return undefined;
+    } else if (tag === 0x1a && name === undefined) {
+      name = asciiText(bytes, pos, next);
+      if (name === undefined) return undefined;
+    } else {
+      return undefined;
+    }
+    pos = next;
+  }
+  // The keys in protobuf-es's order (a message it reads has them so), each shape made whole at once.
+  const $typeName = "envoy.service.discovery.v3.Resource";
+  return (
+    resource === undefined
+      ? { $typeName, name: name ?? "", aliases: [], version: version ?? "" }
+      : { $typeName, name: name ?? "", aliases: [], version: version ?? "", resource }
+  ) as Resource;
+}
+
+/**
+ * An entry of a delta response's `resources` as the `Resource` it encodes, read as protobuf-es reads it inside the
+ * envelope (the same checks and recursion budget, the envelope one level up). A failure fails the whole response, as
+ * it did when the transport read the envelope with its `Resource`s. `expected` holds the response's type URL.
+ */
+export function readResource(bytes: Uint8Array, expected: ExpectedTypeUrls): Resource {
+  const plain = readPlainResource(bytes, expected);
+  if (plain !== undefined) return plain;
+  try {
+    return fromBinary(ResourceSchema, bytes, { recursionLimit: 99 });
+  } catch (error) {
+    throw new UnreadableResponseError(error);
+  }
+}
