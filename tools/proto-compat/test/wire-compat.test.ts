@@ -32,6 +32,10 @@ const allowed: Record<string, string> = {
     "xdskit's own reading of DiscoveryResponse, not an xDS message; checked against DiscoveryResponse below",
   "message xdskit.client.v1.SotwResponseBytes: not found upstream":
     "xdskit's own reading of DiscoveryResponse, not an xDS message; checked against DiscoveryResponse below",
+  "file xdskit/client/v1/delta_response.proto: no upstream file at this path":
+    "xdskit's own reading of DeltaDiscoveryResponse, not an xDS message; checked against it below",
+  "message xdskit.client.v1.DeltaResponseBytes: not found upstream":
+    "xdskit's own reading of DeltaDiscoveryResponse, not an xDS message; checked against it below",
 };
 
 describe("proto/ is wire-compatible with upstream", () => {
@@ -104,6 +108,31 @@ describe("xdskit's own messages", () => {
     // Both length-delimited on the wire: the same bytes read as either.
     const asBytes = response.map((f) =>
       f.type === "google.protobuf.Any" ? { ...f, type: bytes.find((b) => b.number === f.number)?.type } : f,
+    );
+    expect(bytes).toEqual(asBytes);
+    expect(bytes.find((f) => f.name === "resources")).toMatchObject({ number: 2, list: true, type: 12 });
+  });
+
+  it("DeltaResponseBytes reads a DeltaDiscoveryResponse: the same fields, resources as the bytes of each Resource", () => {
+    const messages = buildOurFiles(protoDir).flatMap((f) => f.messages);
+    const fieldsOf = (name: string) =>
+      (messages.find((m) => m.typeName === name)?.fields ?? []).map((f) => ({
+        number: f.number,
+        name: f.name,
+        list: f.fieldKind === "list",
+        type:
+          f.fieldKind === "message" || (f.fieldKind === "list" && f.listKind === "message")
+            ? (f.message?.typeName ?? "")
+            : f.proto.type,
+      }));
+    const response = fieldsOf("envoy.service.discovery.v3.DeltaDiscoveryResponse");
+    const bytes = fieldsOf("xdskit.client.v1.DeltaResponseBytes");
+    expect(response.length).toBeGreaterThan(6);
+    // Both length-delimited on the wire: the same bytes read as either.
+    const asBytes = response.map((f) =>
+      f.type === "envoy.service.discovery.v3.Resource"
+        ? { ...f, type: bytes.find((b) => b.number === f.number)?.type }
+        : f,
     );
     expect(bytes).toEqual(asBytes);
     expect(bytes.find((f) => f.name === "resources")).toMatchObject({ number: 2, list: true, type: 12 });
