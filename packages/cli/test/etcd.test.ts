@@ -242,20 +242,23 @@ describe.skipIf(!hasEtcd)("xdskit and etcd", () => {
     await admin.auth.authEnable({});
     admin.close();
 
-    const serve = await runXdskit(["serve", ...e, "--user", "root:wrong", "--port", "0"]);
+    // The three refusals are independent: one CLI process each, at once.
+    const [serve, apply, anonymous] = await Promise.all([
+      runXdskit(["serve", ...e, "--user", "root:wrong", "--port", "0"]),
+      runXdskit(["apply", files, ...e, "--user", "root:wrong"]),
+      runXdskit(["apply", files, ...e]),
+    ]);
     expect(serve.code).toBe(1);
     expect(serve.stderr).toMatch(
       new RegExp(
         `^xdskit serve: cannot serve from etcd at ${etcd.endpoint}: etcd .*: the user name or password was refused`,
       ),
     );
-    const apply = await runXdskit(["apply", files, ...e, "--user", "root:wrong"]);
     expect([apply.code, apply.stderr]).toEqual([
       1,
       // After the warning that cluster a has no endpoints.
       expect.stringMatching(/^xdskit apply: etcd .*: the user name or password was refused/m),
     ]);
-    const anonymous = await runXdskit(["apply", files, ...e]);
     expect(anonymous.stderr).toMatch(/etcd requires authentication: give a user and password/);
     expect((await runXdskit(["apply", files, ...e, "--user", "root", "--password", "right"])).code).toBe(0);
     const got = await runXdskit(["get", "cds", "a", ...e, "--user", "root"], { ETCDCTL_PASSWORD: "right" });

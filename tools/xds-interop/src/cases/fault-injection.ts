@@ -98,7 +98,9 @@ export const faultInjection: InteropCase = {
       load.configure({ types: ["UnaryCall"], timeoutMs: 1000 });
       await publish({
         delay: create(FaultDelaySchema, {
-          faultDelaySecifier: { case: "fixedDelay", value: seconds(20) },
+          // Five times the deadline: past it for certain, and a peer that keeps the fault after its call (below)
+          // holds it 5 s, not 20.
+          faultDelaySecifier: { case: "fixedDelay", value: seconds(5) },
           percentage: PERCENT(100),
         }),
         maxActiveFaults: 1,
@@ -119,7 +121,7 @@ export const faultInjection: InteropCase = {
             : `only ${ok} of ${rpcs} succeeded (${JSON.stringify(stats.failureCodes)})`;
         };
       await context.until("max_active_faults: the first delayed RPC fails at its deadline", delayedFew(1), rpcs);
-      // A client that keeps the fault active for its whole delay, after its call ended, delays nothing more for 20 s.
+      // A client that keeps the fault active for its whole delay, after its call ended, delays nothing more for 5 s.
       const perBlock = context.knownBug("max_active_faults_ends_with_call") === undefined ? 1 : 0;
       await context.steady(
         `max_active_faults: at most one RPC at a time is delayed past its deadline (${perBlock} to ${most} of ${rpcs}), the rest succeed`,
