@@ -17,7 +17,7 @@ import {
 } from "./gen/grpc/testing/test_pb.js";
 
 /** The channel option grpc-js-xds 1.14 reads a per-channel bootstrap from (resolver-xds.js). */
-const XDS_BOOTSTRAP_OPTION = "grpc.TEST_ONLY_DO_NOT_USE_IN_PROD.xds_bootstrap_config";
+export const XDS_BOOTSTRAP_OPTION = "grpc.TEST_ONLY_DO_NOT_USE_IN_PROD.xds_bootstrap_config";
 
 let registered = false;
 
@@ -100,9 +100,9 @@ export const grpcJsXdsClientKind: InteropClientKind = {
       "grpc-js-xds 1.14.1 counts a call against max_requests when the call starts, not when it is picked, so the " +
       "calls queued while the cluster connects all pass the check and the limit is overshot for good with keep-open calls",
     "fault_injection/max_active_faults_ends_with_call":
-      "grpc-js-xds 1.14.1 keeps a delay fault active for its whole delay (20 s here) after the call it delayed ended " +
+      "grpc-js-xds 1.14.1 keeps a delay fault active for its whole delay (5 s here) after the call it delayed ended " +
       "at its 1 s deadline (C-core and grpc-go end the fault with the call), so after the first delayed RPC it " +
-      "delays none for 20 s; its blocks are checked for at most one delayed RPC, not at least one",
+      "delays none for 5 s; its blocks are checked for at most one delayed RPC, not at least one",
     "fault_injection/filter_update_without_route_update":
       "grpc-js-xds 1.14.1 applies a Listener's changed HTTP filter config only when the route configuration changes " +
       "too; the case then changes the route with each fault config",

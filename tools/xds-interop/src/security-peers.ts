@@ -17,8 +17,8 @@ import {
   SimpleResponseSchema,
   TestService,
 } from "./gen/grpc/testing/test_pb.js";
+import { XDS_BOOTSTRAP_OPTION } from "./grpc-js-client.js";
 
-const XDS_BOOTSTRAP_OPTION = "grpc.TEST_ONLY_DO_NOT_USE_IN_PROD.xds_bootstrap_config";
 const UNARY_PATH = "/grpc.testing.TestService/UnaryCall";
 
 /** "OK" with the server's name (`OK ours`), or the status code's name and message. */
@@ -71,13 +71,6 @@ function ourClient(target: string, bootstrap: BootstrapConfig): SecurityClient {
   };
 }
 
-/** grpc-js's status names are SCREAMING_CASE; ours are Connect's PascalCase: one spelling for the assertions. */
-const GRPC_CODE_NAMES: Record<number, string> = Object.fromEntries(
-  Object.entries(Code)
-    .filter(([, value]) => typeof value === "number")
-    .map(([name, value]) => [value as number, name]),
-);
-
 function peerClient(target: string, bootstrap: BootstrapConfig): SecurityClient {
   registerPeer();
   const client = new grpc.Client(target, new grpcJsXds.XdsChannelCredentials(grpc.credentials.createInsecure()), {
@@ -97,7 +90,8 @@ function peerClient(target: string, bootstrap: BootstrapConfig): SecurityClient 
           { deadline: Date.now() + DEADLINE_MS },
           (error, response) => {
             if (error !== null) {
-              resolve({ code: GRPC_CODE_NAMES[error.code ?? 2] ?? String(error.code), message: error.details ?? "" });
+              // grpc-js and Connect number the codes alike: one spelling (Connect's names) for the assertions.
+              resolve({ code: Code[error.code ?? Code.Unknown] ?? String(error.code), message: error.details ?? "" });
             } else {
               resolve({ code: "OK", server: response?.hostname ?? "", message: "" });
             }
