@@ -17,6 +17,8 @@ import {
   type XdsClient,
 } from "@xdskit/xds-client";
 import { createCallHandler } from "./calls/call-handler.js";
+import { captureRoutes } from "./calls/captured-routes.js";
+import { createGrpcFastPath } from "./calls/grpc-fast-path.js";
 import { createGeneration } from "./config/generation.js";
 import { createRdsHolders } from "./config/rds-holders.js";
 import { createAcceptor } from "./connections/acceptor.js";
@@ -146,11 +148,21 @@ export function createXdsServer(options: XdsServerOptions): XdsServer {
     maxPendingConnections,
     logger,
   });
+  const captured = captureRoutes(options.routes);
+  const service = connectNodeAdapter({ ...options.connectOptions, routes: captured.routes });
   http2Server.on(
-    "request",
+    "stream",
     createCallHandler({
       contextOf: acceptor.contextOf,
-      service: connectNodeAdapter({ ...options.connectOptions, routes: options.routes }),
+      service,
+      fastPath:
+        options.leanGrpc === false
+          ? undefined
+          : createGrpcFastPath({
+              methods: captured.methods,
+              handlers: captured.handlers,
+              connectOptions: options.connectOptions,
+            }),
       onServiceError: (error) =>
         logger.debug(
           () => `a request failed before its service: ${error instanceof Error ? error.message : String(error)}`,

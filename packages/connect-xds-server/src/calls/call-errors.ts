@@ -3,7 +3,7 @@
 // - Connect streaming (`application/connect+...`): HTTP 200 and an end-stream message holding the error;
 // - Connect unary (and anything else, GET included): the Connect error JSON with the code's HTTP status.
 // Written here rather than by Connect's handlers, so that a denied call never enters the service's router.
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { Code } from "@connectrpc/connect";
 import type { CallDenial } from "../routing/server-filters.js";
 
@@ -64,11 +64,10 @@ function errorJson(denial: CallDenial): { code: string; message: string } {
 }
 
 /** Ends the call with `denial`, in its protocol, and discards what the client still sends. */
-export function writeCallError(req: Http2ServerRequest, res: Http2ServerResponse, denial: CallDenial): void {
-  const stream = res.stream;
-  req.resume();
+export function writeCallError(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, denial: CallDenial): void {
+  stream.resume();
   if (stream.destroyed || stream.headersSent) return;
-  const contentType = req.headers["content-type"] ?? "";
+  const contentType = headers["content-type"] ?? "";
   if (contentType.startsWith("application/grpc")) {
     stream.respond(
       {
