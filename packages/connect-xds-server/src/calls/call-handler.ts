@@ -5,12 +5,7 @@
 // else Connect's node adapter over Node's compatibility request and response, made here as Node's HTTP/2 server
 // makes them for its `request` event. A call that does not pass ends here (call-errors.ts).
 // Per call this allocates the one view the filters read; the peer and local ends are the connection's.
-import {
-  Http2ServerRequest,
-  Http2ServerResponse,
-  type IncomingHttpHeaders,
-  type ServerHttp2Stream,
-} from "node:http2";
+import { Http2ServerRequest, Http2ServerResponse, type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
 import { Code } from "@connectrpc/connect";
 import type { ConnectionContext } from "../config/generation.js";
 import type { CallView } from "../routing/server-filters.js";
@@ -18,7 +13,12 @@ import { writeCallError } from "./call-errors.js";
 import type { GrpcFastPath } from "./grpc-fast-path.js";
 
 export type RequestHandler = (req: Http2ServerRequest, res: Http2ServerResponse) => void;
-export type StreamHandler = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: string[]) => void;
+export type StreamHandler = (
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  flags: number,
+  rawHeaders: string[],
+) => void;
 
 export interface CallHandlerOptions {
   /** The connection a session belongs to (undefined for a session the server did not accept under a chain). */

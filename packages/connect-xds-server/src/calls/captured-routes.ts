@@ -61,4 +61,3 @@ export function captureRoutes(routes: (router: ConnectRouter) => void): {
     },
   };
 }
-

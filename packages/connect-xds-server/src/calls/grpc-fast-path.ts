@@ -12,13 +12,12 @@
 //   message, two, a compressed flag, a truncated envelope, a parse error) goes to Connect's own handler for the
 //   method with the bytes already read and the rest of the stream (universal-fallback.ts), so it fails as it would
 //   on the slow path.
-import type { ServerHttp2Stream } from "node:http2";
-import type { IncomingHttpHeaders } from "node:http2";
+import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
+import { create, isMessage } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouterOptions, type MethodImplSpec } from "@connectrpc/connect";
+import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { compressedFlag, compressionNegotiate, createMethodSerializationLookup } from "@connectrpc/connect/protocol";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
-import { create, isMessage } from "@bufbuild/protobuf";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import type { CapturedMethods } from "./captured-routes.js";
 import { createLeanContext, type LeanContext } from "./lean-context.js";
@@ -47,7 +46,8 @@ export interface GrpcFastPathOptions {
 /** The lean path, or undefined when the server's options rule it out for every call. */
 export function createGrpcFastPath(options: GrpcFastPathOptions): GrpcFastPath | undefined {
   const opts = options.connectOptions ?? {};
-  if (opts.grpc === false || (opts.interceptors?.length ?? 0) > 0 || opts.shutdownSignal !== undefined) return undefined;
+  if (opts.grpc === false || (opts.interceptors?.length ?? 0) > 0 || opts.shutdownSignal !== undefined)
+    return undefined;
   const acceptCompression = opts.acceptCompression ?? [compressionGzip, compressionBrotli];
   const readMaxBytes = opts.readMaxBytes ?? 0xffffffff;
   const writeMaxBytes = opts.writeMaxBytes ?? 0xffffffff;
@@ -218,7 +218,14 @@ function fallback(
     stream.close();
     return;
   }
-  runUniversal({ stream, headers, handler: method.handler, read: chunks, ended, url: new URL(path, urlBase).toString() });
+  runUniversal({
+    stream,
+    headers,
+    handler: method.handler,
+    read: chunks,
+    ended,
+    url: new URL(path, urlBase).toString(),
+  });
 }
 
 async function invoke(

@@ -6,6 +6,8 @@
 // - `requestHeader` holds the request's headers without pseudo-headers; `responseHeader` starts with the gRPC
 //   content type (and `grpc-encoding` when the response is compressed); `responseTrailer` with `grpc-status: 0`.
 // - `timeoutMs()` counts down from the deadline; undefined without one.
+
+import type { IncomingHttpHeaders } from "node:http2";
 import type { DescMethod } from "@bufbuild/protobuf";
 import {
   Code,
@@ -15,7 +17,6 @@ import {
   type HandlerContext,
   type MethodImplSpec,
 } from "@connectrpc/connect";
-import type { IncomingHttpHeaders } from "node:http2";
 import { clearLongTimer, type LongTimer, setLongTimeout } from "../long-timer.js";
 
 /** What the lean path needs of a context besides the HandlerContext itself. */
@@ -122,8 +123,7 @@ export function createLeanContext(init: LeanContextInit): LeanContext {
     },
     finish(reason?: unknown) {
       if (ended !== undefined) return;
-      // Past the deadline, a signal first read now would have aborted with DEADLINE_EXCEEDED already.
-      ended = { reason: deadlineAt !== undefined && Date.now() >= deadlineAt ? deadlineError() : reason };
+      ended = { reason };
       abort(reason);
     },
     cancel(reason: unknown) {

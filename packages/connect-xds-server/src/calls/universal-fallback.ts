@@ -11,25 +11,22 @@ import { requestHeadersOf } from "./lean-context.js";
 export function resetError(rstCode: number | undefined): ConnectError | undefined {
   const code = rstCode === undefined ? undefined : RESET_CODES[rstCode];
   if (code === undefined) return undefined;
-  return new ConnectError(
-    `http/2 stream closed with error code ${code[0]} (0x${rstCode!.toString(16)})`,
-    code[1],
-  );
+  return new ConnectError(`http/2 stream closed with error code ${code[0]} (0x${rstCode!.toString(16)})`, code[1]);
 }
 
 const RESET_CODES: Readonly<Record<number, readonly [string, Code]>> = {
-  0x1: ["PROTOCOL_ERROR", Code.Internal],
-  0x2: ["INTERNAL_ERROR", Code.Internal],
-  0x3: ["FLOW_CONTROL_ERROR", Code.Internal],
-  0x4: ["SETTINGS_TIMEOUT", Code.Internal],
-  0x6: ["FRAME_SIZE_ERROR", Code.Internal],
-  0x7: ["REFUSED_STREAM", Code.Unavailable],
-  0x8: ["CANCEL", Code.Canceled],
-  0x9: ["COMPRESSION_ERROR", Code.Internal],
-  0xa: ["CONNECT_ERROR", Code.Internal],
-  0xb: ["ENHANCE_YOUR_CALM", Code.ResourceExhausted],
-  0xc: ["INADEQUATE_SECURITY", Code.PermissionDenied],
-  0xd: ["HTTP_1_1_REQUIRED", Code.PermissionDenied],
+  1: ["PROTOCOL_ERROR", Code.Internal],
+  2: ["INTERNAL_ERROR", Code.Internal],
+  3: ["FLOW_CONTROL_ERROR", Code.Internal],
+  4: ["SETTINGS_TIMEOUT", Code.Internal],
+  6: ["FRAME_SIZE_ERROR", Code.Internal],
+  7: ["REFUSED_STREAM", Code.Unavailable],
+  8: ["CANCEL", Code.Canceled],
+  9: ["COMPRESSION_ERROR", Code.Internal],
+  10: ["CONNECT_ERROR", Code.Internal],
+  11: ["ENHANCE_YOUR_CALM", Code.ResourceExhausted],
+  12: ["INADEQUATE_SECURITY", Code.PermissionDenied],
+  13: ["HTTP_1_1_REQUIRED", Code.PermissionDenied],
 };
 
 export interface UniversalRun {
@@ -74,7 +71,10 @@ export function runUniversal(run: UniversalRun): void {
 }
 
 /** Node's HTTP/2 headers from Connect's, as connect-node converts them (repeated names as arrays). */
-export function nodeHeadersOf(headers: Headers | undefined, status?: number): Record<string, string | string[] | number> {
+export function nodeHeadersOf(
+  headers: Headers | undefined,
+  status?: number,
+): Record<string, string | string[] | number> {
   const out: Record<string, string | string[] | number> = Object.create(null);
   if (status !== undefined) out[":status"] = status;
   headers?.forEach((value, key) => {
@@ -90,9 +90,12 @@ export function nodeHeadersOf(headers: Headers | undefined, status?: number): Re
 async function writeResponse(stream: ServerHttp2Stream, response: UniversalServerResponse): Promise<void> {
   const respond = () => {
     if (!stream.headersSent) {
-      stream.respond(nodeHeadersOf(response.header === undefined ? undefined : new Headers(response.header), response.status), {
-        waitForTrailers: true,
-      });
+      stream.respond(
+        nodeHeadersOf(response.header === undefined ? undefined : new Headers(response.header), response.status),
+        {
+          waitForTrailers: true,
+        },
+      );
     }
   };
   const it = response.body?.[Symbol.asyncIterator]();
