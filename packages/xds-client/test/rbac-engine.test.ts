@@ -205,6 +205,55 @@ describe("the RBAC engine's decisions", () => {
     expect(decide(allow(...prefixes), request({ path: "/svc4/Get" }))).toEqual({ allowed: true, policy: "s4" });
     expect(decide(allow(...prefixes), request({ path: "/svc/Get" })).allowed).toBe(false);
   });
+
+  it("keys suffix matchers by suffix and runs contains and case-insensitive ones in one pass, naming the first match", () => {
+    const policies = [
+      ...Array.from({ length: 50 }, (_, i) =>
+        policy(`a${String(i).padStart(2, "0")}`, [
+          { type: "url_path", path: { type: "suffix", value: `/Get${i}`, ignoreCase: false } },
+        ]),
+      ),
+      ...Array.from({ length: 50 }, (_, i) =>
+        policy(`b${String(i).padStart(2, "0")}`, [
+          {
+            type: "url_path",
+            path: { type: i % 2 === 0 ? "contains" : "prefix", value: `/SVC${i}`, ignoreCase: i % 2 === 1 },
+          },
+        ]),
+      ),
+    ];
+    const engine = compileRbac(allow(...policies)) as unknown as {
+      always: unknown[];
+      bySuffix: { length: number; policies: Map<string, unknown> }[];
+      gated: unknown[];
+    };
+    expect(engine.always).toHaveLength(0);
+    expect(engine.bySuffix.map((b) => [b.length, b.policies.size])).toEqual([
+      [5, 10],
+      [6, 40],
+    ]);
+    expect(engine.gated).toHaveLength(50);
+    // Both a suffix policy and a contains policy match: the first in name order is named.
+    expect(decide(allow(...policies), request({ path: "/x/SVC4/Get7" }))).toEqual({ allowed: true, policy: "a07" });
+    expect(decide(allow(...policies), request({ path: "/x/SVC4/Put" }))).toEqual({ allowed: true, policy: "b04" });
+    expect(decide(allow(...policies), request({ path: "/svc5/Put" }))).toEqual({ allowed: true, policy: "b05" });
+    expect(decide(allow(...policies), request({ path: "/svc4/Put" })).allowed).toBe(false);
+  });
+
+  it("runs path tests one by one when they are too many to compile into one pass, and decides the same", () => {
+    // One text of 2,100 distinct characters: 2,101 states by 2,101 character classes is past the table's limit.
+    const long = Array.from({ length: 2100 }, (_, i) => String.fromCharCode(0x4e00 + i)).join("");
+    const policies = [
+      policy("long", [{ type: "url_path", path: { type: "contains", value: long, ignoreCase: false } }]),
+      policy("short", [{ type: "url_path", path: { type: "contains", value: "/Get", ignoreCase: false } }]),
+    ];
+    const engine = compileRbac(allow(...policies)) as unknown as { always: unknown[]; gated: unknown[] };
+    expect(engine.gated).toHaveLength(0);
+    expect(engine.always).toHaveLength(2);
+    expect(decide(allow(...policies), request({ path: `/x${long}/Get` }))).toEqual({ allowed: true, policy: "long" });
+    expect(decide(allow(...policies), request({ path: "/x/Get" }))).toEqual({ allowed: true, policy: "short" });
+    expect(decide(allow(...policies), request({ path: "/x/Put" })).allowed).toBe(false);
+  });
 });
 
 // ---- The plain evaluator: every policy, every rule, read straight from the request. ----
@@ -295,7 +344,24 @@ function plainMatches(config: RbacFilterConfig, req: RbacRequest): string[] {
 // ---- Arbitraries over a small vocabulary, so rules and calls meet often. ----
 
 const HEADER_NAMES = ["x-a", "x-b", "host", ":authority", ":method", ":path", "te", "content-type", "X-A"];
-const VALUES = ["", "v", "v1", "V1", "/svc/A", "/svc/B", "/svc/", "/", "/SVC", "POST", "GET", "12", "application/grpc"];
+const VALUES = [
+  "",
+  "v",
+  "v1",
+  "V1",
+  "/svc/A",
+  "/svc/B",
+  "/svc/",
+  "/",
+  "/SVC",
+  "A",
+  "/A",
+  "c/A",
+  "POST",
+  "GET",
+  "12",
+  "application/grpc",
+];
 const PATHS = ["/svc/A", "/svc/B", "/other/C", "/SVC/A"];
 const IPS = ["10.0.0.1", "10.1.2.3", "192.168.0.9", "::1", "2001:db8::7", "::ffff:10.1.2.3", "127.0.0.1"];
 const RANGES = [
@@ -410,8 +476,8 @@ describe("the compiled engine against a plain evaluator", () => {
           const decision = evaluateRbac(compiled, req);
           const action = cfg.rules?.action;
           expect(decision.allowed).toBe(action === "ALLOW" ? matched.length > 0 : matched.length === 0);
-          if (matched.length > 0) expect(matched).toContain(decision.policy);
-          else expect(decision.policy).toBeUndefined();
+          // A41: the first policy (in name order) that matches is the one named.
+          expect(decision.policy).toBe(matched[0]);
         }
       }),
       { numRuns: 500 },

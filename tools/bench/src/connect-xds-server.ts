@@ -336,6 +336,17 @@ if (runs("decide")) {
       })),
     },
   };
+  // Not indexable: a `contains` matcher says nothing about where in the path its text is.
+  const containsAllow: RbacFilterConfig = {
+    rules: {
+      action: "ALLOW",
+      policies: Array.from({ length: POLICIES }, (_, i) => ({
+        name: `contains-${i}`,
+        permissions: [{ type: "url_path", path: { type: "contains", value: `/Method${i}`, ignoreCase: false } }],
+        principals: [{ type: "source_ip", range: { family: 4, address: `10.${i}.0.0`, prefixLen: 16 } }],
+      })),
+    },
+  };
   const config = { type: "bytes", kind: "bytes", value: new Uint8Array() } as const;
   const router: ServerHttpFilter = { name: "router", config, isOptional: false, filter: { type: "router" } };
   const rbac = (rules: RbacFilterConfig): ServerHttpFilter => ({
@@ -408,8 +419,13 @@ if (runs("decide")) {
       call: callView(`/pkg.Svc/Method${last}`, {}, "spiffe://mesh/ns/a/sa/client"),
     },
     {
-      name: "path-suffix + source range ALLOW (no index), the last matches",
+      name: "path-suffix + source range ALLOW (suffix index), the last matches",
       rules: suffixAllow,
+      call: callView(`/pkg.Svc/Method${last}`, {}, undefined, `10.${last}.3.4`),
+    },
+    {
+      name: "path-contains + source range ALLOW (no index), the last matches",
+      rules: containsAllow,
       call: callView(`/pkg.Svc/Method${last}`, {}, undefined, `10.${last}.3.4`),
     },
   ];

@@ -4,23 +4,26 @@
 //
 // The index: each policy gets, when its rules imply one, a requirement a call must meet for the policy to have any
 // chance of matching: an exact path (an exact, case-sensitive `url_path` or `:path` matcher it cannot do without), a
-// path prefix (a case-sensitive prefix matcher), or a header that must be present (a header matcher other than
-// "absent"). Policies are bucketed by it; a call runs the policies without a requirement, the bucket of its path, the
-// buckets of its path's prefixes (one map lookup per prefix length in use), and the buckets of the headers it has. A policy that can
-// never match (it needs `te`, an empty `or`, envoy metadata...) is left out. The index only skips policies that
-// could not match, so the answer is the one evaluating every policy gives (test/rbac-engine.test.ts checks it
-// against a plain evaluator).
+// path prefix or suffix (a case-sensitive, non-empty prefix or suffix matcher), or a header that must be present (a
+// header matcher other than "absent"). Policies are bucketed by it; a call runs the policies without a requirement,
+// the bucket of its path, the buckets of its path's prefixes and suffixes (one map lookup per length in use), and
+// the buckets of the headers it has. A policy that can never match (it needs `te`, an empty `or`, envoy
+// metadata...) is left out. The index only skips policies that could not match, and every bucket keeps the policies
+// in their order (the config's: by name), so the policy named is the first one that matches, as evaluating every
+// policy in order gives (test/rbac-engine.test.ts checks both against a plain evaluator).
 import { type CidrRange, type IpValue, networkKey, parseIpValue } from "../ip-address.js";
 import type { HeaderMatcher } from "../resources/matchers.js";
 import type { RbacFilterConfig, RbacPolicy, RbacRule } from "../resources/rbac-types.js";
+import { compilePathGates, type PathGate, type PathGates } from "./path-gates.js";
 import type { CompiledRbac, RbacDecision, RbacHeaders, RbacRequest } from "./rbac-types.js";
 import { compileHeaderValueMatcher, compileStringMatcher, headerMatcherNeedsHeader } from "./string-match.js";
 
-/** What a predicate reads: the call, and its addresses parsed once, when first needed. */
+/** What a predicate reads: the call, and its addresses and lower-case path made once, when first needed. */
 interface Context {
   readonly request: RbacRequest;
   peerIp: IpValue | null | undefined;
   localIp: IpValue | null | undefined;
+  lowerPath: string | undefined;
 }
 
 type Predicate = (context: Context) => boolean;
@@ -56,6 +59,11 @@ function canonicalHeaderName(name: string): string {
 function peerIp(context: Context): IpValue | null {
   if (context.peerIp === undefined) context.peerIp = parseIpValue(context.request.peer.ip) ?? null;
   return context.peerIp;
+}
+
+function lowerPath(context: Context): string {
+  if (context.lowerPath === undefined) context.lowerPath = context.request.path.toLowerCase();
+  return context.lowerPath;
 }
 
 function localIp(context: Context): IpValue | null {
@@ -103,7 +111,13 @@ function compileRule(rule: RbacRule): Predicate {
     case "header":
       return headerPredicate(rule.header);
     case "url_path": {
-      const test = compileStringMatcher(rule.path);
+      const m = rule.path;
+      if (m.type !== "safe_regex" && m.ignoreCase) {
+        // The same test on the path lower-cased once per call, rather than once per matcher.
+        const test = compileStringMatcher({ type: m.type, value: m.value.toLowerCase(), ignoreCase: false });
+        return (context) => test(lowerPath(context));
+      }
+      const test = compileStringMatcher(m);
       return (context) => test(context.request.path);
     }
     case "destination_ip":
@@ -141,8 +155,17 @@ function compileAny(rules: readonly RbacRule[]): Predicate {
   };
 }
 
-/** Something a call must have for a rule to match: an exact path, a path prefix, or a header. */
-type Need = { readonly path: string } | { readonly prefix: string } | { readonly header: string };
+/**
+ * Something a call must have for a rule to match: an exact path, a path prefix or suffix, a header (each an index
+ * key), or a path gate (a case-sensitive `contains`, or any case-insensitive test: all of a config's gates are run
+ * in one pass over the path, path-gates.ts).
+ */
+type Need =
+  | { readonly path: string }
+  | { readonly prefix: string }
+  | { readonly suffix: string }
+  | { readonly header: string }
+  | { readonly gate: PathGate };
 
 /** What a call must have for a rule to match: a Need, nothing known, or it never matches. */
 type Requirement = Need | "never" | undefined;
@@ -151,13 +174,22 @@ function sameRequirement(a: Requirement, b: Requirement): boolean {
   if (typeof a !== "object" || typeof b !== "object") return a === b;
   if ("path" in a) return "path" in b && a.path === b.path;
   if ("prefix" in a) return "prefix" in b && a.prefix === b.prefix;
+  if ("suffix" in a) return "suffix" in b && a.suffix === b.suffix;
+  if ("gate" in a) {
+    return "gate" in b && a.gate.kind === b.gate.kind && a.gate.text === b.gate.text && a.gate.lower === b.gate.lower;
+  }
   return "header" in b && a.header === b.header;
 }
 
-/** How selective a need is: an exact path, then a prefix (the longer the better), then a header. */
+/**
+ * How selective a need is: an exact path, then a prefix or suffix (the longer the better), then a header, then a
+ * gate (an index key skips a policy without running anything; a gate is still one test per call).
+ */
 function rank(need: Need): number {
   if ("path" in need) return Number.MAX_SAFE_INTEGER;
   if ("prefix" in need) return 1 + need.prefix.length;
+  if ("suffix" in need) return 1 + need.suffix.length;
+  if ("gate" in need) return -1;
   return 0;
 }
 
@@ -172,11 +204,22 @@ function strongest(requirements: readonly Requirement[]): Requirement {
   return best;
 }
 
-/** The need a path matcher implies (case-sensitive exact or non-empty prefix), if any. */
+/**
+ * The need a path matcher implies, if any: case-sensitive exact, non-empty prefix or suffix (index keys);
+ * case-sensitive non-empty contains, or any case-insensitive test (gates).
+ */
 function pathNeed(type: string, value: string, ignoreCase: boolean): Need | undefined {
-  if (ignoreCase) return undefined;
+  if (type !== "exact" && type !== "prefix" && type !== "suffix" && type !== "contains") return undefined;
+  if (ignoreCase) {
+    // "" in any case is "" only.
+    if (value === "") return type === "exact" ? { path: "" } : undefined;
+    return { gate: { kind: type, text: value.toLowerCase(), lower: true } };
+  }
   if (type === "exact") return { path: value };
-  return type === "prefix" && value !== "" ? { prefix: value } : undefined;
+  if (value === "") return undefined;
+  if (type === "prefix") return { prefix: value };
+  if (type === "suffix") return { suffix: value };
+  return { gate: { kind: type, text: value, lower: false } };
 }
 
 /** A requirement every one of `rules` shares (an empty list never matches). */
@@ -223,21 +266,32 @@ function requirementOf(rule: RbacRule): Requirement {
 }
 
 interface CompiledPolicy {
+  /** Its place in the config's order: the first policy that matches is the one named. */
+  readonly index: number;
   readonly name: string;
   readonly matches: Predicate;
   /** The decision when this policy is the one that matched. */
   readonly decision: RbacDecision;
 }
 
+/** Policies keyed by a path's prefix or suffix of one length. */
+interface Affixes {
+  readonly length: number;
+  readonly policies: ReadonlyMap<string, readonly CompiledPolicy[]>;
+}
+
 interface Engine extends CompiledRbac {
+  /** Every list below is in policy order. */
   readonly always: readonly CompiledPolicy[];
   readonly byPath: ReadonlyMap<string, readonly CompiledPolicy[]>;
-  /** Prefix lengths in use, each with its prefix → policies. */
-  readonly byPrefix: readonly {
-    readonly length: number;
-    readonly policies: ReadonlyMap<string, readonly CompiledPolicy[]>;
-  }[];
+  /** Prefix lengths in use, shortest first, each with its prefix → policies. */
+  readonly byPrefix: readonly Affixes[];
+  /** Suffix lengths in use, shortest first, each with its suffix → policies. */
+  readonly bySuffix: readonly Affixes[];
   readonly byHeader: ReadonlyMap<string, readonly CompiledPolicy[]>;
+  /** Policies whose need is a path gate: gated[i]'s gate is the i-th of `gates`. */
+  readonly gated: readonly CompiledPolicy[];
+  readonly gates: PathGates | undefined;
   /** The decision when no policy matched. */
   readonly otherwise: RbacDecision;
 }
@@ -254,45 +308,75 @@ function push(map: Map<string, CompiledPolicy[]>, key: string, policy: CompiledP
   else list.push(policy);
 }
 
+function pushAffix(byLength: Map<number, Map<string, CompiledPolicy[]>>, affix: string, policy: CompiledPolicy): void {
+  let bucket = byLength.get(affix.length);
+  if (bucket === undefined) {
+    bucket = new Map();
+    byLength.set(affix.length, bucket);
+  }
+  push(bucket, affix, policy);
+}
+
+function affixes(byLength: Map<number, Map<string, CompiledPolicy[]>>): Affixes[] {
+  return [...byLength].sort(([a], [b]) => a - b).map(([length, policies]) => ({ length, policies }));
+}
+
+/**
+ * The gated policies with their compiled gates; when the gates are too many to compile, no gates: those policies
+ * join `always` (in policy order), where they run one by one.
+ */
+function gatesOf(
+  always: CompiledPolicy[],
+  gated: CompiledPolicy[],
+  gates: readonly PathGate[],
+): { always: readonly CompiledPolicy[]; gated: readonly CompiledPolicy[]; gates: PathGates | undefined } {
+  if (gated.length === 0) return { always, gated, gates: undefined };
+  const compiled = compilePathGates(gates);
+  if (compiled !== undefined) return { always, gated, gates: compiled };
+  return { always: [...always, ...gated].sort((a, b) => a.index - b.index), gated: [], gates: undefined };
+}
+
 /** Compiles a validated RBAC filter config (a Listener's, or a route's override) for `evaluateRbac`. */
 export function compileRbac(config: RbacFilterConfig): CompiledRbac {
   const rules = config.rules;
   const always: CompiledPolicy[] = [];
   const byPath = new Map<string, CompiledPolicy[]>();
   const byPrefix = new Map<number, Map<string, CompiledPolicy[]>>();
+  const bySuffix = new Map<number, Map<string, CompiledPolicy[]>>();
   const byHeader = new Map<string, CompiledPolicy[]>();
+  const gated: CompiledPolicy[] = [];
+  const gates: PathGate[] = [];
   if (rules !== undefined) {
-    for (const policy of rules.policies) {
+    for (const [index, policy] of rules.policies.entries()) {
       const requirement = strongest([shared(policy.permissions), shared(policy.principals)]);
       if (requirement === "never") continue;
-      const compiled = compilePolicy(policy, rules.action);
+      const compiled = compilePolicy(policy, index, rules.action);
       if (requirement === undefined) always.push(compiled);
       else if ("path" in requirement) push(byPath, requirement.path, compiled);
       else if ("header" in requirement) push(byHeader, requirement.header, compiled);
+      else if ("prefix" in requirement) pushAffix(byPrefix, requirement.prefix, compiled);
+      else if ("suffix" in requirement) pushAffix(bySuffix, requirement.suffix, compiled);
       else {
-        const length = requirement.prefix.length;
-        let bucket = byPrefix.get(length);
-        if (bucket === undefined) {
-          bucket = new Map();
-          byPrefix.set(length, bucket);
-        }
-        push(bucket, requirement.prefix, compiled);
+        // Gate i belongs to gated[i].
+        gated.push(compiled);
+        gates.push(requirement.gate);
       }
     }
   }
   const engine: Engine = {
     action: rules === undefined ? "none" : rules.action,
     policyCount: rules === undefined ? 0 : rules.policies.length,
-    always,
     byPath,
-    byPrefix: [...byPrefix].sort(([a], [b]) => a - b).map(([length, policies]) => ({ length, policies })),
+    byPrefix: affixes(byPrefix),
+    bySuffix: affixes(bySuffix),
     byHeader,
+    ...gatesOf(always, gated, gates),
     otherwise: rules?.action === "ALLOW" ? NO_ALLOW_MATCH : ALLOWED,
   };
   return Object.freeze(engine);
 }
 
-function compilePolicy(policy: RbacPolicy, action: "ALLOW" | "DENY"): CompiledPolicy {
+function compilePolicy(policy: RbacPolicy, index: number, action: "ALLOW" | "DENY"): CompiledPolicy {
   const permissions = compileAny(policy.permissions);
   const principals = compileAny(policy.principals);
   const decision: RbacDecision = Object.freeze(
@@ -300,28 +384,66 @@ function compilePolicy(policy: RbacPolicy, action: "ALLOW" | "DENY"): CompiledPo
       ? { allowed: true, policy: policy.name }
       : { allowed: false, policy: policy.name, message: `incoming RPC matched a deny policy "${policy.name}"` },
   );
-  return { name: policy.name, matches: (context) => permissions(context) && principals(context), decision };
+  return { index, name: policy.name, matches: (context) => permissions(context) && principals(context), decision };
 }
 
-function firstMatch(policies: readonly CompiledPolicy[] | undefined, context: Context): CompiledPolicy | undefined {
-  if (policies === undefined) return undefined;
-  for (let i = 0; i < policies.length; i++) if (policies[i]!.matches(context)) return policies[i];
-  return undefined;
-}
-
-/** The policy of a prefix bucket the call's path reaches that matches. */
-function prefixMatch(engine: Engine, context: Context): CompiledPolicy | undefined {
-  const path = context.request.path;
-  for (const { length, policies } of engine.byPrefix) {
-    if (path.length < length) break;
-    const found = firstMatch(policies.get(path.slice(0, length)), context);
-    if (found !== undefined) return found;
+/**
+ * The first policy of `policies` (in policy order) that matches and comes before `best`; else `best`. Policies past
+ * `best` are not run: they could not be the first match.
+ */
+function firstBefore(
+  policies: readonly CompiledPolicy[] | undefined,
+  context: Context,
+  best: CompiledPolicy | undefined,
+): CompiledPolicy | undefined {
+  if (policies === undefined) return best;
+  const limit = best === undefined ? Number.POSITIVE_INFINITY : best.index;
+  for (let i = 0; i < policies.length; i++) {
+    const policy = policies[i]!;
+    if (policy.index >= limit) return best;
+    if (policy.matches(context)) return policy;
   }
-  return undefined;
+  return best;
 }
 
-/** The policy of a header bucket the call can reach that matches. */
-function headerMatch(engine: Engine, context: Context): CompiledPolicy | undefined {
+/**
+ * The first gated policy before `best` whose gate the path passes and that matches; else `best`. Only the policies
+ * of the gates passed run (gate i is gated[i], and both are in policy order).
+ */
+function gatedBefore(engine: Engine, context: Context, best: CompiledPolicy | undefined): CompiledPolicy | undefined {
+  const policies = engine.gated;
+  const limit = best === undefined ? Number.POSITIVE_INFINITY : best.index;
+  if (policies[0]!.index >= limit) return best;
+  const gates = engine.gates!;
+  const count = gates.run(context.request.path);
+  const hits = gates.hits;
+  for (let i = 0; i < count; i++) {
+    const policy = policies[hits[i]!]!;
+    if (policy.index >= limit) return best;
+    if (policy.matches(context)) return policy;
+  }
+  return best;
+}
+
+/** The first policy, before `best`, among the affix buckets the call's path reaches. */
+function affixMatch(
+  buckets: readonly Affixes[],
+  suffix: boolean,
+  context: Context,
+  best: CompiledPolicy | undefined,
+): CompiledPolicy | undefined {
+  const path = context.request.path;
+  for (let i = 0; i < buckets.length; i++) {
+    const { length, policies } = buckets[i]!;
+    if (path.length < length) break;
+    const key = suffix ? path.slice(path.length - length) : path.slice(0, length);
+    best = firstBefore(policies.get(key), context, best);
+  }
+  return best;
+}
+
+/** The first policy, before `best`, among the header buckets of the headers the call has. */
+function headerMatch(engine: Engine, context: Context, best: CompiledPolicy | undefined): CompiledPolicy | undefined {
   const headers = context.request.headers;
   for (const name in headers) {
     if (headers[name] === undefined) continue;
@@ -330,24 +452,25 @@ function headerMatch(engine: Engine, context: Context): CompiledPolicy | undefin
       if (headers[":authority"] !== undefined) continue;
       key = ":authority";
     }
-    const found = firstMatch(engine.byHeader.get(key), context);
-    if (found !== undefined) return found;
+    best = firstBefore(engine.byHeader.get(key), context, best);
   }
-  return undefined;
+  return best;
 }
 
 /**
  * Evaluates one RBAC filter for one call: ALLOW lets the call through when a policy matches, DENY stops it when one
- * does; a filter without rules lets everything through. Allocates nothing but the addresses it parses.
+ * does; a filter without rules lets everything through. The decision names the first policy that matches.
+ * Allocates nothing but the addresses it parses and the path slices it looks up.
  */
 export function evaluateRbac(compiled: CompiledRbac, request: RbacRequest): RbacDecision {
   const engine = compiled as Engine;
   if (engine.action === "none") return ALLOWED;
-  const context: Context = { request, peerIp: undefined, localIp: undefined };
-  const found =
-    firstMatch(engine.always, context) ??
-    (engine.byPath.size === 0 ? undefined : firstMatch(engine.byPath.get(request.path), context)) ??
-    (engine.byPrefix.length === 0 ? undefined : prefixMatch(engine, context)) ??
-    (engine.byHeader.size === 0 ? undefined : headerMatch(engine, context));
-  return found === undefined ? engine.otherwise : found.decision;
+  const context: Context = { request, peerIp: undefined, localIp: undefined, lowerPath: undefined };
+  let best = firstBefore(engine.always, context, undefined);
+  if (engine.byPath.size > 0) best = firstBefore(engine.byPath.get(request.path), context, best);
+  if (engine.byPrefix.length > 0) best = affixMatch(engine.byPrefix, false, context, best);
+  if (engine.bySuffix.length > 0) best = affixMatch(engine.bySuffix, true, context, best);
+  if (engine.byHeader.size > 0) best = headerMatch(engine, context, best);
+  if (engine.gated.length > 0) best = gatedBefore(engine, context, best);
+  return best === undefined ? engine.otherwise : best.decision;
 }
