@@ -17,6 +17,7 @@ import { type StartedServer, serving, startControlPlane, startServer } from "./s
 import { serverListener } from "./support/server-listener.js";
 
 const UNARY = "/xdskit.test.Echo/Unary";
+const STREAM = "/xdskit.test.Echo/ServerStream";
 const text = (value: string) => create(StringValueSchema, { value });
 
 /** Which server's handler ran a call on the lean path (its context is the lean one). */
@@ -73,8 +74,35 @@ function behaviourRoutes(server: string) {
             return text(`echo ${request.value}`);
         }
       },
-      async *serverStream(request: { value: string }) {
-        yield text(`stream ${request.value}`);
+      async *serverStream(request: { value: string }, context: HandlerContext) {
+        if (typeof (context as { finish?: unknown }).finish === "function") {
+          leanCalls.set(server, (leanCalls.get(server) ?? 0) + 1);
+        }
+        const [behaviour, arg = ""] = request.value.split(":");
+        switch (behaviour) {
+          case "none":
+            return;
+          case "fail-first":
+            throw new ConnectError(`nothing for ${arg}`, Code.FailedPrecondition, { "x-error-meta": "s1" });
+          case "fail-after":
+            yield text("one");
+            yield { value: "two" };
+            throw new Error("broke after two");
+          case "headers":
+            context.responseHeader.set("x-response", arg);
+            context.responseTrailer.set("x-trailer", arg);
+            yield text("first");
+            // Too late for the headers (they went with the first message); the trailer still counts.
+            context.responseHeader.set("x-late", "1");
+            context.responseTrailer.set("x-late-trailer", "1");
+            yield text("second");
+            return;
+          case "big":
+            for (let i = 0; i < 3; i++) yield text(String(i).repeat(1500));
+            return;
+          default:
+            for (let i = 0; i < 3; i++) yield text(`stream ${request.value} ${i}`);
+        }
       },
       held(request: { value: string }) {
         return text(`held ${request.value}`);
@@ -240,7 +268,7 @@ describe("the lean gRPC path answers as connectNodeAdapter does", () => {
       extra,
     });
     const anyKind = fc.record({
-      path: fc.constantFrom(UNARY, `${UNARY}?q=1`, "/xdskit.test.Echo/ServerStream", "/xdskit.test.Echo/Nope"),
+      path: fc.constantFrom(UNARY, `${UNARY}?q=1`, STREAM, "/xdskit.test.Echo/Nope"),
       contentType: fc.constantFrom(
         "application/grpc",
         "application/grpc+proto",
@@ -255,7 +283,15 @@ describe("the lean gRPC path answers as connectNodeAdapter does", () => {
       behaviour,
       extra,
     });
-    const request = fc.oneof({ arbitrary: takeable, weight: 1 }, { arbitrary: anyKind, weight: 2 });
+    const streamBehaviour = fc.constantFrom("hello", "none", "fail-first:x", "fail-after", "headers:h2", "big");
+    const takeableStream = takeable.chain((r) =>
+      streamBehaviour.map((behaviour) => ({ ...r, path: STREAM, behaviour })),
+    );
+    const request = fc.oneof(
+      { arbitrary: takeable, weight: 2 },
+      { arbitrary: takeableStream, weight: 2 },
+      { arbitrary: anyKind, weight: 3 },
+    );
     await fc.assert(
       fc.asyncProperty(request, async (r) => {
         const headers: Record<string, string> = {};
@@ -267,10 +303,10 @@ describe("the lean gRPC path answers as connectNodeAdapter does", () => {
         const [fast, reference] = await both({ path: r.path, headers, body: bodyOf(r.body, r.behaviour) });
         expect(fast).toEqual(reference);
       }),
-      { numRuns: 150 },
+      { numRuns: 200 },
     );
     // The property compared the lean path with the slow one on a good share of its runs.
-    expect((leanCalls.get("lean") ?? 0) - before).toBeGreaterThan(30);
+    expect((leanCalls.get("lean") ?? 0) - before).toBeGreaterThan(60);
   });
 
   it("gives the handler a signal that aborts with CANCELED when the client resets the stream, on both paths", async () => {
@@ -319,6 +355,60 @@ describe("the lean gRPC path answers as connectNodeAdapter does", () => {
       }
       expect(aborted.get("lean")).toBe("Canceled");
       expect(aborted.get("slow")).toBe("Canceled");
+    } finally {
+      for (const started of pair) await started.server.close();
+    }
+  });
+
+  it("stops a server stream whose client goes away (the generator's finally runs), on both paths", async () => {
+    const stopped = new Map<string, number>();
+    const routes = (label: string) => (router: ConnectRouter) =>
+      router.service(EchoService, {
+        async *serverStream() {
+          let sent = 0;
+          try {
+            for (;;) {
+              yield text(`message ${sent++}`);
+              await new Promise((resolve) => setImmediate(resolve));
+            }
+          } finally {
+            stopped.set(label, sent);
+          }
+        },
+      } as never);
+    const pair: StartedServer[] = [];
+    for (const [label, leanGrpc] of [
+      ["lean", true],
+      ["slow", false],
+    ] as const) {
+      const started = await startServer(controlPlane, { routes: routes(label), leanGrpc });
+      controlPlane.setResource(serverListener({ name: started.name, host: started.host, port: started.port }));
+      await started.statuses.until(serving);
+      pair.push(started);
+    }
+    try {
+      for (const [index, label] of ["lean", "slow"].entries()) {
+        const session = http2Connect(`http://127.0.0.1:${pair[index]!.port}`);
+        const stream = session.request({ ":method": "POST", ":path": STREAM, "content-type": "application/grpc" });
+        stream.on("error", () => {});
+        stream.end(envelope(0, message("go")));
+        // A few messages in, the client gives up.
+        let bytes = 0;
+        await new Promise<void>((resolve) => {
+          stream.on("data", (chunk: Buffer) => {
+            bytes += chunk.length;
+            if (bytes > 100) resolve();
+          });
+        });
+        stream.close(h2.NGHTTP2_CANCEL);
+        await new Promise<void>((resolve) => {
+          const poll = () => (stopped.has(label) ? resolve() : setImmediate(poll));
+          poll();
+        });
+        session.close();
+      }
+      expect(stopped.get("lean")).toBeGreaterThan(0);
+      expect(stopped.get("slow")).toBeGreaterThan(0);
     } finally {
       for (const started of pair) await started.server.close();
     }

@@ -1,12 +1,12 @@
-// The lean path for unary gRPC calls (docs/decisions.md#lean-grpc-server-path): the application's implementation
-// called straight from the HTTP/2 stream, without Node's compatibility request/response objects, Connect's node
-// adapter and its async-iterable pipeline, which together cost several times what the call itself does. It answers
-// exactly as Connect's gRPC handler behind connectNodeAdapter does (the same headers, message, trailers and status),
-// using Connect's own pieces for what decides them (timeout parsing, compression negotiation, serialization limits,
-// trailer status). It takes only the calls whose every step it knows:
-// - taken from the headers alone: POST, content type `application/grpc` or `application/grpc+proto`, no
-//   `grpc-encoding` other than `identity`, a valid `grpc-timeout` (or none), an authority that makes a URL, no
-//   `expect`, and a path (without query) whose method is unary and was registered without options; the server's
+// The lean path for unary and server-streaming gRPC calls (docs/decisions.md#lean-grpc-server-path): the
+// application's implementation called straight from the HTTP/2 stream, without Node's compatibility request and
+// response objects, Connect's node adapter and its async-iterable pipeline, which together cost several times what
+// the call itself does. It answers exactly as Connect's gRPC handler behind connectNodeAdapter does (the same
+// headers, messages, trailers and status), using Connect's own pieces for what decides them (timeout parsing,
+// compression negotiation, serialization limits, trailer status). It takes only the calls whose every step it knows:
+// - from the headers alone: POST, content type `application/grpc` or `application/grpc+proto`, no `grpc-encoding`
+//   other than `identity`, a valid `grpc-timeout` (or none), an authority that makes a URL, no `expect`, and a path
+//   (without query) whose method is unary or server-streaming and was registered without options; the server's
 //   options with gRPC on, no interceptors and no shutdown signal;
 // - then the body must be exactly one uncompressed message within `readMaxBytes` that parses. Anything else (no
 //   message, two, a compressed flag, a truncated envelope, a parse error) goes to Connect's own handler for the
@@ -55,7 +55,7 @@ export function createGrpcFastPath(options: GrpcFastPathOptions): GrpcFastPath |
   const maxTimeoutMs = opts.maxTimeoutMs ?? Number.MAX_SAFE_INTEGER;
   const byPath = new Map<string, FastMethod>();
   for (const [path, spec] of options.methods) {
-    if (spec === undefined || spec.kind !== "unary") continue;
+    if (spec === undefined || (spec.kind !== "unary" && spec.kind !== "server_streaming")) continue;
     byPath.set(path, {
       spec,
       serialization: createMethodSerializationLookup(spec.method, opts.binaryOptions, opts.jsonOptions, {
@@ -228,6 +228,26 @@ function fallback(
   });
 }
 
+/** Until `stream` can take more (or closed). */
+function drained(stream: ServerHttp2Stream): Promise<void> {
+  if (stream.destroyed || stream.closed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off("drain", done);
+      stream.off("close", done);
+      resolve();
+    };
+    stream.on("drain", done);
+    stream.on("close", done);
+  });
+}
+
+/**
+ * Runs the implementation and writes its answer as Connect's gRPC handler does: the headers with the first message
+ * (or at the end when there is none), each message enveloped (compressed past `compressMinBytes` when a compression
+ * was negotiated), then the trailers with the status. A server-streaming call whose client goes away stops reading
+ * its messages (the iterator is returned) and writes nothing more.
+ */
 async function invoke(
   stream: ServerHttp2Stream,
   method: FastMethod,
@@ -236,26 +256,44 @@ async function invoke(
   compression: ReturnType<typeof compressionNegotiate>["response"],
   compressMinBytes: number,
 ): Promise<void> {
-  let envelope: Uint8Array | undefined;
-  let failure: unknown;
-  try {
-    const spec = method.spec as MethodImplSpec & { impl: (input: unknown, context: unknown) => unknown };
-    const output = await spec.impl(input, context);
-    const schema = spec.method.output;
+  const spec = method.spec as MethodImplSpec & { impl: (input: unknown, context: unknown) => unknown };
+  const schema = spec.method.output;
+  const serialization = method.serialization.getO(true);
+  const encode = async (output: unknown): Promise<Buffer> => {
     const message = isMessage(output, schema) ? output : create(schema, output as never);
-    let data = method.serialization.getO(true).serialize(message);
+    let data = serialization.serialize(message);
     let flags = 0;
     if (compression !== null && data.byteLength >= compressMinBytes) {
       data = await compression.compress(data);
       flags = compressedFlag;
     }
-    envelope = frame(flags, data);
+    return frame(flags, data);
+  };
+  const respond = () => {
+    if (stream.headersSent) return;
+    const header = context.touchedResponseHeader;
+    stream.respond(header === undefined ? defaultResponseHeaders(compression) : nodeHeadersOf(header, 200), {
+      waitForTrailers: true,
+    });
+  };
+  let last: Buffer | undefined;
+  let failure: unknown;
+  try {
+    if (spec.kind === "unary") {
+      last = await encode(await spec.impl(input, context));
+    } else {
+      for await (const output of spec.impl(input, context) as AsyncIterable<unknown>) {
+        const envelope = await encode(output);
+        if (stream.destroyed || stream.closed) break;
+        respond();
+        if (!stream.write(envelope)) await drained(stream);
+      }
+    }
   } catch (error) {
     failure = error;
   }
   context.finish(failure);
   if (stream.destroyed || stream.closed) return;
-  const header = context.touchedResponseHeader;
   let trailer = context.touchedResponseTrailer;
   if (failure !== undefined) {
     trailer ??= new Headers({ "grpc-status": "0" });
@@ -266,14 +304,12 @@ async function invoke(
         : new ConnectError("internal error", Code.Internal, undefined, undefined, failure),
     );
   }
-  stream.respond(header === undefined ? defaultResponseHeaders(compression) : nodeHeadersOf(header, 200), {
-    waitForTrailers: true,
-  });
+  respond();
   stream.once("wantTrailers", () => {
     stream.sendTrailers(trailer === undefined ? OK_TRAILERS : nodeHeadersOf(trailer));
   });
-  if (envelope === undefined) stream.end();
-  else stream.end(envelope);
+  if (last === undefined) stream.end();
+  else stream.end(last);
 }
 
 const OK_TRAILERS = Object.freeze({ "grpc-status": "0" });
