@@ -167,6 +167,7 @@ export function createXdsServer(options: XdsServerOptions): XdsServer {
         logger.debug(
           () => `a request failed before its service: ${error instanceof Error ? error.message : String(error)}`,
         ),
+      onStreamError: (error) => logger.debug(() => `a call's stream failed: ${error.message}`),
     }),
   );
   const netServer: Server = createNetServer(acceptor.accept);

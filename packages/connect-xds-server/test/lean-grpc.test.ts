@@ -303,10 +303,10 @@ describe("the lean gRPC path answers as connectNodeAdapter does", () => {
         const [fast, reference] = await both({ path: r.path, headers, body: bodyOf(r.body, r.behaviour) });
         expect(fast).toEqual(reference);
       }),
-      { numRuns: 200 },
+      { numRuns: 100 },
     );
     // The property compared the lean path with the slow one on a good share of its runs.
-    expect((leanCalls.get("lean") ?? 0) - before).toBeGreaterThan(60);
+    expect((leanCalls.get("lean") ?? 0) - before).toBeGreaterThan(30);
   });
 
   it("gives the handler a signal that aborts with CANCELED when the client resets the stream, on both paths", async () => {
@@ -358,6 +358,32 @@ describe("the lean gRPC path answers as connectNodeAdapter does", () => {
     } finally {
       for (const started of pair) await started.server.close();
     }
+  });
+
+  it("survives a client that resets calls with an error code, before and after the handler runs, and keeps serving", async () => {
+    const port = servers[0]!.port;
+    for (const code of [h2.NGHTTP2_INTERNAL_ERROR, h2.NGHTTP2_PROTOCOL_ERROR, h2.NGHTTP2_CANCEL]) {
+      const session = http2Connect(`http://127.0.0.1:${port}`);
+      // Reset before the body ends (the server is reading it), then reset while a stream runs.
+      const reading = session.request({ ":method": "POST", ":path": UNARY, "content-type": "application/grpc" });
+      reading.on("error", () => {});
+      reading.write(envelope(0, message("hello")).subarray(0, 3));
+      await new Promise((resolve) => reading.once("ready", resolve));
+      reading.close(code);
+      const streaming = session.request({ ":method": "POST", ":path": STREAM, "content-type": "application/grpc" });
+      streaming.on("error", () => {});
+      streaming.end(envelope(0, message("big")));
+      await new Promise((resolve) => streaming.once("data", resolve));
+      streaming.close(code);
+      await new Promise((resolve) => streaming.once("close", resolve));
+      session.close();
+    }
+    const [fast] = await both({
+      path: UNARY,
+      headers: { "content-type": "application/grpc" },
+      body: bodyOf("one", "x"),
+    });
+    expect(fast.trailers).toMatchObject({ "grpc-status": "0" });
   });
 
   it("stops a server stream whose client goes away (the generator's finally runs), on both paths", async () => {

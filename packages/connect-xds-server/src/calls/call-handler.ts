@@ -29,6 +29,8 @@ export interface CallHandlerOptions {
   readonly fastPath?: GrpcFastPath | undefined;
   /** Told when the service's handler throws (the call then ends INTERNAL). */
   readonly onServiceError?: (error: unknown) => void;
+  /** Told of a stream's error (a reset with an error code, a write after the client left). */
+  readonly onStreamError?: (error: Error) => void;
 }
 
 const NO_CONTEXT = { code: Code.Unavailable, message: "the connection has no xDS configuration" };
@@ -68,7 +70,10 @@ export function createCallHandler(options: CallHandlerOptions): StreamHandler {
     }
   }
 
+  const onStreamError = (error: Error) => options.onStreamError?.(error);
   return (stream, headers, _flags, rawHeaders) => {
+    // A client that resets a stream with an error code makes Node emit it on the stream: never the process's end.
+    stream.on("error", onStreamError);
     const session = stream.session;
     const context = session === undefined ? undefined : contextOf(session);
     if (context === undefined) {
