@@ -79,14 +79,17 @@ describe("route matching", () => {
     expect(matches({ path: { type: "path", value: "/PKG.SVC/m", caseSensitive: false } }, "/pkg.Svc/M")).toBe(true);
   });
 
-  it("matches a safe_regex path as a full match, with case_sensitive not applying to it", () => {
+  it("matches a safe_regex path as a full match, case-insensitively when case_sensitive is false (as the client)", () => {
     const regex = (caseSensitive: boolean) => ({
       path: { type: "safe_regex" as const, regex: "/pkg\\.Svc/(Get|Put)", caseSensitive },
     });
     expect(matches(regex(true), "/pkg.Svc/Get")).toBe(true);
     expect(matches(regex(true), "/pkg.Svc/GetMore")).toBe(false);
     expect(matches(regex(true), "x/pkg.Svc/Get")).toBe(false);
-    expect(matches(regex(false), "/pkg.svc/get")).toBe(false);
+    expect(matches(regex(true), "/pkg.svc/get")).toBe(false);
+    expect(matches(regex(false), "/pkg.svc/get")).toBe(true);
+    expect(matches(regex(false), "/PKG.SVC/PUT")).toBe(true);
+    expect(matches(regex(false), "/pkg.svc/getmore")).toBe(false);
   });
 
   it("never matches an absent header with a value matcher, inverted or not; present and its inverse see absence", () => {
