@@ -156,10 +156,11 @@ describe("route table", () => {
     ["router", () => undefined],
     ["rbac", marking],
   ]);
-  const filter = (deny?: string): ServerHttpFilter => ({
+  const filter = (deny?: string, disabled = false): ServerHttpFilter => ({
     name: "rbac",
     config: { typeUrl: "", value: new Uint8Array() } as never,
     isOptional: false,
+    disabled,
     filter: { type: "rbac", ...(deny === undefined ? {} : { deny }) } as never,
   });
   const override = (deny?: string): FilterConfigOverrides => ({
@@ -174,8 +175,53 @@ describe("route table", () => {
     name: "router",
     config: {} as never,
     isOptional: false,
+    disabled: false,
     filter: { type: "router" },
   };
+  const disabledOverride: FilterConfigOverrides = { rbac: { config: {} as never, isOptional: false, disabled: true } };
+
+  it("turns a filter off where a disabled override names it, and on where an override enables a disabled one", () => {
+    const routes = (listenerDeny: string, disabledInListener: boolean) =>
+      compileRouteTable({
+        routes: {
+          virtualHosts: [
+            vhost(
+              "vh",
+              ["*"],
+              [
+                route(
+                  "off",
+                  { path: { type: "path", value: "/off", caseSensitive: true } },
+                  {
+                    typedPerFilterConfig: disabledOverride,
+                  },
+                ),
+                route(
+                  "own",
+                  { path: { type: "path", value: "/own", caseSensitive: true } },
+                  {
+                    typedPerFilterConfig: override("route"),
+                  },
+                ),
+                route("inherits", { path: { type: "prefix", value: "/", caseSensitive: true } }),
+              ],
+            ),
+          ],
+        },
+        httpFilters: [filter(listenerDeny, disabledInListener), router],
+        registry,
+        nodeId: "node",
+        random: never,
+      });
+    const enabled = routes("listener", false);
+    expect(enabled.decide(call("/off"), "host")).toBeUndefined();
+    expect(enabled.decide(call("/own"), "host")).toEqual({ code: Code.PermissionDenied, message: "route" });
+    expect(enabled.decide(call("/x"), "host")).toEqual({ code: Code.PermissionDenied, message: "listener" });
+    const disabled = routes("listener", true);
+    expect(disabled.decide(call("/off"), "host")).toBeUndefined();
+    expect(disabled.decide(call("/own"), "host")).toEqual({ code: Code.PermissionDenied, message: "route" });
+    expect(disabled.decide(call("/x"), "host")).toBeUndefined();
+  });
 
   it("runs the first matching route's filters with the route's override, else the virtual host's, else the Listener's", () => {
     const table = compileRouteTable({

@@ -29,9 +29,11 @@ import { EMPTY, fieldPath, UINT32_MAX, type ValidationErrors } from "./validatio
 
 /** A `typed_per_filter_config` entry: the override config for the HTTP filter instance of that name. */
 export interface FilterConfigOverride {
+  /** The override as sent; for a disabled one, the `FilterConfig` wrapper itself (its config is not read). */
   readonly config: TypedConfig;
   /** From an `envoy.config.route.v3.FilterConfig` wrapper. */
   readonly isOptional: boolean;
+  /** The filter is off in this scope (a `FilterConfig` wrapper's `disabled`). */
   readonly disabled: boolean;
   /** The validated override of a filter gRPC servers run (`RBACPerRoute`); absent for the other filters. */
   readonly parsed?: ServerHttpFilterConfig;
@@ -161,6 +163,12 @@ function parseFilterOverrides(
       }
       isOptional = wrapper.isOptional;
       disabled = wrapper.disabled;
+      if (disabled) {
+        // The filter is off for this scope: its config, if any, is never used, so it is not validated (grpc-go).
+        result ??= {};
+        result[key] = Object.freeze({ config: toTypedConfig(extension), isOptional, disabled });
+        continue;
+      }
       extension = extractExtension(wrapper.config, `${extension.path}.config`, errors);
       if (extension === undefined) continue;
     }
