@@ -3,8 +3,8 @@
 // client's mutation path, and watcher callbacks only go through the callback queue.
 import type { Any } from "@bufbuild/protobuf/wkt";
 import type { ResourceName } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import type { XdsError } from "../shared/xds-error.js";
 import type { CallbackQueue } from "./callback-queue.js";
-import type { XdsError } from "./xds-error.js";
 
 /** A88 cache states; they map one to one onto CSDS `ClientResourceStatus`. */
 export type CacheState = "requested" | "does_not_exist" | "acked" | "nacked" | "received_error" | "timeout";

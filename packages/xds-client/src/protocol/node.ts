@@ -1,6 +1,6 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { type Node, NodeSchema } from "@xdskit/protos/envoy/config/core/v3/base_pb";
-import type { NodeConfig } from "./bootstrap-types.js";
+import type { NodeConfig } from "../bootstrap/bootstrap-types.js";
 
 /** Client features every request advertises. */
 export const CLIENT_FEATURES: readonly string[] = [

@@ -3,17 +3,17 @@
 // first needs it (`decoderLoading`, which the client awaits before decoding a response), or at once when `decode`
 // is called before that.
 import type { Any } from "@bufbuild/protobuf/wkt";
-import { loadModule, loadOnce, requireModule } from "./lazy-module.js";
-import type { DecodeContext, DecodeResult, ResourceType } from "./resource-type.js";
-import type * as ClusterModule from "./resources/cluster.js";
-import type { ClusterResourceTypeOptions, ClusterUpdate } from "./resources/cluster.js";
-import type * as EndpointModule from "./resources/endpoint.js";
-import type { EndpointUpdate } from "./resources/endpoint.js";
-import type * as ListenerModule from "./resources/listener.js";
-import type { ListenerUpdate } from "./resources/listener.js";
-import type * as RouteModule from "./resources/route-configuration.js";
-import type { RouteConfigurationUpdate } from "./resources/route-configuration.js";
-import { errorMessage } from "./xds-error.js";
+import type * as ClusterModule from "../resources/cluster.js";
+import type { ClusterResourceTypeOptions, ClusterUpdate } from "../resources/cluster.js";
+import type * as EndpointModule from "../resources/endpoint.js";
+import type { EndpointUpdate } from "../resources/endpoint.js";
+import type * as ListenerModule from "../resources/listener.js";
+import type { ListenerUpdate } from "../resources/listener.js";
+import type * as RouteModule from "../resources/route-configuration.js";
+import type { RouteConfigurationUpdate } from "../resources/route-configuration.js";
+import { loadModule, loadOnce, requireModule } from "../shared/lazy-module.js";
+import { errorMessage } from "../shared/xds-error.js";
+import type { DecodeContext, DecodeResult, ResourceType } from "../wire/resource-type.js";
 
 /** How to get a lazy type's real `ResourceType`: asynchronously (once, retried after a failure), or now. */
 interface Decoder<T> {
@@ -94,8 +94,8 @@ const CLUSTER: Names = {
 };
 
 const CLUSTER_MODULE: ModuleRef<typeof ClusterModule> = {
-  path: "./resources/cluster.js",
-  importer: () => import("./resources/cluster.js"),
+  path: "../resources/cluster.js",
+  importer: () => import("../resources/cluster.js"),
 };
 
 /** CDS: a ResourceType for `envoy.config.cluster.v3.Cluster` (EDS, LOGICAL_DNS or aggregate), gRPC's rules. */
@@ -118,8 +118,8 @@ export const endpointResourceType: ResourceType<EndpointUpdate> = builtin(
     allResourcesRequiredInSotW: false,
   },
   {
-    path: "./resources/endpoint.js",
-    importer: (): Promise<typeof EndpointModule> => import("./resources/endpoint.js"),
+    path: "../resources/endpoint.js",
+    importer: (): Promise<typeof EndpointModule> => import("../resources/endpoint.js"),
   },
   (module) => module.endpointResourceType,
 );
@@ -132,8 +132,8 @@ export const listenerResourceType: ResourceType<ListenerUpdate> = builtin(
     allResourcesRequiredInSotW: true,
   },
   {
-    path: "./resources/listener.js",
-    importer: (): Promise<typeof ListenerModule> => import("./resources/listener.js"),
+    path: "../resources/listener.js",
+    importer: (): Promise<typeof ListenerModule> => import("../resources/listener.js"),
   },
   (module) => module.listenerResourceType,
 );
@@ -146,8 +146,8 @@ export const routeConfigurationResourceType: ResourceType<RouteConfigurationUpda
     allResourcesRequiredInSotW: false,
   },
   {
-    path: "./resources/route-configuration.js",
-    importer: (): Promise<typeof RouteModule> => import("./resources/route-configuration.js"),
+    path: "../resources/route-configuration.js",
+    importer: (): Promise<typeof RouteModule> => import("../resources/route-configuration.js"),
   },
   (module) => module.routeConfigurationResourceType,
 );

@@ -1,7 +1,7 @@
 import type { Any } from "@bufbuild/protobuf/wkt";
 import type { Resource } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import type { Bootstrap, XdsServerConfig } from "./bootstrap-types.js";
-import type { XdsFeatures } from "./features.js";
+import type { Bootstrap, XdsServerConfig } from "../bootstrap/bootstrap-types.js";
+import type { XdsFeatures } from "../shared/features.js";
 
 /** What a decoder may consult besides the bytes: who sent the resource, the bootstrap, the feature switches. */
 export interface DecodeContext {

@@ -11,8 +11,8 @@ import {
   ClientConfig_GenericXdsConfigSchema,
   ClientConfigSchema,
 } from "@xdskit/protos/envoy/service/status/v3/csds_pb";
-import { anyOfText } from "./resource-bytes.js";
-import { type CacheState, parametersText, type ResourceState } from "./resource-state.js";
+import { type CacheState, parametersText, type ResourceState } from "../state/resource-state.js";
+import { anyOfText } from "../wire/resource-bytes.js";
 
 const clientStatusOf: Record<CacheState, ClientResourceStatus> = {
   requested: ClientResourceStatus.REQUESTED,

@@ -1,7 +1,7 @@
 // The subscriptions of one name (of one type, in one authority), by their parameters key, as the cache keeps them:
 // most names have one, which is held without a Map (a Map of one entry takes about 180 bytes, its subscription
 // about 250 in all); a name subscribed with several parameter maps (TP2) gets a Map.
-import type { ResourceState } from "./resource-state.js";
+import type { ResourceState } from "../state/resource-state.js";
 
 /** A name's only subscription, as the map of its subscriptions. */
 export class OneSubscription implements ReadonlyMap<string, ResourceState> {

@@ -3,17 +3,17 @@
 // watchers of an outage only once every server in use is unreachable. Channels are pooled by server config (A47:
 // identical configs share one) and closed when no authority uses them. The manager is every channel's host: it
 // answers what a channel must subscribe to and hands each response to the cache.
-import type { AuthorityConfig, Bootstrap, XdsServerConfig } from "./bootstrap-types.js";
-import type { DecodedResponse } from "./decoded-response.js";
-import type { XdsFeatures } from "./features.js";
-import type { ScopedLogger } from "./logger.js";
-import { type MetricLabels, type XdsGaugeName, XdsMetricName } from "./metrics.js";
-import type { ResourceCache } from "./resource-cache.js";
-import { OLD_STYLE_AUTHORITY } from "./resource-name.js";
-import type { ResourceState } from "./resource-state.js";
-import type { ResourceType } from "./resource-type.js";
-import type { ChannelHost, XdsChannel } from "./xds-channel.js";
-import type { XdsError } from "./xds-error.js";
+import type { AuthorityConfig, Bootstrap, XdsServerConfig } from "../bootstrap/bootstrap-types.js";
+import type { ResourceCache } from "../cache/resource-cache.js";
+import type { ChannelHost, XdsChannel } from "../channel/xds-channel.js";
+import type { ScopedLogger } from "../observability/logger.js";
+import { type MetricLabels, type XdsGaugeName, XdsMetricName } from "../observability/metrics.js";
+import type { XdsFeatures } from "../shared/features.js";
+import { OLD_STYLE_AUTHORITY } from "../shared/resource-name.js";
+import type { XdsError } from "../shared/xds-error.js";
+import type { ResourceState } from "../state/resource-state.js";
+import type { DecodedResponse } from "../wire/decoded-response.js";
+import type { ResourceType } from "../wire/resource-type.js";
 
 /** What a watch needs to know of its authority. */
 export interface Authority {

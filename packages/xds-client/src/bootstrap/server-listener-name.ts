@@ -1,8 +1,9 @@
 // A36 / A47: the name of the Listener an xDS-enabled server watches, from the bootstrap's
 // `server_listener_resource_name_template` and the address the server listens on.
+
+import { parseIpValue } from "../shared/ip-address.js";
 import { BootstrapError } from "./bootstrap.js";
 import type { Bootstrap } from "./bootstrap-types.js";
-import { parseIpValue } from "./ip-address.js";
 
 /** The listening address, as the server binds it. */
 export interface ListeningAddress {

@@ -3,8 +3,8 @@
 // never touches the timers of another server's call. The subscriptions armed together (those of one request) share
 // one clock timer: they started at the same time, so they expire at the same time, and a response answering
 // 10,000 subscriptions stops one timer, not 10,000.
-import type { Clock } from "./clock.js";
-import type { ResourceState } from "./resource-state.js";
+import type { Clock } from "../shared/clock.js";
+import type { ResourceState } from "../state/resource-state.js";
 
 export interface WatchTimers {
   /** Starts a timer for each of `states` that waits for an answer and has none yet. */

@@ -12,7 +12,9 @@ import {
   ResourceLocatorSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { DeltaResponseBytes } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
-import { type AdsCall, type Answer, type CallHost, createCallCore, protocolCall, responseType } from "./ads-call.js";
+import { canonicalName } from "../shared/resource-name.js";
+import type { ResourceState } from "../state/resource-state.js";
+import type { XdsStream } from "../transport/transport.js";
 import {
   addOutcome,
   addResourceErrors,
@@ -22,11 +24,9 @@ import {
   readVariantRef,
   UNCONSTRAINED,
   unwrapResource,
-} from "./decoded-response.js";
-import { readResource } from "./delta-resource.js";
-import { canonicalName } from "./resource-name.js";
-import type { ResourceState } from "./resource-state.js";
-import type { XdsStream } from "./transport.js";
+} from "../wire/decoded-response.js";
+import { readResource } from "../wire/delta-resource.js";
+import { type AdsCall, type Answer, type CallHost, createCallCore, protocolCall, responseType } from "./ads-call.js";
 
 /** A subscription the server was told of on this stream. */
 interface Sent {

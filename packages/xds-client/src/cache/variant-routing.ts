@@ -5,10 +5,10 @@
 // cache (resource-cache.ts); runs in its mutation path, inside a callback group. The constraint matcher and the
 // update rules come from the protocol module, loaded before any response.
 import type { Expr, Ranked } from "@xdskit/constraint-matcher";
-import type { UpdateContext } from "./cache-updates.js";
-import type { DecodedResource, DecodedResponse, VariantRef } from "./decoded-response.js";
-import { protocolNow } from "./protocol-loader.js";
-import type { CachedResource, HeldVariant, ResourceState } from "./resource-state.js";
+import type { UpdateContext } from "../protocol/cache-updates.js";
+import { protocolNow } from "../protocol/protocol-loader.js";
+import type { CachedResource, HeldVariant, ResourceState } from "../state/resource-state.js";
+import type { DecodedResource, DecodedResponse, VariantRef } from "../wire/decoded-response.js";
 import { onlyState } from "./subscriptions.js";
 
 /** The subscriptions of one name, by their parameters (the cache's own map: read, never kept). */

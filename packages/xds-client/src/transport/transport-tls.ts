@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import type { Socket } from "node:net";
 import type { ConnectionOptions } from "node:tls";
-import type { ChannelCredentialsConfig } from "./bootstrap-types.js";
+import type { ChannelCredentialsConfig } from "../bootstrap/bootstrap-types.js";
 
 type TlsCredentials = Extract<ChannelCredentialsConfig, { type: "tls" }>;
 

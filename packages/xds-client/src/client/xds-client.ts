@@ -4,26 +4,30 @@
 // transport load when first needed (docs/architecture.md#what-loads-when).
 import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import type { ClientConfig } from "@xdskit/protos/envoy/service/status/v3/csds_pb";
-import { createAuthorityManager } from "./authority-manager.js";
-import { loadBootstrap } from "./bootstrap.js";
-import type { Bootstrap, BootstrapConfig } from "./bootstrap-types.js";
+import { createAuthorityManager } from "../authority/authority-manager.js";
+import { loadBootstrap } from "../bootstrap/bootstrap.js";
+import type { Bootstrap, BootstrapConfig } from "../bootstrap/bootstrap-types.js";
+import { createResourceCache } from "../cache/resource-cache.js";
+import { WILDCARD, type WildcardWatcher, wildcardWatcherEntry } from "../cache/wildcard-state.js";
+import { createXdsChannel } from "../channel/xds-channel.js";
+import { loggerFromEnvironment } from "../observability/log-environment.js";
+import { type Logger, noopLogger, scopeLogger } from "../observability/logger.js";
+import { noopMetrics, type XdsMetricsRecorder } from "../observability/metrics.js";
+import { csdsNow, loadProtocol, type ProtocolLoader, protocolNow } from "../protocol/protocol-loader.js";
+import { type BackoffOptions, type Clock, systemClock } from "../shared/clock.js";
+import { resolveFeatures, type XdsFeatures } from "../shared/features.js";
+import { OLD_STYLE_AUTHORITY, parseResourceName } from "../shared/resource-name.js";
+import { StatusCode, XdsError } from "../shared/xds-error.js";
+import { createCallbackQueue } from "../state/callback-queue.js";
+import type { ResourceWatcher, WatcherEntry } from "../state/resource-state.js";
+import {
+  createConnectTransport,
+  DEFAULT_MAX_RECEIVE_MESSAGE_BYTES,
+  type XdsTransportFactory,
+} from "../transport/transport.js";
+import type { ResourceType } from "../wire/resource-type.js";
 import { decoderLoading } from "./builtin-types.js";
-import { createCallbackQueue } from "./callback-queue.js";
-import { type BackoffOptions, type Clock, systemClock } from "./clock.js";
-import { resolveFeatures, type XdsFeatures } from "./features.js";
-import { loggerFromEnvironment } from "./log-environment.js";
-import { type Logger, noopLogger, scopeLogger } from "./logger.js";
-import { noopMetrics, type XdsMetricsRecorder } from "./metrics.js";
 import { createProcessHold } from "./process-hold.js";
-import { csdsNow, loadProtocol, type ProtocolLoader, protocolNow } from "./protocol-loader.js";
-import { createResourceCache } from "./resource-cache.js";
-import { OLD_STYLE_AUTHORITY, parseResourceName } from "./resource-name.js";
-import type { ResourceWatcher, WatcherEntry } from "./resource-state.js";
-import type { ResourceType } from "./resource-type.js";
-import { createConnectTransport, DEFAULT_MAX_RECEIVE_MESSAGE_BYTES, type XdsTransportFactory } from "./transport.js";
-import { WILDCARD, type WildcardWatcher, wildcardWatcherEntry } from "./wildcard-state.js";
-import { createXdsChannel } from "./xds-channel.js";
-import { StatusCode, XdsError } from "./xds-error.js";
 
 export interface WatchOptions {
   /**

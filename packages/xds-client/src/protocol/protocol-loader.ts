@@ -1,8 +1,9 @@
 // Loads protocol.ts when first needed (docs/architecture.md#what-loads-when): a channel awaits `loadProtocol()`
 // before its first ADS call; what runs only after a call started (applying responses, expiring subscriptions) uses
 // `protocolNow()`, which finds it loaded. CSDS (csds-dump.ts) loads when first asked for.
+
+import { loadModule, loadOnce, requireModule } from "../shared/lazy-module.js";
 import type * as CsdsModule from "./csds-dump.js";
-import { loadModule, loadOnce, requireModule } from "./lazy-module.js";
 import type * as ProtocolModule from "./protocol.js";
 
 export type Protocol = typeof ProtocolModule;
@@ -12,7 +13,7 @@ let loaded: Protocol | undefined;
 
 /** Loads the protocol module once; a failed load is tried again on the next call. */
 export const loadProtocol: ProtocolLoader = loadOnce(() =>
-  loadModule("./protocol.js", (): Promise<Protocol> => import("./protocol.js")).then((module) => {
+  loadModule("../protocol/protocol.js", (): Promise<Protocol> => import("./protocol.js")).then((module) => {
     loaded ??= module;
     return module;
   }),
@@ -20,7 +21,7 @@ export const loadProtocol: ProtocolLoader = loadOnce(() =>
 
 /** The protocol module, now: loaded once a channel started a call, else required here (CSDS before any call). */
 export function protocolNow(): Protocol {
-  loaded ??= requireModule<Protocol>("./protocol.js");
+  loaded ??= requireModule<Protocol>("../protocol/protocol.js");
   return loaded;
 }
 
@@ -29,11 +30,11 @@ let csds: Csds | undefined;
 
 /** CSDS's module, now (`dumpResources()` is synchronous). */
 export function csdsNow(): Csds {
-  csds ??= requireModule<Csds>("./csds-dump.js");
+  csds ??= requireModule<Csds>("../protocol/csds-dump.js");
   return csds;
 }
 
 /** Loads CSDS's module ahead of `csdsNow()`, for where `require` cannot load it (see lazy-module.ts). */
 export async function loadCsds(): Promise<void> {
-  csds ??= await loadModule("./csds-dump.js", (): Promise<Csds> => import("./csds-dump.js"));
+  csds ??= await loadModule("../protocol/csds-dump.js", (): Promise<Csds> => import("./csds-dump.js"));
 }

@@ -9,7 +9,7 @@ import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discove
 import type { DeltaDiscoveryRequest, DiscoveryRequest } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { type DeltaResponseBytes, DeltaResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
 import { type SotwResponseBytes, SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
-import { serverEndpoint } from "./server-target.js";
+import { serverEndpoint } from "../bootstrap/server-target.js";
 import { withEncodedNames } from "./sotw-request-bytes.js";
 import { createTlsDialer, readTlsCredentials } from "./transport-tls.js";
 import type { XdsStream, XdsTransportFactory } from "./transport-types.js";

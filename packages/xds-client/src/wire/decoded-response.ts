@@ -12,12 +12,12 @@ import {
   type ResourceName,
   ResourceSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import type { XdsFeatures } from "./features.js";
+import type { XdsFeatures } from "../shared/features.js";
+import { canonicalName } from "../shared/resource-name.js";
+import { errorMessage, StatusCode, toStatusCode } from "../shared/xds-error.js";
+import type { HeldVariant } from "../state/resource-state.js";
 import { keptText } from "./resource-bytes.js";
-import { canonicalName } from "./resource-name.js";
-import type { HeldVariant } from "./resource-state.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "./resource-type.js";
-import { errorMessage, StatusCode, toStatusCode } from "./xds-error.js";
 
 export const RESOURCE_WRAPPER_TYPE_URL = "type.googleapis.com/envoy.service.discovery.v3.Resource";
 

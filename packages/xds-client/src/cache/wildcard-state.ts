@@ -3,9 +3,15 @@
 // name, which is how it goes on the wire (a `*` name, or a `*` locator with its parameters), has its does-not-exist
 // timer, and shows in CSDS. The names it learns from responses are ordinary cache entries with one watcher entry of
 // the wildcard's each (`covered`); an entry no watch of its own holds is left out of requests (the `*` asks for it).
-import type { CallbackQueue } from "./callback-queue.js";
-import { type ResourceResult, ResourceState, type ResourceWatcher, type WatcherEntry } from "./resource-state.js";
-import type { XdsError } from "./xds-error.js";
+
+import type { XdsError } from "../shared/xds-error.js";
+import type { CallbackQueue } from "../state/callback-queue.js";
+import {
+  type ResourceResult,
+  ResourceState,
+  type ResourceWatcher,
+  type WatcherEntry,
+} from "../state/resource-state.js";
 
 /** The name a wildcard subscription has on the wire and in the cache. */
 export const WILDCARD = "*";

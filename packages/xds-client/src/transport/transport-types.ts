@@ -7,7 +7,7 @@ import type {
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { DeltaResponseBytes } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
 import type { SotwResponseBytes } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
-import type { XdsServerConfig } from "./bootstrap-types.js";
+import type { XdsServerConfig } from "../bootstrap/bootstrap-types.js";
 
 /** One bidi stream. */
 export interface XdsStream<Req, Res> {

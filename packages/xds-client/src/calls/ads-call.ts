@@ -5,15 +5,15 @@
 import { create } from "@bufbuild/protobuf";
 import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
 import { type Status, StatusSchema } from "@xdskit/protos/google/rpc/status_pb";
-import type { XdsServerConfig } from "./bootstrap-types.js";
-import type { Clock } from "./clock.js";
-import { type DecodedResponse, type DecodeSettings, nackDetail } from "./decoded-response.js";
-import type { ScopedLogger } from "./logger.js";
-import type { ResourceState } from "./resource-state.js";
-import type { ResourceType } from "./resource-type.js";
-import type { XdsStream } from "./transport.js";
+import type { XdsServerConfig } from "../bootstrap/bootstrap-types.js";
+import type { ScopedLogger } from "../observability/logger.js";
+import type { Clock } from "../shared/clock.js";
+import { StatusCode } from "../shared/xds-error.js";
+import type { ResourceState } from "../state/resource-state.js";
+import type { XdsStream } from "../transport/transport.js";
+import { type DecodedResponse, type DecodeSettings, nackDetail } from "../wire/decoded-response.js";
+import type { ResourceType } from "../wire/resource-type.js";
 import { createWatchTimers } from "./watch-timers.js";
-import { StatusCode } from "./xds-error.js";
 
 /** One ADS call (stream) on a server. */
 export interface AdsCall {

@@ -1,14 +1,14 @@
 // What a decoded response does to the cache entries it reaches, the same for state of the world and delta: A88's
 // rules for valid resources, invalid ones, TP3 resource errors, deletions and the does-not-exist timer. Called by the
 // cache (resource-cache.ts) in the mutation path, inside a callback group; watchers hear of it through the queue.
-import type { XdsServerConfig } from "./bootstrap-types.js";
-import type { Clock } from "./clock.js";
-import type { DecodedResource } from "./decoded-response.js";
-import type { XdsFeatures } from "./features.js";
-import type { ScopedLogger } from "./logger.js";
-import { anyOfText } from "./resource-bytes.js";
-import type { HeldVariant, ResourceState } from "./resource-state.js";
-import { StatusCode, XdsError } from "./xds-error.js";
+import type { XdsServerConfig } from "../bootstrap/bootstrap-types.js";
+import type { ScopedLogger } from "../observability/logger.js";
+import type { Clock } from "../shared/clock.js";
+import type { XdsFeatures } from "../shared/features.js";
+import { StatusCode, XdsError } from "../shared/xds-error.js";
+import type { HeldVariant, ResourceState } from "../state/resource-state.js";
+import type { DecodedResource } from "../wire/decoded-response.js";
+import { anyOfText } from "../wire/resource-bytes.js";
 
 /** What applying an update depends on besides the entry. */
 export interface UpdateContext {

@@ -5,21 +5,21 @@
 // it each decoded response. The protocol module (protocol.ts) is loaded before the first call; a failure to load it
 // counts as a call that failed with no responses.
 import type { Node } from "@xdskit/protos/envoy/config/core/v3/base_pb";
-import type { AdsCall, CallHost } from "./ads-call.js";
-import type { Bootstrap, XdsServerConfig } from "./bootstrap-types.js";
-import type { CallbackQueue } from "./callback-queue.js";
-import { type BackoffOptions, type Clock, createBackoff } from "./clock.js";
-import type { DecodeMemo } from "./decode-memo.js";
-import type { DecodedResponse } from "./decoded-response.js";
-import type { XdsFeatures } from "./features.js";
-import type { ScopedLogger } from "./logger.js";
-import { XdsMetricName, type XdsMetricsRecorder } from "./metrics.js";
-import type { Protocol, ProtocolLoader } from "./protocol-loader.js";
-import type { ResourceState } from "./resource-state.js";
-import type { ResourceType } from "./resource-type.js";
-import type { SotwMemory } from "./sotw-call.js";
-import type { XdsTransport } from "./transport.js";
-import { errorMessage, StatusCode, statusCodeName, XdsError } from "./xds-error.js";
+import type { Bootstrap, XdsServerConfig } from "../bootstrap/bootstrap-types.js";
+import type { AdsCall, CallHost } from "../calls/ads-call.js";
+import type { SotwMemory } from "../calls/sotw-call.js";
+import type { ScopedLogger } from "../observability/logger.js";
+import { XdsMetricName, type XdsMetricsRecorder } from "../observability/metrics.js";
+import type { Protocol, ProtocolLoader } from "../protocol/protocol-loader.js";
+import { type BackoffOptions, type Clock, createBackoff } from "../shared/clock.js";
+import type { XdsFeatures } from "../shared/features.js";
+import { errorMessage, StatusCode, statusCodeName, XdsError } from "../shared/xds-error.js";
+import type { CallbackQueue } from "../state/callback-queue.js";
+import type { ResourceState } from "../state/resource-state.js";
+import type { XdsTransport } from "../transport/transport.js";
+import type { DecodeMemo } from "../wire/decode-memo.js";
+import type { DecodedResponse } from "../wire/decoded-response.js";
+import type { ResourceType } from "../wire/resource-type.js";
 
 /** What a channel needs from the layer above it. */
 export interface ChannelHost {

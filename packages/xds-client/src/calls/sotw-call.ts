@@ -9,8 +9,9 @@ import {
   type DiscoveryResponse,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { SotwResponseBytes } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
-import { type AdsCall, type Answer, type CallHost, createCallCore, protocolCall, responseType } from "./ads-call.js";
-import type { DecodeMemo } from "./decode-memo.js";
+import type { ResourceState } from "../state/resource-state.js";
+import type { XdsStream } from "../transport/transport.js";
+import type { DecodeMemo } from "../wire/decode-memo.js";
 import {
   addOutcome,
   addResourceErrors,
@@ -21,9 +22,8 @@ import {
   RESOURCE_WRAPPER_TYPE_URL,
   readAny,
   unwrapAny,
-} from "./decoded-response.js";
-import type { ResourceState } from "./resource-state.js";
-import type { XdsStream } from "./transport.js";
+} from "../wire/decoded-response.js";
+import { type AdsCall, type Answer, type CallHost, createCallCore, protocolCall, responseType } from "./ads-call.js";
 
 /** What a channel keeps across its SotW calls: the last accepted version and the decode memo of each type. */
 export interface SotwMemory {

@@ -4,8 +4,8 @@
 // an ADS call (or CSDS is asked for before that), so importing and creating a client stays cheap. CSDS's own
 // messages (csds-dump.ts) load when CSDS is first asked for.
 export { canonicalText, comparePreference, matches, specificity, TRUE } from "@xdskit/constraint-matcher";
+export { createDeltaCall } from "../calls/delta-call.js";
+export { createSotwCall } from "../calls/sotw-call.js";
+export { DecodeMemo } from "../wire/decode-memo.js";
 export { applyDeletion, applyResource, applyResourceError, applyTimeout, reapplyIdentical } from "./cache-updates.js";
-export { DecodeMemo } from "./decode-memo.js";
-export { createDeltaCall } from "./delta-call.js";
 export { buildNode } from "./node.js";
-export { createSotwCall } from "./sotw-call.js";

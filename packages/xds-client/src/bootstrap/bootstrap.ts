@@ -1,6 +1,8 @@
 // gRPC's JSON bootstrap (A27, A47, A67 draft, A71), parsed into a frozen Bootstrap. Every problem is reported with
 // the JSON path of the field, and all problems are reported at once.
 import { readFileSync } from "node:fs";
+import { parseResourceName } from "../shared/resource-name.js";
+import { StatusCode, XdsError } from "../shared/xds-error.js";
 import { parseCertificateProviders } from "./bootstrap-certificate-providers.js";
 import type {
   AuthorityConfig,
@@ -10,9 +12,7 @@ import type {
   NodeConfig,
   XdsServerConfig,
 } from "./bootstrap-types.js";
-import { parseResourceName } from "./resource-name.js";
 import { parseServerTarget } from "./server-target.js";
-import { StatusCode, XdsError } from "./xds-error.js";
 
 /** Server features this client acts on; others are kept but ignored. */
 export const KNOWN_SERVER_FEATURES = [

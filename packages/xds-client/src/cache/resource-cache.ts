@@ -3,27 +3,27 @@
 // (routing each resource to the subscriptions it is for, TP2 variants included), the does-not-exist timers and the
 // outages the authority manager reports, and reports itself to CSDS and A78 metrics. What applies responses and
 // timers (the constraint matcher, cache-updates.ts) comes from the protocol module, loaded before any ADS call.
-import type { XdsServerConfig } from "./bootstrap-types.js";
-import type { UpdateContext } from "./cache-updates.js";
-import type { CallbackQueue } from "./callback-queue.js";
-import type { Clock } from "./clock.js";
-import type { DecodedResponse } from "./decoded-response.js";
-import type { XdsFeatures } from "./features.js";
-import type { ScopedLogger } from "./logger.js";
+import type { XdsServerConfig } from "../bootstrap/bootstrap-types.js";
+import type { ScopedLogger } from "../observability/logger.js";
 import {
   type MetricLabels,
   metricResourceType,
   type XdsGaugeName,
   XdsMetricName,
   type XdsMetricsRecorder,
-} from "./metrics.js";
-import { protocolNow } from "./protocol-loader.js";
-import { authorityOfName, OLD_STYLE_AUTHORITY } from "./resource-name.js";
-import { parametersKey, parametersText, ResourceState, type WatcherEntry } from "./resource-state.js";
+} from "../observability/metrics.js";
+import type { UpdateContext } from "../protocol/cache-updates.js";
+import { protocolNow } from "../protocol/protocol-loader.js";
+import type { Clock } from "../shared/clock.js";
+import type { XdsFeatures } from "../shared/features.js";
+import { authorityOfName, OLD_STYLE_AUTHORITY } from "../shared/resource-name.js";
+import type { XdsError } from "../shared/xds-error.js";
+import type { CallbackQueue } from "../state/callback-queue.js";
+import { parametersKey, parametersText, ResourceState, type WatcherEntry } from "../state/resource-state.js";
+import type { DecodedResponse } from "../wire/decoded-response.js";
 import { type NameSubscriptions, OneSubscription } from "./subscriptions.js";
 import { createVariantRouting } from "./variant-routing.js";
 import { isCovering, WILDCARD, WildcardState, type WildcardWatcherEntry } from "./wildcard-state.js";
-import type { XdsError } from "./xds-error.js";
 
 export interface ResourceCacheOptions {
   readonly queue: CallbackQueue;

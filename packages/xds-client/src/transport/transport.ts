@@ -1,10 +1,10 @@
 // The transport: opens bidi ADS streams to one xDS server. The default uses @connectrpc/connect-node's gRPC
 // transport over HTTP/2 (transport-http2.ts), loaded when its first stream opens; tests and embedders may inject
 // another (an in-memory pair, a proxy).
-import { loadModule, loadOnce } from "./lazy-module.js";
+import { loadModule, loadOnce } from "../shared/lazy-module.js";
+import { StatusCode } from "../shared/xds-error.js";
 import type * as Http2Module from "./transport-http2.js";
 import type { XdsStream, XdsTransport, XdsTransportFactory } from "./transport-types.js";
-import { StatusCode } from "./xds-error.js";
 
 export type { TransportOptions, XdsStream, XdsTransport, XdsTransportFactory } from "./transport-types.js";
 
@@ -15,7 +15,7 @@ export const DEFAULT_MAX_RECEIVE_MESSAGE_BYTES = 1 << 30;
 export type TransportLoader = () => Promise<XdsTransportFactory>;
 
 const loadHttp2: TransportLoader = () =>
-  loadModule("./transport-http2.js", (): Promise<typeof Http2Module> => import("./transport-http2.js")).then(
+  loadModule("../transport/transport-http2.js", (): Promise<typeof Http2Module> => import("./transport-http2.js")).then(
     (m) => m.createHttp2Transport,
   );
 
