@@ -15,17 +15,17 @@ import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { systemClock } from "@xdskit/orca-lrs-bridge";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EchoService } from "../test/support/echo-service.js";
-import { type Frame, type FrameServer, startFrameServer } from "../test/support/frame-server.js";
-import { GRPC_HEADERS, startHttp2Backend } from "../test/support/hostile-backends.js";
-import { type CallSpec, callAndScript } from "../test/support/script-arbitraries.js";
+import { EchoService } from "../../test/support/echo-service.js";
+import { type Frame, type FrameServer, startFrameServer } from "../../test/support/frame-server.js";
+import { GRPC_HEADERS, startHttp2Backend } from "../../test/support/hostile-backends.js";
+import { type CallSpec, callAndScript } from "../../test/support/script-arbitraries.js";
 import {
   type HeaderList,
   type Script,
   type ScriptedBackend,
   startScriptedBackend,
-} from "../test/support/scripted-backend.js";
-import { Http2Connection } from "./connection.js";
+} from "../../test/support/scripted-backend.js";
+import { Http2Connection } from "../connections/connection.js";
 import { createEndpointTransport, type EndpointTransportOptions } from "./endpoint-transport.js";
 
 const SERVER_STREAM = EchoService.method.serverStream as DescMethodStreaming;

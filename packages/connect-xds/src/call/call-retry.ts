@@ -2,13 +2,13 @@
 // transparent retry and commit rule, A44's retry policy): the route's retry state, the call's share of the retry
 // buffer and, for a streaming call, its request messages (request-replay.ts). See docs/decisions.md#policies-retry.
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { RouteSelection } from "./config-selector.js";
-import { NOT_SENT } from "./connection.js";
-import type { MessageByteCounter } from "./message-bytes.js";
-import { routeRetryState } from "./policies/call-policies.js";
-import type { RetryBufferPool, RetryCallBuffer } from "./policies/retry-buffer.js";
-import type { RetryState } from "./policies/retry-state.js";
-import type { RetryThrottle } from "./policies/retry-throttle.js";
+import type { RouteSelection } from "../balancer/config-selector.js";
+import { NOT_SENT } from "../connections/connection.js";
+import type { MessageByteCounter } from "../grpc/message-bytes.js";
+import { routeRetryState } from "../policies/call-policies.js";
+import type { RetryBufferPool, RetryCallBuffer } from "../policies/retry-buffer.js";
+import type { RetryState } from "../policies/retry-state.js";
+import type { RetryThrottle } from "../policies/retry-throttle.js";
 import type { RequestReplay } from "./request-replay.js";
 
 /** How many times a call that never reached a server is sent again (gRPC's transparent retry, A6). */

@@ -13,9 +13,9 @@ import type {
   Picker,
   PickInfo,
   Subchannel,
-} from "./lb-policy.js";
-import { type PickFirstConfig, pickFirstPolicy } from "./policies/pick-first.js";
-import type { WorkSerializer } from "./work-serializer.js";
+} from "../balancer/lb-policy.js";
+import { type PickFirstConfig, pickFirstPolicy } from "../policies/pick-first.js";
+import type { WorkSerializer } from "../shared/work-serializer.js";
 
 /** pick_first's READY picker returns its one subchannel whatever the call; this stands for "any call". */
 const ANY_CALL = Object.freeze({ path: "", headers: new Headers() }) as unknown as PickInfo;

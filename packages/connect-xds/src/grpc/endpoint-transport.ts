@@ -19,15 +19,15 @@ import {
 } from "@connectrpc/connect/protocol";
 import { createTransport, requestHeaderWithCompression } from "@connectrpc/connect/protocol-grpc";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
+import type { Http2Connection } from "../connections/connection.js";
+import { DEFAULT_READ_MAX_BYTES } from "../connections/constants.js";
+import type { EndpointTransportOptions } from "../connections/transport-options.js";
 import { createConnectHttpClient, withLongDeadlines } from "./connect-path.js";
-import type { Http2Connection } from "./connection.js";
-import { DEFAULT_READ_MAX_BYTES } from "./constants.js";
 import { ServerStreamCall } from "./grpc-server-stream.js";
 import { encodeGrpcTimeout } from "./grpc-timeout.js";
 import { type MethodCodec, UnaryCall, type UnaryCallConfig } from "./grpc-unary-call.js";
 import { appendNodeHeader } from "./grpc-wire.js";
 import { takeCounter } from "./message-bytes.js";
-import type { EndpointTransportOptions } from "./transport-options.js";
 
 export type { EndpointTransportOptions };
 

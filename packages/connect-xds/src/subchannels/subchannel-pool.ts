@@ -3,13 +3,13 @@
 // State changes reach handles through the work serializer, so a policy never runs inside another policy's callback.
 import type { Transport } from "@connectrpc/connect";
 import type { Clock, Logger } from "@xdskit/orca-lrs-bridge";
-import { type Dialer, Http2Connection } from "./connection.js";
+import type { ConnectivityState, LbEndpoint, LoadReportListener, Subchannel } from "../balancer/lb-policy.js";
+import { type Dialer, Http2Connection } from "../connections/connection.js";
+import type { KeepaliveConfig } from "../connections/keepalive.js";
+import { endpointSecurity } from "../credentials/upstream-tls.js";
+import { createEndpointTransport, type EndpointTransportSettings } from "../grpc/endpoint-transport.js";
+import type { WorkSerializer } from "../shared/work-serializer.js";
 import { ConnectionOrca } from "./connection-orca.js";
-import { createEndpointTransport, type EndpointTransportSettings } from "./endpoint-transport.js";
-import type { KeepaliveConfig } from "./keepalive.js";
-import type { ConnectivityState, LbEndpoint, LoadReportListener, Subchannel } from "./lb-policy.js";
-import { endpointSecurity } from "./upstream-tls.js";
-import type { WorkSerializer } from "./work-serializer.js";
 
 export interface SubchannelPoolOptions {
   readonly clock: Clock;

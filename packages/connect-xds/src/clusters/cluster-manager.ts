@@ -14,9 +14,6 @@ import {
   type XdsClient,
   type XdsError,
 } from "@xdskit/xds-client";
-import { type ClusterLookup, resolveClusterGraph } from "./cluster-graph.js";
-import { CLUSTER_LEAF_POLICY, clusterLeafPolicy, edsResourceName, type LeafData, leafUpdate } from "./cluster-leaf.js";
-import type { SecurityKey } from "./fallback-credentials.js";
 import {
   type ConnectivityState,
   failingPicker,
@@ -27,12 +24,15 @@ import {
   type LbPolicyRegistry,
   type Picker,
   queuePicker,
-} from "./lb-policy.js";
-import { createLbPolicyRegistry } from "./lb-registry.js";
+} from "../balancer/lb-policy.js";
+import { createLbPolicyRegistry } from "../balancer/lb-registry.js";
+import type { SecurityKey } from "../credentials/fallback-credentials.js";
+import { type PriorityConfig, priorityPolicy } from "../policies/priority.js";
+import type { WorkSerializer } from "../shared/work-serializer.js";
+import { describeXdsError, resourceLabel, withNodeId } from "../shared/xds-errors.js";
+import { type ClusterLookup, resolveClusterGraph } from "./cluster-graph.js";
+import { CLUSTER_LEAF_POLICY, clusterLeafPolicy, edsResourceName, type LeafData, leafUpdate } from "./cluster-leaf.js";
 import { type DnsLookup, startLogicalDns } from "./logical-dns.js";
-import { type PriorityConfig, priorityPolicy } from "./policies/priority.js";
-import type { WorkSerializer } from "./work-serializer.js";
-import { describeXdsError, resourceLabel, withNodeId } from "./xds-errors.js";
 
 export interface ClusterManagerOptions {
   readonly client: XdsClient;

@@ -2,9 +2,9 @@
 // once, weighted clusters as cumulative weights. `select` then allocates only for failed calls' errors.
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { FilterConfigOverrides, HttpFilter, Route, VirtualHost } from "@xdskit/xds-client";
-import type { ConfigSelector, RouteFilter, RouteSelection } from "./config-selector.js";
-import { compileHashPolicies } from "./policies/hash-policy.js";
-import { intDraw } from "./random.js";
+import type { ConfigSelector, RouteFilter, RouteSelection } from "../balancer/config-selector.js";
+import { compileHashPolicies } from "../policies/hash-policy.js";
+import { intDraw } from "../shared/random.js";
 import { compileRouteMatchParts } from "./route-match.js";
 
 const ROUTER_FILTER = "envoy.extensions.filters.http.router.v3.Router";

@@ -6,18 +6,18 @@ import type { DescMessage } from "@bufbuild/protobuf";
 import { Code, ConnectError, type StreamResponse, type Transport, type UnaryResponse } from "@connectrpc/connect";
 import { readOrcaReportFromHeaders } from "@xdskit/orca-lrs-bridge";
 import type { OrcaLoadReport } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
+import type { ConfigSelector, RouteSelection } from "../balancer/config-selector.js";
+import type { CallEndInfo, CompletePick, PickInfo, Subchannel } from "../balancer/lb-policy.js";
+import type { ClusterEntry } from "../clusters/cluster-manager.js";
+import { countingBytes, MessageByteCounter } from "../grpc/message-bytes.js";
+import { callSleep, faultAbortError, routeFault } from "../policies/call-policies.js";
+import type { RetryBufferPool } from "../policies/retry-buffer.js";
+import type { RetryThrottle } from "../policies/retry-throttle.js";
+import { clearLongTimer, type LongTimer, setLongTimeout } from "../shared/long-timer.js";
+import { PooledSubchannel } from "../subchannels/subchannel-pool.js";
 import { CallRetry } from "./call-retry.js";
-import type { ClusterEntry } from "./cluster-manager.js";
-import type { ConfigSelector, RouteSelection } from "./config-selector.js";
-import type { CallEndInfo, CompletePick, PickInfo, Subchannel } from "./lb-policy.js";
-import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
-import { countingBytes, MessageByteCounter } from "./message-bytes.js";
 import { CallMetricName, type CallMetricsRecorder, statusName } from "./metrics.js";
-import { callSleep, faultAbortError, routeFault } from "./policies/call-policies.js";
-import type { RetryBufferPool } from "./policies/retry-buffer.js";
-import type { RetryThrottle } from "./policies/retry-throttle.js";
 import type { RequestReplay } from "./request-replay.js";
-import { PooledSubchannel } from "./subchannel-pool.js";
 
 /** What the call path reads from the transport. */
 export interface CallState {

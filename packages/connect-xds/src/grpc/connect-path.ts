@@ -19,11 +19,11 @@ import {
 } from "@connectrpc/connect";
 import type { UniversalClientFn, UniversalClientRequest } from "@connectrpc/connect/protocol";
 import { createNodeHttpClient } from "@connectrpc/connect-node";
-import type { Http2Connection } from "./connection.js";
+import type { Http2Connection } from "../connections/connection.js";
+import { clearLongTimer, setLongTimeout } from "../shared/long-timer.js";
 import { EnvelopeCounter, EnvelopeGate } from "./envelopes.js";
 import { encodeGrpcTimeout, needsCoarserUnit } from "./grpc-timeout.js";
 import { fixBrokenConnectionError } from "./grpc-wire.js";
-import { clearLongTimer, setLongTimeout } from "./long-timer.js";
 import { type MessageByteCounter, takeCounter } from "./message-bytes.js";
 
 type HeaderInit = ConstructorParameters<typeof Headers>[0];

@@ -22,31 +22,31 @@ import {
   type XdsMetricsRecorder,
 } from "@xdskit/xds-client";
 import { loggerFromEnvironment } from "@xdskit/xds-client/internal";
-import { type CallContext, type CallState, endStream, endUnary, runCall } from "./call.js";
-import { type ClusterEntry, createClusterManager } from "./cluster-manager.js";
-import type { ConfigSelector } from "./config-selector.js";
-import { createEndpointSubchannel, type EndpointSubchannelBase } from "./endpoint-subchannel.js";
-import type { FallbackCredentials } from "./fallback-credentials.js";
+import type { ConfigSelector } from "../balancer/config-selector.js";
+import type { LbMetrics } from "../balancer/lb-policy.js";
+import { createLbPolicyRegistry, type LbPolicyRegistry } from "../balancer/lb-registry.js";
+import { type CallContext, type CallState, endStream, endUnary, runCall } from "../call/call.js";
+import type { CallMetricsRecorder } from "../call/metrics.js";
+import { createRequestReplay, type RequestReplay } from "../call/request-replay.js";
+import { type ClusterEntry, createClusterManager } from "../clusters/cluster-manager.js";
+import type { DnsLookup } from "../clusters/logical-dns.js";
+import { resolveKeepalive } from "../connections/keepalive.js";
+import type { EndpointTransportOptions, KeepaliveOptions } from "../connections/transport-options.js";
+import type { FallbackCredentials } from "../credentials/fallback-credentials.js";
+import { createClusterSecurity } from "../credentials/upstream-tls.js";
+import { builtinLbPolicies } from "../policies/index.js";
+import { createRetryBufferPool, type RetryBufferLimits } from "../policies/retry-buffer.js";
+import { createRetryThrottle, type RetryThrottleConfig } from "../policies/retry-throttle.js";
+import { startXdsResolver } from "../resolver/xds-resolver.js";
+import { createUniform, intDraw } from "../shared/random.js";
+import { createWorkSerializer } from "../shared/work-serializer.js";
+import { ambientErrorLogger } from "../shared/xds-errors.js";
+import { createEndpointSubchannel, type EndpointSubchannelBase } from "../subchannels/endpoint-subchannel.js";
+import { createSubchannelPool } from "../subchannels/subchannel-pool.js";
 import { createIdleTracker, resolveIdleTimeout } from "./idle.js";
 import { withInterceptors } from "./interceptors.js";
-import { resolveKeepalive } from "./keepalive.js";
-import type { LbMetrics } from "./lb-policy.js";
-import { createLbPolicyRegistry, type LbPolicyRegistry } from "./lb-registry.js";
-import type { DnsLookup } from "./logical-dns.js";
-import type { CallMetricsRecorder } from "./metrics.js";
-import { builtinLbPolicies } from "./policies/index.js";
-import { createRetryBufferPool, type RetryBufferLimits } from "./policies/retry-buffer.js";
-import { createRetryThrottle, type RetryThrottleConfig } from "./policies/retry-throttle.js";
-import { createUniform, intDraw } from "./random.js";
-import { createRequestReplay, type RequestReplay } from "./request-replay.js";
 import { acquireLrs, releaseLrs } from "./shared-lrs.js";
-import { createSubchannelPool } from "./subchannel-pool.js";
 import { parseXdsTarget } from "./target.js";
-import type { EndpointTransportOptions, KeepaliveOptions } from "./transport-options.js";
-import { createClusterSecurity } from "./upstream-tls.js";
-import { createWorkSerializer } from "./work-serializer.js";
-import { ambientErrorLogger } from "./xds-errors.js";
-import { startXdsResolver } from "./xds-resolver.js";
 
 export interface XdsTransportOptions extends EndpointTransportOptions, KeepaliveOptions {
   /** `xds:///name` or `xds://authority/name` (A47). */

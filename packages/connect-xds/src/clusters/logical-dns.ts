@@ -4,7 +4,7 @@
 // (1 s, x1.6, ±20 %, at most 120 s) until one succeeds.
 import { lookup as dnsLookup } from "node:dns/promises";
 import { type Clock, createBackoff } from "@xdskit/orca-lrs-bridge";
-import { splitAddress } from "./connection.js";
+import { splitAddress } from "../connections/connection.js";
 
 /** The addresses of `host`, in the resolver's order (`dns.lookup` with `all`, getaddrinfo: /etc/hosts included). */
 export type DnsLookup = (host: string) => Promise<readonly { readonly address: string; readonly family: number }[]>;

@@ -16,9 +16,9 @@ import {
   type StringMatcher,
   type UpstreamTlsConfig,
 } from "@xdskit/xds-client";
-import type { Dialer } from "./connection.js";
+import type { LbEndpoint } from "../balancer/lb-policy.js";
+import type { Dialer } from "../connections/connection.js";
 import type { FallbackCredentials, SecurityKey } from "./fallback-credentials.js";
-import type { LbEndpoint } from "./lb-policy.js";
 
 /** How the connections of one cluster are made. Equal keys mean equal TLS: connections may be shared. */
 export interface ConnectionSecurity extends SecurityKey {

@@ -7,7 +7,7 @@
 // - `runtime_fraction` matches when a uniform draw in [0, 1e6) is below the fraction per million.
 import type { HeaderMatcher, PathMatcher, RouteMatch } from "@xdskit/xds-client";
 import { compileRegex, compileStringMatcher } from "@xdskit/xds-client/internal";
-import { intDraw } from "./random.js";
+import { intDraw } from "../shared/random.js";
 
 export type HeaderPredicate = (headers: Headers) => boolean;
 export type RouteMatcher = (path: string, headers: Headers, random: () => number) => boolean;

@@ -5,7 +5,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { DropStats, LocalityStats, LrsClient } from "@xdskit/orca-lrs-bridge";
 import type { ClusterUpdate, DropOverload, UpstreamTlsConfig } from "@xdskit/xds-client";
-import type { SecurityKey } from "./fallback-credentials.js";
 import type {
   CallEndInfo,
   CallTracker,
@@ -18,10 +17,11 @@ import type {
   Picker,
   PickInfo,
   PickResult,
-} from "./lb-policy.js";
-import { childHelper } from "./policies/child-helper.js";
-import { acquireRequestCounter, type RequestCounter } from "./policies/circuit-breaker.js";
-import { withSecurity } from "./upstream-tls.js";
+} from "../balancer/lb-policy.js";
+import type { SecurityKey } from "../credentials/fallback-credentials.js";
+import { withSecurity } from "../credentials/upstream-tls.js";
+import { childHelper } from "../policies/child-helper.js";
+import { acquireRequestCounter, type RequestCounter } from "../policies/circuit-breaker.js";
 
 export interface ClusterImplConfig {
   readonly cluster: ClusterUpdate;

@@ -14,10 +14,10 @@ import type { DescMessage, DescMethodUnary, MessageShape } from "@bufbuild/proto
 import { Code, ConnectError, type UnaryResponse } from "@connectrpc/connect";
 import { type Compression, getAbortSignalReason } from "@connectrpc/connect/protocol";
 import { validateResponseWithCompression, validateTrailer } from "@connectrpc/connect/protocol-grpc";
-import type { Http2Connection } from "./connection.js";
+import type { Http2Connection } from "../connections/connection.js";
+import { clearLongTimer, type LongTimer, setLongTimeout } from "../shared/long-timer.js";
 import { type Envelope, EnvelopeSplitter } from "./envelopes.js";
 import { addTrailers, errorFromNode, errorFromResetCode, headersFromNode } from "./grpc-wire.js";
-import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
 import type { MessageByteCounter } from "./message-bytes.js";
 
 /** How one transport's calls are encoded (resolved once from the transport's options). */

@@ -7,10 +7,10 @@ import * as net from "node:net";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { systemClock } from "@xdskit/orca-lrs-bridge";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Backend, startBackend } from "../test/support/backends.js";
-import { echoClient } from "../test/support/echo-client.js";
+import { type Backend, startBackend } from "../../test/support/backends.js";
+import { echoClient } from "../../test/support/echo-client.js";
+import type { ConnectivityState } from "../balancer/lb-policy.js";
 import { Http2Connection } from "./connection.js";
-import type { ConnectivityState } from "./lb-policy.js";
 
 function connection(address: string, minConnectTimeoutMs?: number) {
   const states: ConnectivityState[] = [];

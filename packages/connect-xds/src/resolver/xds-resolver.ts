@@ -13,11 +13,11 @@ import {
   type XdsClient,
   type XdsError,
 } from "@xdskit/xds-client";
-import type { ConfigSelector } from "./config-selector.js";
+import type { ConfigSelector } from "../balancer/config-selector.js";
+import type { WorkSerializer } from "../shared/work-serializer.js";
+import { describeXdsError, resourceLabel, withNodeId } from "../shared/xds-errors.js";
 import { findVirtualHost } from "./route-match.js";
 import { createRouteTable } from "./route-table.js";
-import type { WorkSerializer } from "./work-serializer.js";
-import { describeXdsError, resourceLabel, withNodeId } from "./xds-errors.js";
 
 type RouteBody = Pick<RouteConfigurationUpdate, "virtualHosts">;
 

@@ -4,12 +4,12 @@
 // docs/decisions.md#connect-xds-aggregate-and-dns-clusters.
 import type { LrsClient } from "@xdskit/orca-lrs-bridge";
 import type { ClusterUpdate, EndpointUpdate, UpstreamTlsConfig } from "@xdskit/xds-client";
+import type { LbEndpoint, LbPolicy, LbPolicyFactory } from "../balancer/lb-policy.js";
+import type { SecurityKey } from "../credentials/fallback-credentials.js";
+import { withOutlierDetection } from "../policies/outlier-detection-policy.js";
+import type { PriorityConfig } from "../policies/priority.js";
 import { ClusterImpl, type ClusterImplConfig } from "./cluster-impl.js";
-import type { SecurityKey } from "./fallback-credentials.js";
-import type { LbEndpoint, LbPolicy, LbPolicyFactory } from "./lb-policy.js";
 import { localityLabel } from "./locality.js";
-import { withOutlierDetection } from "./policies/outlier-detection-policy.js";
-import type { PriorityConfig } from "./policies/priority.js";
 
 /** The registry name of the leaf policy; the cluster manager adds it to a registry of its own, never the user's. */
 export const CLUSTER_LEAF_POLICY = "xdskit_cluster_leaf";

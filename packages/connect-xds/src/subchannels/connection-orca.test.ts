@@ -3,7 +3,7 @@
 // reaching WRR are tested in test/advanced-policies.test.ts.
 import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { VirtualClock } from "../test/support/fake-helper.js";
+import { VirtualClock } from "../../test/support/fake-helper.js";
 import { ConnectionOrca } from "./connection-orca.js";
 
 /** A transport whose streaming calls last until cancelled; counts the calls started and the ones running. */

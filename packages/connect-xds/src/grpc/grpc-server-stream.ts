@@ -17,11 +17,11 @@ import { create, type DescMessage, type DescMethodStreaming, type MessageShape }
 import { Code, ConnectError, type StreamResponse } from "@connectrpc/connect";
 import { type Compression, getAbortSignalReason } from "@connectrpc/connect/protocol";
 import { validateResponseWithCompression, validateTrailer } from "@connectrpc/connect/protocol-grpc";
-import type { Http2Connection } from "./connection.js";
+import type { Http2Connection } from "../connections/connection.js";
+import { clearLongTimer, type LongTimer, setLongTimeout } from "../shared/long-timer.js";
 import { type Envelope, EnvelopeSplitter } from "./envelopes.js";
 import type { MethodCodec, UnaryCallConfig } from "./grpc-unary-call.js";
 import { addTrailers, errorFromNode, errorFromResetCode, headersFromNode } from "./grpc-wire.js";
-import { clearLongTimer, type LongTimer, setLongTimeout } from "./long-timer.js";
 import type { MessageByteCounter } from "./message-bytes.js";
 
 const { NGHTTP2_CANCEL, NGHTTP2_INTERNAL_ERROR } = http2.constants;

@@ -4,7 +4,7 @@
 // See docs/decisions.md#policies-wrr.
 import type { Transport } from "@connectrpc/connect";
 import { type Clock, createOrcaOobClient, type Logger, type OrcaOobClient } from "@xdskit/orca-lrs-bridge";
-import type { ConnectivityState, LoadReportListener } from "./lb-policy.js";
+import type { ConnectivityState, LoadReportListener } from "../balancer/lb-policy.js";
 
 export class ConnectionOrca {
   private client: OrcaOobClient | undefined;

@@ -9,10 +9,10 @@ import * as net from "node:net";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { GrpcTransportOptions } from "@connectrpc/connect-node";
 import { type Backoff, type Clock, createBackoff } from "@xdskit/orca-lrs-bridge";
+import type { ConnectivityState } from "../balancer/lb-policy.js";
 import { MIN_CONNECT_TIMEOUT_MS } from "./constants.js";
 import { normalizeGrpcMessage } from "./grpc-message.js";
 import { isTooManyPings, type KeepaliveConfig, startKeepalive } from "./keepalive.js";
-import type { ConnectivityState } from "./lb-policy.js";
 
 /** Opens the HTTP/2 session to `authority` (`http://host:port`). Tests substitute their own. */
 export type Dialer = (authority: string, host: string, port: number) => http2.ClientHttp2Session;

@@ -1,7 +1,7 @@
 // The LOGICAL_DNS resolver's timing on a virtual clock with a scripted lookup: re-resolution rate-limited, failures
 // retried with backoff until a lookup succeeds. Real resolution of `localhost` runs in test/clusters.test.ts.
 import { describe, expect, it } from "vitest";
-import { VirtualClock } from "../test/support/fake-helper.js";
+import { VirtualClock } from "../../test/support/fake-helper.js";
 import { type DnsResult, startLogicalDns } from "./logical-dns.js";
 
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
