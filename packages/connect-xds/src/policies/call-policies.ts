@@ -3,8 +3,8 @@
 
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { TypedConfig } from "@xdskit/xds-client";
-import type { RouteSelection } from "../config-selector.js";
-import { clearLongTimer, setLongTimeout } from "../long-timer.js";
+import type { RouteSelection } from "../balancer/config-selector.js";
+import { clearLongTimer, setLongTimeout } from "../shared/long-timer.js";
 import {
   decideFault,
   type FaultDecision,

@@ -10,9 +10,10 @@
 // never match (it needs `te`, an empty `or`, envoy metadata...) is left out. The index only skips policies that
 // could not match, so the answer is the one evaluating every policy gives (test/rbac-engine.test.ts checks it
 // against a plain evaluator).
-import { type CidrRange, type IpValue, networkKey, parseIpValue } from "../ip-address.js";
+
 import type { HeaderMatcher } from "../resources/matchers.js";
 import type { RbacFilterConfig, RbacPolicy, RbacRule } from "../resources/rbac-types.js";
+import { type CidrRange, type IpValue, networkKey, parseIpValue } from "../shared/ip-address.js";
 import type { CompiledRbac, RbacDecision, RbacHeaders, RbacRequest } from "./rbac-types.js";
 import { compileHeaderValueMatcher, compileStringMatcher, headerMatcherNeedsHeader } from "./string-match.js";
 

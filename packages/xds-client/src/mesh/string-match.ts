@@ -5,8 +5,8 @@
 // - a header matcher other than `present` never matches an absent header, `invert` or not; `present` compares
 //   presence; `range` is `[start, end)` over a base-10 int64.
 
-import { compileRegex } from "../regex.js";
 import type { HeaderMatcher, StringMatcher } from "../resources/matchers.js";
+import { compileRegex } from "../shared/regex.js";
 
 export type StringPredicate = (value: string) => boolean;
 

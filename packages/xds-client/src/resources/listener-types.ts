@@ -3,8 +3,8 @@
 // bootstrap's `server_listener_resource_name_template` gives, server-listener-name.ts). One type decodes both, as
 // gRPC's does; `kind` tells them apart.
 import type { Listener } from "@xdskit/protos/envoy/config/listener/v3/listener_pb";
-import type { CidrRange } from "../ip-address.js";
 import type { ConnectionSourceType, FilterChainTable } from "../mesh/filter-chain-types.js";
+import type { CidrRange } from "../shared/ip-address.js";
 import type { TypedConfig } from "./extension.js";
 import type { ServerHttpFilterConfig } from "./http-filter-config.js";
 import type { RouteConfigurationBody } from "./route-configuration.js";

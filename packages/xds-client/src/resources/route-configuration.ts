@@ -10,8 +10,8 @@ import {
 } from "../gen/envoy/config/route/v3/route_components_view.js";
 import { type RouteConfigurationView, RouteConfigurationViewReader } from "../gen/envoy/config/route/v3/route_view.js";
 import type { AnyView } from "../gen/google/protobuf/any_view.js";
-import { compileRegex, compileRewrite, RegexError } from "../regex.js";
-import type { DecodeContext, DecodeResult, ResourceType } from "../resource-type.js";
+import { compileRegex, compileRewrite, RegexError } from "../shared/regex.js";
+import type { DecodeContext, DecodeResult, ResourceType } from "../wire/resource-type.js";
 import { decodeResource, type ResourceMessage } from "./decode-view.js";
 import { parseDurationMs } from "./duration.js";
 import { decodeExtension, extractExtension, type TypedConfig, toTypedConfig } from "./extension.js";

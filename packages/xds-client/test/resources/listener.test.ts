@@ -7,8 +7,8 @@ import {
   type HttpFilterSchema,
 } from "@xdskit/protos/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb";
 import { describe, expect, it } from "vitest";
-import type { DecodeResult } from "../../src/resource-type.js";
 import { type ClientListenerUpdate, type ListenerUpdate, listenerResourceType } from "../../src/resources/index.js";
+import type { DecodeResult } from "../../src/wire/resource-type.js";
 import { context, decodeWith, expectError, expectOk, type Init, isDeeplyFrozen, pack } from "./context.js";
 import { typedStruct } from "./typed-struct.js";
 
