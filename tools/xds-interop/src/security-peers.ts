@@ -61,7 +61,7 @@ function serverState() {
   const firstServing = new Promise<void>((resolve) => {
     servingNow = resolve;
   });
-  let current: { reached: () => void; released: Promise<void> } | undefined;
+  let current: { reached: () => void; released: Promise<void>; release: () => void } | undefined;
   return {
     statuses,
     serving: () => firstServing,
@@ -78,13 +78,15 @@ function serverState() {
         }),
         release: () => release(),
       };
-      current = {
-        reached,
-        released: new Promise<void>((resolve) => {
-          release = resolve;
-        }),
-      };
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      current = { reached, released, release: () => release() };
       return hold;
+    },
+    /** Lets every held call go (at close: a case that failed may not have released its hold). */
+    releaseHeld() {
+      current?.release();
     },
     /** Waits in the handler when the call carries HOLD_HEADER and a hold is armed. */
     async enter(held: boolean): Promise<void> {
@@ -201,7 +203,10 @@ async function ourServer(name: string, bootstrap: BootstrapConfig): Promise<Secu
     statuses: state.statuses,
     serving: state.serving,
     hold: state.hold,
-    close: () => server.close(),
+    close: () => {
+      state.releaseHeld();
+      return server.close();
+    },
   };
 }
 
@@ -253,6 +258,7 @@ async function peerServer(name: string, bootstrap: BootstrapConfig): Promise<Sec
     hold: state.hold,
     close: () =>
       new Promise<void>((resolve) => {
+        state.releaseHeld();
         server.tryShutdown(() => resolve());
       }),
   };
