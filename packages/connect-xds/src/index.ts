@@ -1,14 +1,14 @@
 // @xdskit/connect-xds: a Connect transport routed by xDS (gRFC A27, A28). Grouped by audience (import sorting is
 // off for this file): end users first, then people writing load-balancing policies.
-export { createXdsTransport } from "./xds-transport.js";
-export type { XdsTransport, XdsTransportOptions } from "./xds-transport.js";
-export type { EndpointTransportOptions } from "./transport-options.js";
-export { CallMetricName } from "./metrics.js";
-export type { CallCounterName, CallHistogramName, CallMetricsRecorder, MetricLabels } from "./metrics.js";
+export { createXdsTransport } from "./transport/xds-transport.js";
+export type { XdsTransport, XdsTransportOptions } from "./transport/xds-transport.js";
+export type { EndpointTransportOptions } from "./connections/transport-options.js";
+export { CallMetricName } from "./call/metrics.js";
+export type { CallCounterName, CallHistogramName, CallMetricsRecorder, MetricLabels } from "./call/metrics.js";
 export type { RetryBufferLimits } from "./policies/retry-buffer.js";
 export type { RetryThrottleConfig } from "./policies/retry-throttle.js";
-export type { KeepaliveOptions } from "./transport-options.js";
-export type { FallbackCredentials } from "./fallback-credentials.js";
+export type { KeepaliveOptions } from "./connections/transport-options.js";
+export type { FallbackCredentials } from "./credentials/fallback-credentials.js";
 
 // For people writing LB policies (A52) and per-call features: the extension points.
 export type {
@@ -28,11 +28,11 @@ export type {
   Picker,
   PickResult,
   Subchannel,
-} from "./lb-policy.js";
-export { failingPicker, idlePicker, queuePicker, stripPath } from "./lb-policy.js";
-export { createLbPolicyRegistry, LbConfigError } from "./lb-registry.js";
-export type { LbPolicyRegistry } from "./lb-registry.js";
-export type { ConfigSelector, RouteFilter, RouteSelection } from "./config-selector.js";
+} from "./balancer/lb-policy.js";
+export { failingPicker, idlePicker, queuePicker, stripPath } from "./balancer/lb-policy.js";
+export { createLbPolicyRegistry, LbConfigError } from "./balancer/lb-registry.js";
+export type { LbPolicyRegistry } from "./balancer/lb-registry.js";
+export type { ConfigSelector, RouteFilter, RouteSelection } from "./balancer/config-selector.js";
 export {
   builtinLbPolicies,
   pickFirstPolicy,
@@ -54,4 +54,4 @@ export type { PickFirstConfig } from "./policies/pick-first.js";
 export type { PriorityConfig } from "./policies/priority.js";
 export type { WeightedTargetConfig } from "./policies/weighted-target.js";
 export type { WrrLocalityConfig } from "./policies/wrr-locality.js";
-export { localityLabel } from "./locality.js";
+export { localityLabel } from "./clusters/locality.js";

@@ -25,7 +25,7 @@ import type { XdsClient } from "@xdskit/xds-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { XdsTransport, XdsTransportOptions } from "../src/index.js";
 import { createXdsTransportWithInternals } from "../src/internal.js";
-import { MAX_TIMER_DELAY_MS } from "../src/long-timer.js";
+import { MAX_TIMER_DELAY_MS } from "../src/shared/long-timer.js";
 import { EchoService } from "./support/echo-service.js";
 import { clientFor, simpleSnapshot, startControlPlane } from "./support/harness.js";
 import { answerOk, type HostileBackend, startHttp2Backend } from "./support/hostile-backends.js";

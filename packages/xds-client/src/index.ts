@@ -1,11 +1,11 @@
 // @xdskit/xds-client. Grouped by audience (import sorting is off for this file): end users first.
-export { createXdsClient, DEFAULT_CONNECT_TIMEOUT_MS } from "./xds-client.js";
-export type { WatchOptions, XdsClient, XdsClientOptions } from "./xds-client.js";
-export type { CacheState, ResourceResult, ResourceWatcher } from "./resource-state.js";
-export type { WildcardWatcher } from "./wildcard-state.js";
-export { isXdsError, StatusCode, statusCodeName, XdsError } from "./xds-error.js";
-export type { StatusCode as StatusCodeValue, XdsErrorKind } from "./xds-error.js";
-export { BootstrapError, parseBootstrap, parseBootstrapText } from "./bootstrap.js";
+export { createXdsClient, DEFAULT_CONNECT_TIMEOUT_MS } from "./client/xds-client.js";
+export type { WatchOptions, XdsClient, XdsClientOptions } from "./client/xds-client.js";
+export type { CacheState, ResourceResult, ResourceWatcher } from "./state/resource-state.js";
+export type { WildcardWatcher } from "./cache/wildcard-state.js";
+export { isXdsError, StatusCode, statusCodeName, XdsError } from "./shared/xds-error.js";
+export type { StatusCode as StatusCodeValue, XdsErrorKind } from "./shared/xds-error.js";
+export { BootstrapError, parseBootstrap, parseBootstrapText } from "./bootstrap/bootstrap.js";
 export type {
   Bootstrap,
   BootstrapAuthorityConfig,
@@ -15,18 +15,18 @@ export type {
   BootstrapServerConfig,
   BootstrapCertificateProvider,
   XdsServerConfig,
-} from "./bootstrap-types.js";
+} from "./bootstrap/bootstrap-types.js";
 export {
   expandServerListenerTemplate,
   formatListeningAddress,
   listenerAddressMatches,
   serverListenerResourceName,
-} from "./server-listener-name.js";
-export type { ListeningAddress } from "./server-listener-name.js";
-export type { XdsFeatures } from "./features.js";
-export type { Logger, LogLevel } from "./logger.js";
-export { XdsMetricName } from "./metrics.js";
-export type { MetricLabels, XdsCounterName, XdsGaugeName, XdsMetricsRecorder } from "./metrics.js";
+} from "./bootstrap/server-listener-name.js";
+export type { ListeningAddress } from "./bootstrap/server-listener-name.js";
+export type { XdsFeatures } from "./shared/features.js";
+export type { Logger, LogLevel } from "./observability/logger.js";
+export { XdsMetricName } from "./observability/metrics.js";
+export type { MetricLabels, XdsCounterName, XdsGaugeName, XdsMetricsRecorder } from "./observability/metrics.js";
 
 // The four xDS resource types, registered like any user type (their decoders load when first used), and their updates.
 export {
@@ -35,7 +35,7 @@ export {
   endpointResourceType,
   listenerResourceType,
   routeConfigurationResourceType,
-} from "./builtin-types.js";
+} from "./client/builtin-types.js";
 export type {
   ClusterResourceTypeOptions,
   ClusterUpdate,
@@ -86,7 +86,7 @@ export type {
   ServerHttpFilterConfig,
   ServerListenerUpdate,
 } from "./resources/index.js";
-export type { CidrRange } from "./ip-address.js";
+export type { CidrRange } from "./shared/ip-address.js";
 export { lookupFilterChain, selectFilterChain } from "./mesh/filter-chain-table.js";
 export { compileRbac, evaluateRbac } from "./mesh/rbac-engine.js";
 export {
@@ -121,13 +121,13 @@ export type {
 } from "./certificates/certificate-provider-types.js";
 
 // For people extending the library: custom resource types, bootstrap pieces and transports.
-export type { DecodeContext, DecodeResult, ResourceType } from "./resource-type.js";
+export type { DecodeContext, DecodeResult, ResourceType } from "./wire/resource-type.js";
 export type {
   AuthorityConfig,
   CertificateProviderConfig,
   ChannelCredentialsConfig,
   FileWatcherConfig,
   NodeConfig,
-} from "./bootstrap-types.js";
-export { createConnectTransport, DEFAULT_MAX_RECEIVE_MESSAGE_BYTES } from "./transport.js";
-export type { TransportOptions, XdsStream, XdsTransport, XdsTransportFactory } from "./transport.js";
+} from "./bootstrap/bootstrap-types.js";
+export { createConnectTransport, DEFAULT_MAX_RECEIVE_MESSAGE_BYTES } from "./transport/transport.js";
+export type { TransportOptions, XdsStream, XdsTransport, XdsTransportFactory } from "./transport/transport.js";

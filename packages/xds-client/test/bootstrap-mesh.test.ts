@@ -1,7 +1,7 @@
 // The bootstrap's mesh fields: `certificate_providers` with the file_watcher plugin (A29) and
 // `server_listener_resource_name_template` (A36, A47), with the Listener name a server watches.
 import { describe, expect, it } from "vitest";
-import { parseJsonDurationMs } from "../src/bootstrap-certificate-providers.js";
+import { parseJsonDurationMs } from "../src/bootstrap/bootstrap-certificate-providers.js";
 import {
   BootstrapError,
   expandServerListenerTemplate,

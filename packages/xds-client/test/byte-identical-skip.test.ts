@@ -12,9 +12,9 @@ import {
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DecodeMemo } from "../src/decode-memo.js";
-import { outcomeOf, readAny, unwrapAny } from "../src/decoded-response.js";
 import type { ResourceType, XdsClient } from "../src/index.js";
+import { DecodeMemo } from "../src/wire/decode-memo.js";
+import { outcomeOf, readAny, unwrapAny } from "../src/wire/decoded-response.js";
 import { context } from "./fuzz/decode-context.js";
 import { resourceError } from "./support/fake-transport.js";
 import { csdsRows, setup } from "./support/harness.js";

@@ -6,10 +6,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestCa, type TestCa } from "@xdskit/test-pki";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseBootstrap } from "../src/bootstrap.js";
+import { parseBootstrap } from "../src/bootstrap/bootstrap.js";
 import type { CertificateMaterial } from "../src/certificates/certificate-provider-types.js";
 import { createCertificateProviders, MAX_REFRESH_TIMER_MS } from "../src/certificates/certificate-providers.js";
-import type { Logger } from "../src/logger.js";
+import type { Logger } from "../src/observability/logger.js";
 import { createVirtualClock } from "./support/virtual-clock.js";
 
 let dir: string;

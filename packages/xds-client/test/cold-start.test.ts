@@ -101,8 +101,8 @@ const PROTOBUF = /@bufbuild\/protobuf/;
 const PROTOS = /packages\/protos\/|@xdskit\/protos/;
 const MATCHER = /constraint-matcher/;
 const CONNECT = /@connectrpc/;
-const PROTOCOL = /xds-client\/dist\/protocol\.js$/;
-const TRANSPORT = /xds-client\/dist\/transport-http2\.js$/;
+const PROTOCOL = /xds-client\/dist\/protocol\/protocol\.js$/;
+const TRANSPORT = /xds-client\/dist\/transport\/transport-http2\.js$/;
 const DECODERS = /xds-client\/dist\/resources\//;
 
 describe("cold start, in a fresh Node on the build", () => {
@@ -119,7 +119,7 @@ describe("cold start, in a fresh Node on the build", () => {
 
   it("import + createXdsClient load the client's core: no protobuf-es, envoy messages, matcher or transport", () => {
     const create = run.loaded.get("create");
-    expect(matching(create, /xds-client\/dist\/xds-client\.js$/)).toHaveLength(1);
+    expect(matching(create, /xds-client\/dist\/client\/xds-client\.js$/)).toHaveLength(1);
     expect(matching(create, PROTOBUF, PROTOS, MATCHER, CONNECT, PROTOCOL, TRANSPORT, DECODERS)).toEqual([]);
   });
 

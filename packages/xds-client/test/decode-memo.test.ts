@@ -8,8 +8,8 @@ import { DiscoveryResponseSchema } from "@xdskit/protos/envoy/service/discovery/
 import { SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import { DecodeMemo } from "../src/decode-memo.js";
-import type { EntryOutcome } from "../src/decoded-response.js";
+import { DecodeMemo } from "../src/wire/decode-memo.js";
+import type { EntryOutcome } from "../src/wire/decoded-response.js";
 
 /** An entry's bytes (an Any's: a type URL and a value). */
 const entryArb: fc.Arbitrary<Entry> = fc

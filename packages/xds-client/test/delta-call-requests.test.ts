@@ -5,11 +5,11 @@
 import type { DeltaDiscoveryRequest } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import fc from "fast-check";
 import { expect, it } from "vitest";
-import type { CallHost } from "../src/ads-call.js";
-import type { CallbackQueue } from "../src/callback-queue.js";
-import type { DecodedResponse } from "../src/decoded-response.js";
-import { createDeltaCall } from "../src/delta-call.js";
-import { parametersKey, ResourceState } from "../src/resource-state.js";
+import type { CallHost } from "../src/calls/ads-call.js";
+import { createDeltaCall } from "../src/calls/delta-call.js";
+import type { CallbackQueue } from "../src/state/callback-queue.js";
+import { parametersKey, ResourceState } from "../src/state/resource-state.js";
+import type { DecodedResponse } from "../src/wire/decoded-response.js";
 
 const queue = {} as CallbackQueue;
 const TYPE = "type.googleapis.com/envoy.config.cluster.v3.Cluster";

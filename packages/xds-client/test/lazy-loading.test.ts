@@ -1,18 +1,18 @@
-// What the client loads when first used (src/lazy-module.ts) can fail to load, or still be loading when a response
+// What the client loads when first used (src/shared/lazy-module.ts) can fail to load, or still be loading when a response
 // arrives: a failure reaches the watchers as a connection error (never an unhandled rejection or a throwing
 // watch()), the next attempt loads again, and no response is decoded before its type's decoder is there.
 // test/cold-start.test.ts checks, in a fresh Node on the build, what is and is not loaded.
 import { Cluster_DiscoveryType, ClusterSchema } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
 import { RoundRobinSchema } from "@xdskit/protos/envoy/extensions/load_balancing_policies/round_robin/v3/round_robin_pb";
 import { describe, expect, it, onTestFinished } from "vitest";
-import * as lazyTypes from "../src/builtin-types.js";
-import { decoderLoading, lazyResourceType } from "../src/builtin-types.js";
+import * as lazyTypes from "../src/client/builtin-types.js";
+import { decoderLoading, lazyResourceType } from "../src/client/builtin-types.js";
 import type { BootstrapConfig, ResourceType, XdsClientOptions } from "../src/index.js";
 import { createXdsClientWithInternals, type XdsClientInternals } from "../src/internal.js";
-import { loadOnce } from "../src/lazy-module.js";
-import { loadProtocol, type ProtocolLoader } from "../src/protocol-loader.js";
+import { loadProtocol, type ProtocolLoader } from "../src/protocol/protocol-loader.js";
 import * as realTypes from "../src/resources/index.js";
-import { lazyTransportFactory } from "../src/transport.js";
+import { loadOnce } from "../src/shared/lazy-module.js";
+import { lazyTransportFactory } from "../src/transport/transport.js";
 import { context, pack } from "./resources/context.js";
 import { typedStruct } from "./resources/typed-struct.js";
 import { createFakeServer } from "./support/fake-transport.js";

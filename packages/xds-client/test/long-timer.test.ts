@@ -1,4 +1,4 @@
-// The long-timer helper (src/long-timer.ts), the same test in every package that has a copy of it: on vitest's fake
+// The long-timer helper (src/shared/long-timer.ts), the same test in every package that has a copy of it: on vitest's fake
 // clock, which overflows past 2^31-1 ms as Node does, a 30-day and a 10,000-year delay fire when due and not before;
 // on the real clock, a 30-day timer waits without firing and without a TimeoutOverflowWarning.
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -8,7 +8,7 @@ import {
   MAX_TIMER_DELAY_MS,
   setLongInterval,
   setLongTimeout,
-} from "../src/long-timer.js";
+} from "../src/shared/long-timer.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

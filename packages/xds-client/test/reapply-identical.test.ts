@@ -10,19 +10,19 @@
 import { TRUE } from "@xdskit/constraint-matcher";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { scopeLogger } from "../src/observability/logger.js";
 import {
   applyDeletion,
   applyResource,
   applyResourceError,
   reapplyIdentical,
   type UpdateContext,
-} from "../src/cache-updates.js";
-import { createCallbackQueue } from "../src/callback-queue.js";
-import type { DecodedResource } from "../src/decoded-response.js";
-import { resolveFeatures } from "../src/features.js";
-import { scopeLogger } from "../src/logger.js";
-import { type HeldVariant, ResourceState } from "../src/resource-state.js";
-import { StatusCode, XdsError } from "../src/xds-error.js";
+} from "../src/protocol/cache-updates.js";
+import { resolveFeatures } from "../src/shared/features.js";
+import { StatusCode, XdsError } from "../src/shared/xds-error.js";
+import { createCallbackQueue } from "../src/state/callback-queue.js";
+import { type HeldVariant, ResourceState } from "../src/state/resource-state.js";
+import type { DecodedResource } from "../src/wire/decoded-response.js";
 import { server } from "./resources/context.js";
 import { recordingWatcher } from "./support/recorder.js";
 

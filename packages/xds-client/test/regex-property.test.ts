@@ -1,4 +1,4 @@
-// The RE2 engine (src/regex.ts) against JavaScript's RegExp on the syntax and semantics both share: random
+// The RE2 engine (src/shared/regex.ts) against JavaScript's RegExp on the syntax and semantics both share: random
 // patterns (literals, classes, `.`, groups, alternation, greedy and lazy repeats) and inputs (with letters that fold
 // across scripts: ſ, K, é/É, and a surrogate pair). Short inputs keep the backtracking side fast.
 // - fullMatch ⇔ `^(?:p)$` with the `u` flag (code points, Unicode simple case folding with `i`);

@@ -1,4 +1,4 @@
-// The RE2 engine behind every regex from xDS (src/regex.ts): RE2's limits, full match, GlobalReplace and
+// The RE2 engine behind every regex from xDS (src/shared/regex.ts): RE2's limits, full match, GlobalReplace and
 // rewrites, and matching in linear time on patterns JavaScript's RegExp takes exponential time on.
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { describe, expect, it } from "vitest";

@@ -4,9 +4,9 @@
 // the cached lists equal the lists worked out afresh, and the same entries in the same order give the same lists.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { CallbackQueue } from "../src/callback-queue.js";
-import { parametersKey, ResourceState } from "../src/resource-state.js";
-import { createNamesCache, requestedNames } from "../src/sotw-call.js";
+import { createNamesCache, requestedNames } from "../src/calls/sotw-call.js";
+import type { CallbackQueue } from "../src/state/callback-queue.js";
+import { parametersKey, ResourceState } from "../src/state/resource-state.js";
 
 const queue = {} as CallbackQueue;
 const TYPE = "type.googleapis.com/envoy.config.cluster.v3.Cluster";

@@ -6,7 +6,11 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const root = fileURLToPath(new URL("../../..", import.meta.url));
-const COPIES = ["xds-client", "control-plane", "orca-lrs-bridge"].map((p) => `packages/${p}/src/log-environment.ts`);
+const COPIES = [
+  "packages/xds-client/src/observability/log-environment.ts",
+  "packages/control-plane/src/log-environment.ts",
+  "packages/orca-lrs-bridge/src/log-environment.ts",
+];
 
 describe("log-environment.ts", () => {
   it("is the same file in every package that carries it", () => {

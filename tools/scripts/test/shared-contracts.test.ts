@@ -26,9 +26,9 @@ function declaration(path: string, name: string): string | undefined {
 const CONTRACTS: readonly { readonly names: readonly string[]; readonly files: readonly string[] }[] = [
   {
     names: ["LogLevel", "Logger", "noopLogger"],
-    files: ["xds-client/src/logger.ts", "control-plane/src/logger.ts", "orca-lrs-bridge/src/logger.ts"],
+    files: ["xds-client/src/observability/logger.ts", "control-plane/src/logger.ts", "orca-lrs-bridge/src/logger.ts"],
   },
-  { names: ["Clock"], files: ["xds-client/src/clock.ts", "orca-lrs-bridge/src/clock.ts"] },
+  { names: ["Clock"], files: ["xds-client/src/shared/clock.ts", "orca-lrs-bridge/src/clock.ts"] },
   { names: ["prefixed"], files: ["etcd-source/src/logger.ts", "xds-relay/src/logger.ts"] },
 ];
 

@@ -3,8 +3,8 @@
 
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { TypedConfig } from "@xdskit/xds-client";
-import type { RouteSelection } from "../config-selector.js";
-import { clearLongTimer, setLongTimeout } from "../long-timer.js";
+import type { RouteSelection } from "../balancer/config-selector.js";
+import { clearLongTimer, setLongTimeout } from "../shared/long-timer.js";
 import {
   decideFault,
   type FaultDecision,
@@ -51,7 +51,6 @@ export function routeFault(
 ): ActiveFault | ConnectError | undefined {
   for (const f of route.filters) {
     if (f.filter.config.type !== HTTP_FAULT_TYPE) continue;
-    if (f.override?.disabled === true) continue;
     const config = faultConfig(f.override?.config ?? f.filter.config, f.filter.name);
     if (config instanceof ConnectError) return config;
     const decision = decideFault(config, headers, random);

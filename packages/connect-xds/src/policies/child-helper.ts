@@ -1,5 +1,5 @@
 // Helpers parents give their children: the parent's own helper with `updateState` redirected to the parent.
-import type { ConnectivityState, LbHelper, Picker } from "../lb-policy.js";
+import type { ConnectivityState, LbHelper, Picker } from "../balancer/lb-policy.js";
 
 export function childHelper(
   parent: LbHelper,

@@ -3,7 +3,7 @@
 // added), kept across updates so connections and per-endpoint state (outstanding calls, weights) survive an EDS
 // change. An endpoint whose address list changed is a new endpoint (A61 accepts that churn).
 
-import type { ConnectivityState, LbEndpoint, LbHelper, Subchannel } from "../lb-policy.js";
+import type { ConnectivityState, LbEndpoint, LbHelper, Subchannel } from "../balancer/lb-policy.js";
 
 export interface EndpointEntry<S> {
   /** The endpoint's first address. */

@@ -1,5 +1,5 @@
 // The policies this package ships, registered by `createXdsTransport` unless `lbPolicies` replaces the registry.
-import type { LbPolicyFactory } from "../lb-policy.js";
+import type { LbPolicyFactory } from "../balancer/lb-policy.js";
 import { createLeastRequestPolicyFactory } from "./least-request-policy.js";
 import { createOutlierDetectionPolicyFactory } from "./outlier-detection-policy.js";
 import { pickFirstPolicy } from "./pick-first.js";

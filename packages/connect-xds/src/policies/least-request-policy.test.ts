@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createHarness, endpoint, seededRandom } from "../../test/support/policy-harness.js";
-import type { CompletePick } from "../lb-policy.js";
+import type { CompletePick } from "../balancer/lb-policy.js";
 import { createLeastRequestPolicyFactory } from "./least-request-policy.js";
 
 const addresses = ["127.0.0.1:9101", "127.0.0.1:9102", "127.0.0.1:9103"];

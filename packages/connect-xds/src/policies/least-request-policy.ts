@@ -10,7 +10,7 @@ import {
   type LbPolicy,
   type LbPolicyFactory,
   type Picker,
-} from "../lb-policy.js";
+} from "../balancer/lb-policy.js";
 import {
   createEndpointSubchannels,
   type EndpointEntry,

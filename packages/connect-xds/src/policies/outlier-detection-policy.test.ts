@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createHarness, endpoint, seededRandom } from "../../test/support/policy-harness.js";
-import type { CompletePick, LbPolicyFactory } from "../lb-policy.js";
+import type { CompletePick, LbPolicyFactory } from "../balancer/lb-policy.js";
 import { createLeastRequestPolicyFactory } from "./least-request-policy.js";
 import { createOutlierDetectionPolicyFactory, parseOutlierDetectionConfig } from "./outlier-detection-policy.js";
 

@@ -13,7 +13,7 @@ import type {
   Picker,
   PickResult,
   Subchannel,
-} from "../lb-policy.js";
+} from "../balancer/lb-policy.js";
 import { createOutlierDetector, type OutlierCallCounter } from "./outlier-detection.js";
 import { durationMs } from "./wrr-weights.js";
 

@@ -17,7 +17,7 @@ import {
   type LbPolicyUpdate,
   queuePicker,
   type Subchannel,
-} from "../lb-policy.js";
+} from "../balancer/lb-policy.js";
 import { objectConfig } from "./child-helper.js";
 
 export interface PickFirstConfig {

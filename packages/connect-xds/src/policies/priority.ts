@@ -15,7 +15,7 @@ import {
   type Picker,
   queuePicker,
   stripPath,
-} from "../lb-policy.js";
+} from "../balancer/lb-policy.js";
 import { childHelper, objectConfig, policyList } from "./child-helper.js";
 
 export const PRIORITY_FAILOVER_TIMEOUT_MS = 10_000;

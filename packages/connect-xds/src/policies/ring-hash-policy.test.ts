@@ -1,7 +1,7 @@
 import type { HashPolicy } from "@xdskit/xds-client";
 import { describe, expect, it } from "vitest";
 import { createHarness, endpoint, flushMicrotasks } from "../../test/support/policy-harness.js";
-import type { CompletePick } from "../lb-policy.js";
+import type { CompletePick } from "../balancer/lb-policy.js";
 import { createRingHashPolicyFactory } from "./ring-hash-policy.js";
 import { xxHash64 } from "./xx-hash64.js";
 

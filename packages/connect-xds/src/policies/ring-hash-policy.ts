@@ -12,7 +12,7 @@ import {
   type Picker,
   type PickInfo,
   type PickResult,
-} from "../lb-policy.js";
+} from "../balancer/lb-policy.js";
 import { createEndpointSubchannels, type EndpointEntry } from "./endpoint-subchannels.js";
 import { compileHashPolicies, computeRequestHash, random64 } from "./hash-policy.js";
 import {

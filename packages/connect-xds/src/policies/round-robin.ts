@@ -13,7 +13,7 @@ import {
   type Picker,
   queuePicker,
   type Subchannel,
-} from "../lb-policy.js";
+} from "../balancer/lb-policy.js";
 
 interface Entry {
   /** The endpoint's addresses in order: a change makes it a new endpoint (a new subchannel). */

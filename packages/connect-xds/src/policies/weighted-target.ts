@@ -12,7 +12,7 @@ import {
   type PickResult,
   queuePicker,
   stripPath,
-} from "../lb-policy.js";
+} from "../balancer/lb-policy.js";
 import { childHelper, objectConfig, policyList } from "./child-helper.js";
 
 export interface WeightedTargetConfig {

@@ -8,7 +8,7 @@ import {
   type LbPolicy,
   type LbPolicyFactory,
   type LbPolicyUpdate,
-} from "../lb-policy.js";
+} from "../balancer/lb-policy.js";
 import { objectConfig, policyList } from "./child-helper.js";
 import { type WeightedTargetConfig, weightedTargetPolicy } from "./weighted-target.js";
 

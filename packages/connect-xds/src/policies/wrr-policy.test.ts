@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { OrcaLoadReportSchema } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
 import { describe, expect, it } from "vitest";
 import { createHarness, endpoint } from "../../test/support/policy-harness.js";
-import type { CompletePick } from "../lb-policy.js";
+import type { CompletePick } from "../balancer/lb-policy.js";
 import { createWrrPolicyFactory, WRR_METRICS } from "./wrr-policy.js";
 
 const addresses = ["127.0.0.1:9201", "127.0.0.1:9202", "127.0.0.1:9203"];

@@ -4,8 +4,8 @@
 
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { OrcaLoadReport } from "@xdskit/protos/xds/data/orca/v3/orca_load_report_pb";
-import type { CallEndInfo, CompletePick, LbHelper, LbPolicy, LbPolicyFactory, Picker } from "../lb-policy.js";
-import { failingPicker } from "../lb-policy.js";
+import type { CallEndInfo, CompletePick, LbHelper, LbPolicy, LbPolicyFactory, Picker } from "../balancer/lb-policy.js";
+import { failingPicker } from "../balancer/lb-policy.js";
 import {
   createEndpointSubchannels,
   type EndpointEntry,

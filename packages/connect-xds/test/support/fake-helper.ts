@@ -1,7 +1,6 @@
 // A helper for driving policies by hand: subchannels whose state the test sets, a virtual clock, and a record of
 // every state and picker the policy published.
 
-import { createEndpointSubchannel, type EndpointSubchannelBase } from "../../src/endpoint-subchannel.js";
 import {
   builtinLbPolicies,
   type ConnectivityState,
@@ -13,7 +12,8 @@ import {
   type PickResult,
   type Subchannel,
 } from "../../src/index.js";
-import { createWorkSerializer } from "../../src/work-serializer.js";
+import { createWorkSerializer } from "../../src/shared/work-serializer.js";
+import { createEndpointSubchannel, type EndpointSubchannelBase } from "../../src/subchannels/endpoint-subchannel.js";
 
 export class FakeSubchannel implements Subchannel {
   state: ConnectivityState = "IDLE";

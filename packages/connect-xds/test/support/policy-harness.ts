@@ -2,7 +2,7 @@
 // policies, recorded metrics, a seeded random source and a chosen registry. Real connections are exercised by
 // test/advanced-policies.test.ts.
 import type { HashPolicy } from "@xdskit/xds-client";
-import type { RouteSelection } from "../../src/config-selector.js";
+import type { RouteSelection } from "../../src/balancer/config-selector.js";
 import type {
   ConnectivityState,
   LbEndpoint,
@@ -11,8 +11,8 @@ import type {
   Picker,
   PickInfo,
   PickResult,
-} from "../../src/lb-policy.js";
-import { createLbPolicyRegistry } from "../../src/lb-registry.js";
+} from "../../src/balancer/lb-policy.js";
+import { createLbPolicyRegistry } from "../../src/balancer/lb-registry.js";
 import { FakeSubchannel, VirtualClock } from "./fake-helper.js";
 
 /** A deterministic [0, 1) source. */

@@ -1,8 +1,9 @@
 // A29 certificate providers at run time: the identity and roots the bootstrap's `certificate_providers` instances
 // serve, for the TLS of both sides (an xDS-enabled server's filter chains, a client's clusters).
 // `createCertificateProviders(bootstrap, options?): CertificateProviders` (certificate-providers.ts) makes them.
-import type { Clock } from "../clock.js";
-import type { Logger } from "../logger.js";
+
+import type { Logger } from "../observability/logger.js";
+import type { Clock } from "../shared/clock.js";
 
 /** An identity: a certificate chain (leaf first) and the leaf's private key, as PEM. Checked to belong together. */
 export interface CertificateIdentity {

@@ -4,9 +4,9 @@
 // unreadable or invalid file is logged and changes nothing, so a rotation caught half-way (a new certificate with the
 // old key) keeps the previous identity until the key follows. Listeners hear only real changes.
 import { readFileSync } from "node:fs";
-import type { Bootstrap, CertificateProviderConfig, FileWatcherConfig } from "../bootstrap-types.js";
-import { type Clock, systemClock } from "../clock.js";
-import { noopLogger, type ScopedLogger, scopeLogger } from "../logger.js";
+import type { Bootstrap, CertificateProviderConfig, FileWatcherConfig } from "../bootstrap/bootstrap-types.js";
+import { noopLogger, type ScopedLogger, scopeLogger } from "../observability/logger.js";
+import { type Clock, systemClock } from "../shared/clock.js";
 import type {
   CertificateIdentity,
   CertificateMaterial,

@@ -1,8 +1,9 @@
 // A36 filter chain selection: building the lookup table of a server Listener's normalised matches, and the lookup an
 // xDS-enabled server runs for every accepted connection. Pure; no I/O. The levels and their order are described on
 // FilterChainTable (filter-chain-types.ts).
-import { type CidrRange, type IpValue, isLoopbackIp, networkKey, parseIpValue } from "../ip-address.js";
+
 import type { ServerFilterChain, ServerListenerUpdate } from "../resources/listener-types.js";
+import { type CidrRange, type IpValue, isLoopbackIp, networkKey, parseIpValue } from "../shared/ip-address.js";
 import type {
   ConnectionAddresses,
   ConnectionSourceType,

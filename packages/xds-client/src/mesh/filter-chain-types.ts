@@ -3,7 +3,7 @@
 // `buildFilterChainTable`); an xDS-enabled server calls
 // `lookupFilterChain(table: FilterChainTable<T>, connection: ConnectionAddresses): T | undefined` for every
 // accepted connection (or `selectFilterChain(listener, connection)`, which falls back to the default filter chain).
-import type { CidrRange } from "../ip-address.js";
+import type { CidrRange } from "../shared/ip-address.js";
 
 /** envoy `FilterChainMatch.ConnectionSourceType`. */
 export type ConnectionSourceType = "ANY" | "SAME_IP_OR_LOOPBACK" | "EXTERNAL";

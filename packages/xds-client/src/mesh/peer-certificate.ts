@@ -1,8 +1,9 @@
 // What the mesh runtime reads of a peer's X.509 certificate (node:crypto's X509Certificate, as
 // `tlsSocket.getPeerX509Certificate()` gives it): its subject alternative names, its subject as an RFC 2253 name, and
 // the principal names RBAC's `authenticated.principal_name` is tested against (A41).
-import { canonicalIp } from "../ip-address.js";
+
 import type { StringMatcher } from "../resources/matchers.js";
+import { canonicalIp } from "../shared/ip-address.js";
 import { compileStringMatcher } from "./string-match.js";
 
 /**

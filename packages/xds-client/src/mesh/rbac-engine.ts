@@ -11,9 +11,10 @@
 // metadata...) is left out. The index only skips policies that could not match, and every bucket keeps the policies
 // in their order (the config's: by name), so the policy named is the first one that matches, as evaluating every
 // policy in order gives (test/rbac-engine.test.ts checks both against a plain evaluator).
-import { type CidrRange, type IpValue, networkKey, parseIpValue } from "../ip-address.js";
+
 import type { HeaderMatcher } from "../resources/matchers.js";
 import type { RbacFilterConfig, RbacPolicy, RbacRule } from "../resources/rbac-types.js";
+import { type CidrRange, type IpValue, networkKey, parseIpValue } from "../shared/ip-address.js";
 import { compilePathGates, type PathGate, type PathGates } from "./path-gates.js";
 import { canonicalHeaderName, shared, strongest } from "./rbac-requirements.js";
 import type { CompiledRbac, RbacDecision, RbacHeaders, RbacRequest } from "./rbac-types.js";

@@ -2,7 +2,7 @@
 // as gRPC reads it. Certificates come only from the bootstrap's certificate provider instances (current and legacy
 // fields); every other way of giving certificates, and every check gRPC cannot make, is refused rather than ignored,
 // so a configuration never silently loses a check it asked for (docs/decisions.md#a29-tls-fields).
-import type { Bootstrap } from "../bootstrap-types.js";
+import type { Bootstrap } from "../bootstrap/bootstrap-types.js";
 import type { CertificateValidationContextView } from "../gen/envoy/extensions/transport_sockets/tls/v3/common_view.js";
 import type { CommonTlsContextView } from "../gen/envoy/extensions/transport_sockets/tls/v3/tls_view.js";
 import { parseStringMatcher, type StringMatcher } from "./matchers.js";

@@ -1,5 +1,5 @@
 import type { Any } from "@bufbuild/protobuf/wkt";
-import type { DecodeResult } from "../resource-type.js";
+import type { DecodeResult } from "../wire/resource-type.js";
 import { ValidationErrors, withLazyRaw } from "./validation.js";
 import { readView, type ViewReader } from "./view-runtime.js";
 

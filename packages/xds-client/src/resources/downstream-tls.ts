@@ -2,7 +2,7 @@
 // it: the identity must come from a certificate provider instance; client certificates are verified against a
 // provider instance's roots (system roots and SAN matchers are client-side only); `require_client_certificate` needs
 // such roots; `require_sni` and OCSP policies other than lenient stapling are refused.
-import type { Bootstrap } from "../bootstrap-types.js";
+import type { Bootstrap } from "../bootstrap/bootstrap-types.js";
 import type { TransportSocketView } from "../gen/envoy/config/core/v3/base_view.js";
 import { DownstreamTlsContextViewReader } from "../gen/envoy/extensions/transport_sockets/tls/v3/tls_view.js";
 import { type CommonTlsParts, parseCommonTlsContext } from "./common-tls.js";

@@ -10,8 +10,8 @@ import {
   type ClusterLoadAssignmentView,
   ClusterLoadAssignmentViewReader,
 } from "../gen/envoy/config/endpoint/v3/endpoint_view.js";
-import { canonicalIp, ipv4Value, joinHostPort } from "../ip-address.js";
-import type { DecodeContext, DecodeResult, ResourceType } from "../resource-type.js";
+import { canonicalIp, ipv4Value, joinHostPort } from "../shared/ip-address.js";
+import type { DecodeContext, DecodeResult, ResourceType } from "../wire/resource-type.js";
 import { decodeResource, type ResourceMessage } from "./decode-view.js";
 import { hashKeyFromMetadata } from "./endpoint-hash-key.js";
 import { perMillion } from "./fraction.js";

@@ -3,7 +3,7 @@
 // they run), its routes from RDS or inline, and A41's rule that `xff_num_trusted_hops` and
 // `original_ip_detection_extensions` stay unset on both sides.
 import type { HttpConnectionManagerView as HttpConnectionManager } from "../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_view.js";
-import type { DecodeContext } from "../resource-type.js";
+import type { DecodeContext } from "../wire/resource-type.js";
 import { parseDurationMs } from "./duration.js";
 import { extractExtension, toTypedConfig } from "./extension.js";
 import type { ServerHttpFilterConfig } from "./http-filter-config.js";
@@ -62,7 +62,15 @@ function parseHttpFilters<F>(
     }
     const checked = errors.count;
     validateFilterConfig(kind, extension, errors);
-    const base = { name: filter.name, config: toTypedConfig(extension), isOptional: filter.isOptional };
+    if (filter.disabled && kind.terminal) {
+      errors.add(`${filterPath}.disabled`, "the terminal filter cannot be disabled");
+    }
+    const base = {
+      name: filter.name,
+      config: toTypedConfig(extension),
+      isOptional: filter.isOptional,
+      disabled: filter.disabled,
+    };
     if (side === "client") {
       filters.push(Object.freeze(base) satisfies HttpFilter as F);
     } else {

@@ -3,8 +3,8 @@
 // bootstrap's `server_listener_resource_name_template` gives, server-listener-name.ts). One type decodes both, as
 // gRPC's does; `kind` tells them apart.
 import type { Listener } from "@xdskit/protos/envoy/config/listener/v3/listener_pb";
-import type { CidrRange } from "../ip-address.js";
 import type { ConnectionSourceType, FilterChainTable } from "../mesh/filter-chain-types.js";
+import type { CidrRange } from "../shared/ip-address.js";
 import type { TypedConfig } from "./extension.js";
 import type { ServerHttpFilterConfig } from "./http-filter-config.js";
 import type { RouteConfigurationBody } from "./route-configuration.js";
@@ -18,6 +18,8 @@ export interface HttpFilter {
   readonly name: string;
   readonly config: TypedConfig;
   readonly isOptional: boolean;
+  /** Off unless a route's or virtual host's `typed_per_filter_config` names it without `disabled`. */
+  readonly disabled: boolean;
 }
 
 /** Where a Listener's routes come from: an RDS resource to watch, or inline. */
@@ -84,6 +86,8 @@ export interface ServerHttpFilter {
   /** The filter's config as sent (its type and bytes, or a TypedStruct's JSON). */
   readonly config: TypedConfig;
   readonly isOptional: boolean;
+  /** Off unless a route's or virtual host's `typed_per_filter_config` names it without `disabled`. */
+  readonly disabled: boolean;
   /** What the server runs. */
   readonly filter: ServerHttpFilterConfig;
 }

@@ -1,7 +1,7 @@
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { type ListenerView, ListenerViewReader } from "../gen/envoy/config/listener/v3/listener_view.js";
 import { HttpConnectionManagerViewReader } from "../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_view.js";
-import type { DecodeContext, DecodeResult, ResourceType } from "../resource-type.js";
+import type { DecodeContext, DecodeResult, ResourceType } from "../wire/resource-type.js";
 import { decodeResource, type ResourceMessage } from "./decode-view.js";
 import { decodeExtension, extractExtension } from "./extension.js";
 import { HCM_TYPE, parseHttpConnectionManager } from "./http-connection-manager.js";

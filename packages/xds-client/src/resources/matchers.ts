@@ -1,6 +1,6 @@
 import type { HeaderMatcherView as HeaderMatcherProto } from "../gen/envoy/config/route/v3/route_components_view.js";
 import type { StringMatcherView as StringMatcherProto } from "../gen/envoy/type/matcher/v3/string_view.js";
-import { compileRegex, RegexError } from "../regex.js";
+import { compileRegex, RegexError } from "../shared/regex.js";
 import { fieldPath, type ValidationErrors } from "./validation.js";
 
 /** A validated envoy `StringMatcher` (`safe_regex` compiles with RE2 semantics; `ignoreCase` is never set on it). */

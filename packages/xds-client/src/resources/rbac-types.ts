@@ -2,7 +2,7 @@
 // `envoy.extensions.filters.http.rbac.v3.RBAC` (a Listener's HTTP filter) and `RBACPerRoute` (a virtual host's or
 // route's `typed_per_filter_config`). Plain frozen data; `compileRbac` (mesh/rbac-engine.ts) turns it into the form
 // `evaluateRbac` runs per call.
-import type { CidrRange } from "../ip-address.js";
+import type { CidrRange } from "../shared/ip-address.js";
 import type { HeaderMatcher, StringMatcher } from "./matchers.js";
 
 /**

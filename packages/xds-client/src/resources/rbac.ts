@@ -17,8 +17,8 @@ import {
   type RBACView as RbacFilterView,
 } from "../gen/envoy/extensions/filters/http/rbac/v3/rbac_view.js";
 import type { PathMatcherView } from "../gen/envoy/type/matcher/v3/path_view.js";
-import { type CidrRange, parseCidrRange } from "../ip-address.js";
 import { compileStringMatcher } from "../mesh/string-match.js";
+import { type CidrRange, parseCidrRange } from "../shared/ip-address.js";
 import { decodeExtension, type XdsExtension } from "./extension.js";
 import { parseHeaderMatcher, parseStringMatcher } from "./matchers.js";
 import type { RbacFilterConfig, RbacPolicy, RbacRule, RbacRules } from "./rbac-types.js";

@@ -10,8 +10,8 @@ import {
 } from "../gen/envoy/config/route/v3/route_components_view.js";
 import { type RouteConfigurationView, RouteConfigurationViewReader } from "../gen/envoy/config/route/v3/route_view.js";
 import type { AnyView } from "../gen/google/protobuf/any_view.js";
-import { compileRegex, compileRewrite, RegexError } from "../regex.js";
-import type { DecodeContext, DecodeResult, ResourceType } from "../resource-type.js";
+import { compileRegex, compileRewrite, RegexError } from "../shared/regex.js";
+import type { DecodeContext, DecodeResult, ResourceType } from "../wire/resource-type.js";
 import { decodeResource, type ResourceMessage } from "./decode-view.js";
 import { parseDurationMs } from "./duration.js";
 import { decodeExtension, extractExtension, type TypedConfig, toTypedConfig } from "./extension.js";
@@ -29,9 +29,11 @@ import { EMPTY, fieldPath, UINT32_MAX, type ValidationErrors } from "./validatio
 
 /** A `typed_per_filter_config` entry: the override config for the HTTP filter instance of that name. */
 export interface FilterConfigOverride {
+  /** The override as sent; for a disabled one, the `FilterConfig` wrapper itself (its config is not read). */
   readonly config: TypedConfig;
   /** From an `envoy.config.route.v3.FilterConfig` wrapper. */
   readonly isOptional: boolean;
+  /** The filter is off in this scope (a `FilterConfig` wrapper's `disabled`). */
   readonly disabled: boolean;
   /** The validated override of a filter gRPC servers run (`RBACPerRoute`); absent for the other filters. */
   readonly parsed?: ServerHttpFilterConfig;
@@ -161,6 +163,12 @@ function parseFilterOverrides(
       }
       isOptional = wrapper.isOptional;
       disabled = wrapper.disabled;
+      if (disabled) {
+        // The filter is off for this scope: its config, if any, is never used, so it is not validated (grpc-go).
+        result ??= {};
+        result[key] = Object.freeze({ config: toTypedConfig(extension), isOptional, disabled });
+        continue;
+      }
       extension = extractExtension(wrapper.config, `${extension.path}.config`, errors);
       if (extension === undefined) continue;
     }

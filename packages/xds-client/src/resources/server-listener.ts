@@ -10,10 +10,10 @@ import type {
 } from "../gen/envoy/config/listener/v3/listener_components_view.js";
 import type { ListenerView } from "../gen/envoy/config/listener/v3/listener_view.js";
 import { HttpConnectionManagerViewReader } from "../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_view.js";
-import { type CidrRange, parseCidrRange } from "../ip-address.js";
 import { buildFilterChainTable, type FilterChainTableInput } from "../mesh/filter-chain-table.js";
 import type { ConnectionSourceType, FilterChainMatchEntry, FilterChainTable } from "../mesh/filter-chain-types.js";
-import type { DecodeContext } from "../resource-type.js";
+import { type CidrRange, parseCidrRange } from "../shared/ip-address.js";
+import type { DecodeContext } from "../wire/resource-type.js";
 import { parseDownstreamTls } from "./downstream-tls.js";
 import { decodeExtension, extractExtension } from "./extension.js";
 import { HCM_TYPE, parseHttpConnectionManager } from "./http-connection-manager.js";

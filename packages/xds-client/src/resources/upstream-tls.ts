@@ -1,7 +1,7 @@
 // A29 client TLS: a Cluster's `transport_socket` holding an UpstreamTlsContext. Its roots come from a certificate
 // provider instance or the system roots; an identity (mTLS) from a provider instance; the server's certificate must
 // carry a SAN matching one of `matchSubjectAltNames` when there are any.
-import type { Bootstrap } from "../bootstrap-types.js";
+import type { Bootstrap } from "../bootstrap/bootstrap-types.js";
 import type { TransportSocketView } from "../gen/envoy/config/core/v3/base_view.js";
 import { UpstreamTlsContextViewReader } from "../gen/envoy/extensions/transport_sockets/tls/v3/tls_view.js";
 import { type CaSource, type CertificateProviderInstance, parseCommonTlsContext } from "./common-tls.js";

@@ -1,5 +1,5 @@
 import { type DescMessage, fromBinary, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
-import { bytesText, textBytes } from "../resource-bytes.js";
+import { bytesText, textBytes } from "../wire/resource-bytes.js";
 
 /**
  * Collects validation failures of one resource, each prefixed with the path of the field at fault

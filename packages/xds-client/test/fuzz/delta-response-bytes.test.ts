@@ -18,9 +18,9 @@ import {
 import { DeltaResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
 import fc from "fast-check";
 import { expect, it } from "vitest";
-import { expectTypeUrls, UnreadableResponseError } from "../../src/decoded-response.js";
-import { readPlainResource, readResource } from "../../src/delta-resource.js";
-import { errorMessage } from "../../src/xds-error.js";
+import { errorMessage } from "../../src/shared/xds-error.js";
+import { expectTypeUrls, UnreadableResponseError } from "../../src/wire/decoded-response.js";
+import { readPlainResource, readResource } from "../../src/wire/delta-resource.js";
 import { applyMutations, INTERESTING_BYTES, mutationsArb } from "./mutations.js";
 import { RESOURCE_KINDS } from "./resource-arbitraries.js";
 import { fuzzParameters, fuzzTimeoutMs } from "./settings.js";

@@ -18,13 +18,13 @@ import {
 import { SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import fc from "fast-check";
 import { expect, it } from "vitest";
+import { errorMessage } from "../../src/shared/xds-error.js";
 import {
   expectTypeUrls,
   RESOURCE_WRAPPER_TYPE_URL,
   readAny,
   UnreadableResponseError,
-} from "../../src/decoded-response.js";
-import { errorMessage } from "../../src/xds-error.js";
+} from "../../src/wire/decoded-response.js";
 import { applyMutations, INTERESTING_BYTES, mutationsArb } from "./mutations.js";
 import { RESOURCE_KINDS } from "./resource-arbitraries.js";
 import { fuzzParameters, fuzzTimeoutMs } from "./settings.js";

@@ -2,9 +2,9 @@
 import { create, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { type Any, anyPack } from "@bufbuild/protobuf/wkt";
 import { expect } from "vitest";
-import type { Bootstrap, XdsServerConfig } from "../../src/bootstrap-types.js";
-import { resolveFeatures, type XdsFeatures } from "../../src/features.js";
-import type { DecodeContext, DecodeResult, ResourceType } from "../../src/resource-type.js";
+import type { Bootstrap, XdsServerConfig } from "../../src/bootstrap/bootstrap-types.js";
+import { resolveFeatures, type XdsFeatures } from "../../src/shared/features.js";
+import type { DecodeContext, DecodeResult, ResourceType } from "../../src/wire/resource-type.js";
 
 export const server: XdsServerConfig = Object.freeze<XdsServerConfig>({
   serverUri: "xds.example.com:443",

@@ -15,8 +15,8 @@ import {
 import { DownstreamTlsContextSchema } from "@xdskit/protos/envoy/extensions/transport_sockets/tls/v3/tls_pb";
 import { describe, expect, it } from "vitest";
 import { selectFilterChain } from "../../src/mesh/filter-chain-table.js";
-import type { DecodeResult } from "../../src/resource-type.js";
 import { type ListenerUpdate, listenerResourceType, type ServerListenerUpdate } from "../../src/resources/index.js";
+import type { DecodeResult } from "../../src/wire/resource-type.js";
 import { decodeWith, expectError, expectOk, type Init, isDeeplyFrozen, pack } from "./context.js";
 
 type ChainInit = Init<typeof FilterChainSchema>;

@@ -1,0 +1,210 @@
+// The default transport's implementation: gRPC over HTTP/2 with @connectrpc/connect-node. Loaded only when a client
+// opens its first stream with the default transport (transport.ts), so importing and creating a client does not load
+// Connect, connect-node or node:http2.
+import type * as http2 from "node:http2";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createWritableIterable } from "@connectrpc/connect/protocol";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
+import type { DeltaDiscoveryRequest, DiscoveryRequest } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { type DeltaResponseBytes, DeltaResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
+import { type SotwResponseBytes, SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
+import { serverEndpoint } from "../bootstrap/server-target.js";
+import { withEncodedNames } from "./sotw-request-bytes.js";
+import { createTlsDialer, readTlsCredentials } from "./transport-tls.js";
+import type { XdsStream, XdsTransportFactory } from "./transport-types.js";
+
+/** How long a stream must stay open on an established connection for its address to count as working. */
+const HEALTHY_STREAM_MS = 1000;
+
+/** The 'error' listener every session, stream and socket of this transport carries for its whole life. */
+const ignoreError = (): void => {};
+
+/**
+ * connect-node's session manager, watching which HTTP/2 sessions completed their handshake: a session counts once the
+ * server's SETTINGS frame or the answer to a PING arrived (a server that accepts TCP and never speaks HTTP/2 gives
+ * neither). Streams opened on it wait for the first session a request uses after they were opened.
+ *
+ * It also keeps an 'error' listener on every session for the rest of its life. connect-node removes its own listeners
+ * when a session leaves its "ready" state, which can happen between the session's destruction with an error and
+ * Node emitting that error (a server answering HTTP/1.1, docs/decisions.md#non-http2-servers): without a listener
+ * left, the emit would be an uncaught exception. The errors themselves reach the streams, which report them. A
+ * session gets ours with its first stream: before that, connect-node's connecting-state listener is in place, and it
+ * is only removed on 'connect' (the request follows within the same tick's microtasks) or on an abort, which either
+ * destroys the session without an error or comes after Node's next-tick emit of a connect-time error.
+ */
+class HandshakeAwareSessionManager extends Http2SessionManager {
+  private readonly handshakes = new WeakMap<http2.ClientHttp2Session, Promise<void>>();
+  private readonly guarded = new WeakSet<http2.ClientHttp2Session>();
+  private waiting: ((session: http2.ClientHttp2Session) => void)[] = [];
+
+  override async request(...args: Parameters<Http2SessionManager["request"]>): Promise<http2.ClientHttp2Stream> {
+    const stream = await super.request(...args);
+    stream.on("error", ignoreError);
+    const session = stream.session as http2.ClientHttp2Session | undefined;
+    if (session !== undefined && !this.guarded.has(session)) {
+      this.guarded.add(session);
+      session.on("error", ignoreError);
+    }
+    const waiting = this.waiting;
+    this.waiting = [];
+    if (session !== undefined) for (const notify of waiting) notify(session);
+    return stream;
+  }
+
+  /** Resolves once a request made after this call runs on a session whose handshake completed. */
+  established(): Promise<void> {
+    return new Promise<http2.ClientHttp2Session>((resolve) => this.waiting.push(resolve)).then((s) =>
+      this.handshake(s),
+    );
+  }
+
+  private handshake(session: http2.ClientHttp2Session): Promise<void> {
+    let done = this.handshakes.get(session);
+    if (!done) {
+      done = new Promise<void>((resolve) => {
+        session.once("remoteSettings", () => resolve());
+        try {
+          // Answered only after the server's own preface, so it also covers settings received before we looked.
+          session.ping((error) => {
+            if (!error) resolve();
+          });
+        } catch {
+          // A closed session: the stream on it fails and reports why.
+        }
+      });
+      this.handshakes.set(session, done);
+    }
+    return done;
+  }
+}
+
+/**
+ * The default transport: gRPC over HTTP/2 with connect-node, one HTTP/2 connection per server. Creating it does no
+ * I/O and never throws: TLS files are read for each connection, and what goes wrong there fails the streams.
+ * - TLS failures fail the streams with UNAVAILABLE and a message naming TLS and the cause.
+ * - A stream cancelled before its connection finished the HTTP/2 handshake (the connect deadline,
+ *   docs/decisions.md#connect-deadline) takes that connection with it, so the next stream dials afresh instead of
+ *   waiting on the same silent server.
+ */
+export const createHttp2Transport: XdsTransportFactory = (server, options) => {
+  const creds = server.channelCredentials;
+  const tls = creds.type === "tls" ? () => readTlsCredentials(creds) : undefined;
+  const endpoint = serverEndpoint(server.serverUri, tls);
+  const { baseUrl, sessionOptions } = endpoint;
+  /**
+   * Addresses that failed a stream in a row (a server named by several addresses: replicas). A stream that got a
+   * response, or that stayed open on an established connection for HEALTHY_STREAM_MS, shows its address works: a
+   * delta stream resubscribing with the versions it holds is sent nothing when nothing changed, and its replica's
+   * later death must move the client on as the first did, not count as one more failure in a row.
+   */
+  let failedAddresses = 0;
+  const dial = sessionOptions.createConnection;
+  const dialer =
+    tls !== undefined ? createTlsDialer(dial, creds.type === "tls" && creds.certificateFile !== undefined) : undefined;
+  const createConnection = dialer?.createConnection ?? (() => dial().on("error", ignoreError));
+  const sessionManager = new HandshakeAwareSessionManager(
+    baseUrl,
+    { pingIntervalMs: 60_000, pingTimeoutMs: 20_000, pingIdleConnection: false },
+    { ...sessionOptions, createConnection },
+  );
+  const transport = createGrpcTransport({ baseUrl, sessionManager, readMaxBytes: options.maxReceiveMessageBytes });
+  // SotW responses read as SotwResponseBytes (the same wire format; docs/architecture.md#the-byte-identical-skip).
+  const sotw = AggregatedDiscoveryService.method.streamAggregatedResources;
+  const sotwBytes = createClient(
+    { ...AggregatedDiscoveryService, methods: [{ ...sotw, output: SotwResponseBytesSchema }] },
+    transport,
+  ) as unknown as {
+    streamAggregatedResources(
+      input: AsyncIterable<DiscoveryRequest>,
+      options: { signal: AbortSignal },
+    ): AsyncIterable<SotwResponseBytes>;
+  };
+
+  // Delta responses read as DeltaResponseBytes (the same wire format; docs/architecture.md#the-delta-envelope).
+  const delta = AggregatedDiscoveryService.method.deltaAggregatedResources;
+  const deltaBytes = createClient(
+    { ...AggregatedDiscoveryService, methods: [{ ...delta, output: DeltaResponseBytesSchema }] },
+    transport,
+  ) as unknown as {
+    deltaAggregatedResources(
+      input: AsyncIterable<DeltaDiscoveryRequest>,
+      options: { signal: AbortSignal },
+    ): AsyncIterable<DeltaResponseBytes>;
+  };
+
+  /** A stream's failure, as a TLS failure when its connection failed at the TLS level. */
+  const explain = (error: unknown, http2Established: boolean): unknown => {
+    const failure = dialer?.failure(http2Established);
+    if (failure === undefined) return error;
+    const message = `TLS handshake with xDS server ${server.serverUri} failed: ${failure.reason}`;
+    return new ConnectError(message, Code.Unavailable, undefined, undefined, failure.cause ?? error);
+  };
+
+  function open<Req, Res>(
+    start: (input: AsyncIterable<Req>, signal: AbortSignal) => AsyncIterable<Res>,
+    prepare: (request: Req) => Req = (request) => request,
+  ) {
+    const requests = createWritableIterable<Req>();
+    const abort = new AbortController();
+    let isEstablished = false;
+    let establishedAt = 0;
+    const established = sessionManager.established().then(() => {
+      isEstablished = true;
+      establishedAt = performance.now();
+    });
+    const ended = () => {
+      if (isEstablished && performance.now() - establishedAt >= HEALTHY_STREAM_MS) failedAddresses = 0;
+    };
+    const responses = start(requests, abort.signal)[Symbol.asyncIterator]();
+    let cancelled = false;
+    const stream: XdsStream<Req, Res> = {
+      send: (request) => requests.write(prepare(request)),
+      responses: {
+        next: () =>
+          responses.next().then(
+            (result) => {
+              if (!result.done) failedAddresses = 0;
+              else ended();
+              return result;
+            },
+            (error: unknown) => {
+              ended();
+              throw cancelled ? error : explain(error, isEstablished);
+            },
+          ),
+      },
+      established,
+      cancel: () => {
+        cancelled = true;
+        requests.close();
+        abort.abort();
+        if (!isEstablished) sessionManager.abort();
+      },
+    };
+    return stream;
+  }
+
+  return {
+    streamAggregatedResources: () =>
+      open<DiscoveryRequest, SotwResponseBytes>(
+        (input, signal) => sotwBytes.streamAggregatedResources(input, { signal }),
+        withEncodedNames,
+      ),
+    deltaAggregatedResources: () =>
+      open<DeltaDiscoveryRequest, DeltaResponseBytes>((input, signal) =>
+        deltaBytes.deltaAggregatedResources(input, { signal }),
+      ),
+    close: () => sessionManager.abort(),
+    nextAddress() {
+      if (endpoint.addressCount < 2) return false;
+      endpoint.moveToNextAddress();
+      // The next stream dials afresh, to that address.
+      sessionManager.abort();
+      failedAddresses++;
+      if (failedAddresses < endpoint.addressCount) return true;
+      failedAddresses = 0;
+      return false;
+    },
+  };
+};
