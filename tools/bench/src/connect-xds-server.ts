@@ -3,7 +3,8 @@
 // server's alone; the client (connect-node's gRPC transport) and the control plane run here. Cases (`--only <case>`):
 //  - calls: unary calls at concurrency 1 and 50 to a plain server and to an xDS-enabled one, cleartext and mTLS (the
 //    xDS server's TLS from a DownstreamTlsContext naming a file_watcher instance over the same files as the plain
-//    server's): p50 latency and the server's CPU per call, rounds alternating, medians compared. Goal <= 1.1x.
+//    server's): p50 latency and the server's CPU per call, rounds alternating, medians compared. Goal <= 1.1x. A
+//    third server, xDS-enabled with `leanGrpc: false`, gives the xDS layer's own cost over connectNodeAdapter.
 //  - rbac: the same calls to xDS-enabled servers whose chain runs the RBAC filter with 100 policies, against one
 //    without the filter: the server's CPU per call and the difference, in µs.
 //  - decide: what the server runs per call before the service (its route table: virtual host, route, HTTP filters),
@@ -56,7 +57,11 @@ interface ServerProcess {
   readonly serving: Promise<void>;
 }
 
-function startServer(kind: "plain" | "xds", security: Security, config: object): Promise<ServerProcess> {
+function startServer(
+  kind: "plain" | "xds" | "xds-adapter",
+  security: Security,
+  config: object,
+): Promise<ServerProcess> {
   const child = fork(worker, [kind, security, JSON.stringify(config)], { stdio: "inherit" });
   // The worker's messages, each taken by the first waiter whose key it has.
   type Waiter = { key: string; resolve: (message: Record<string, unknown>) => void; reject: (e: Error) => void };
@@ -150,8 +155,12 @@ const allowMethods: RbacRulesInit = {
 };
 
 /** Starts an xDS-enabled server and gives it its Listener (TLS from the "pki" instance for mtls). */
-async function startXds(security: Security, rbac?: RbacRulesInit): Promise<ServerProcess> {
-  const server = await startServer("xds", security, { controlPlane: controlPlane.address, ...files });
+async function startXds(
+  security: Security,
+  rbac?: RbacRulesInit,
+  kind: "xds" | "xds-adapter" = "xds",
+): Promise<ServerProcess> {
+  const server = await startServer(kind, security, { controlPlane: controlPlane.address, ...files });
   controlPlane.setResource(
     buildServerListener({
       name: server.name,
@@ -234,13 +243,15 @@ if (runs("calls")) {
   for (const security of ["cleartext", "mtls"] as const) {
     const plain = track(await startServer("plain", security, files));
     const xds = track(await startXds(security));
+    const adapter = track(await startXds(security, undefined, "xds-adapter"));
     const calls = [
       { ...callTo(xds, security), server: xds },
       { ...callTo(plain, security), server: plain },
+      { ...callTo(adapter, security), server: adapter },
     ];
     await Promise.all(calls.map((c) => c.check));
     for (const concurrency of [1, 50]) {
-      const [ours, base] = await compare(calls, concurrency, concurrency === 1 ? 1_000 : 5_000);
+      const [ours, base, viaAdapter] = await compare(calls, concurrency, concurrency === 1 ? 1_000 : 5_000);
       rows.push([
         `${security}, concurrency ${concurrency}`,
         `${ours!.p50.toFixed(3)} ms`,
@@ -249,12 +260,22 @@ if (runs("calls")) {
         `${ours!.cpu.toFixed(1)} us`,
         `${base!.cpu.toFixed(1)} us`,
         ratio(ours!.cpu / base!.cpu),
+        `${viaAdapter!.cpu.toFixed(1)} us (${ratio(viaAdapter!.cpu / base!.cpu)})`,
       ]);
     }
   }
   printTable(
-    `Unary calls (connect-node gRPC client): createXdsServer against a plain connectNodeAdapter server, each in a process of its own (median of ${ROUNDS} rounds; goal: p50 and server CPU/call <= 1.1x)`,
-    ["", "p50 xds", "p50 plain", "p50 ratio", "server CPU/call xds", "plain", "CPU ratio"],
+    `Unary calls (connect-node gRPC client): createXdsServer against a plain connectNodeAdapter server, each in a process of its own (median of ${ROUNDS} rounds; goal: p50 and server CPU/call <= 1.1x); the last column is createXdsServer with leanGrpc: false (every call through connectNodeAdapter: the xDS layer's own cost)`,
+    [
+      "",
+      "p50 xds",
+      "p50 plain",
+      "p50 ratio",
+      "server CPU/call xds",
+      "plain",
+      "CPU ratio",
+      "xds, leanGrpc false (vs plain)",
+    ],
     rows,
   );
 }

@@ -1,11 +1,12 @@
 // Child process of connect-xds-server.ts: one echo server on 127.0.0.1 (port 0) answering the bench echo service's
 // unary method with `<value>`, so the CPU this process reports is the server's alone.
-// `node xds-server-worker.js <plain|xds> <cleartext|mtls> <json>`, the JSON holding `controlPlane` (the control
-// plane's address, xds kind) and the PEM file paths `certFile`, `keyFile`, `caFile` (mtls):
+// `node xds-server-worker.js <plain|xds|xds-adapter> <cleartext|mtls> <json>`, the JSON holding `controlPlane` (the
+// control plane's address, xds kinds) and the PEM file paths `certFile`, `keyFile`, `caFile` (mtls):
 // - plain: connect-node's connectNodeAdapter on node:http2 (createServer, or createSecureServer asking for and
 //   verifying client certificates);
 // - xds: @xdskit/connect-xds-server's createXdsServer with the same routes, its TLS from a file_watcher certificate
-//   provider instance "pki" over the same files; the benchmark's control plane pushes its Listener.
+//   provider instance "pki" over the same files; the benchmark's control plane pushes its Listener;
+// - xds-adapter: the same with `leanGrpc: false` (every call through connectNodeAdapter).
 // Sends `{ port, name }` over IPC once bound (`name`: the Listener resource it watches), `{ serving: true }` when the
 // xDS server first serves, answers "cpu" with `{ cpuUs }` (its CPU time so far, microseconds), and exits when the
 // parent disconnects.
@@ -61,6 +62,8 @@ async function startPlain(): Promise<void> {
 async function startXds(): Promise<void> {
   const server = createXdsServer({
     routes,
+    // "xds-adapter": every call through connectNodeAdapter, as before the lean path (its own cost beside plain).
+    ...(kind === "xds-adapter" ? { leanGrpc: false } : {}),
     bootstrap: {
       xds_servers: [{ server_uri: config.controlPlane!, channel_creds: [{ type: "insecure" }] }],
       node: { id: "bench-server" },
@@ -91,4 +94,4 @@ process.on("message", (message) => {
   }
 });
 process.on("disconnect", () => process.exit(0));
-await (kind === "xds" ? startXds() : startPlain());
+await (kind === "plain" ? startPlain() : startXds());
