@@ -7,13 +7,16 @@
 //     medians compared; with the client's CPU per call and the server's. A third row, our client to grpc-js-xds's
 //     server, separates the client's share from the server's.
 //  2. A certificate rotation under load: new certificate files for both sides (the same CA), then a new server
-//     Listener (the servers drain their connections, the clients reconnect with the new material) while 5,000 calls
-//     run at concurrency 50: the calls that failed, per pair (the goal is none).
+//     Listener (the servers drain their connections, the clients reconnect with the new material) while 20,000 calls
+//     per pair run at concurrency 50: the calls that failed (the goal is none), how many started after the new
+//     Listener, and whether a new connection is then shown the new server certificate.
 // `--quick` makes fewer rounds. Not a test: it prints figures and ratios, and gates nothing.
 import { type ChildProcess, fork } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { X509Certificate } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { connect as tlsConnect } from "node:tls";
 import { fileURLToPath } from "node:url";
 import { create } from "@bufbuild/protobuf";
 import { StringValueSchema } from "@bufbuild/protobuf/wkt";
@@ -53,9 +56,12 @@ const IMPLEMENTATIONS: readonly Implementation[] = ["xdskit", "grpc-js-xds"];
 const dir = mkdtempSync(join(tmpdir(), "bench-mesh-"));
 const ca = createTestCa({ commonName: "bench mesh CA" });
 writeFileSync(join(dir, "ca.pem"), ca.cert);
-function writeIdentities(): void {
-  writeCertificate(dir, "server", ca.issue({ commonName: "server", uris: [SERVER_ID] }));
+/** Writes new identities for both sides; returns the server certificate's SHA-256 fingerprint. */
+function writeIdentities(): string {
+  const server = ca.issue({ commonName: "server", uris: [SERVER_ID] });
+  writeCertificate(dir, "server", server);
   writeCertificate(dir, "client", ca.issue({ commonName: "client", uris: [CLIENT_ID] }));
+  return new X509Certificate(server.cert).fingerprint256;
 }
 writeIdentities();
 
@@ -296,25 +302,65 @@ printTable(
   }),
 );
 
-// Rotation under load: new files, read by every provider within 0.2 s, then a new Listener while calls run.
-const rotation = await Promise.all(
-  IMPLEMENTATIONS.map(async (implementation) => {
-    const load = run(calls[implementation], 5_000, 50, servers.get(implementation)!);
-    return { implementation, load };
-  }),
-);
-writeIdentities();
+// Rotation under load: new files, read by every provider within 0.2 s, then a new Listener while calls run. The
+// load is long enough (20,000 calls per pair) that calls start after the new Listener too; how many is printed.
+let publishedAt = Number.POSITIVE_INFINITY;
+const startedAfter = new Map<Implementation, number>(IMPLEMENTATIONS.map((i) => [i, 0]));
+const rotation = IMPLEMENTATIONS.map((implementation) => {
+  const call: Call = () => {
+    if (performance.now() > publishedAt) startedAfter.set(implementation, startedAfter.get(implementation)! + 1);
+    return calls[implementation]();
+  };
+  return { implementation, load: run(call, 20_000, 50, servers.get(implementation)!) };
+});
+const rotatedFingerprint = writeIdentities();
 await new Promise((resolve) => setTimeout(resolve, 500));
 publish();
+publishedAt = performance.now();
 const rotated = await Promise.all(
   rotation.map(async ({ implementation, load }) => ({ implementation, ...(await load) })),
 );
+
+/** The SHA-256 fingerprint of the certificate a new mTLS connection to `port` is shown. */
+function presentedFingerprint(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect({
+      host: "127.0.0.1",
+      port,
+      ca: ca.cert,
+      cert: readFileSync(join(dir, "client.pem")),
+      key: readFileSync(join(dir, "client-key.pem")),
+      ALPNProtocols: ["h2"],
+      checkServerIdentity: () => undefined,
+    });
+    socket.once("secureConnect", () => {
+      resolve(socket.getPeerX509Certificate()?.fingerprint256 ?? "none");
+      socket.destroy();
+    });
+    socket.once("error", reject);
+  });
+}
+const presented = new Map<Implementation, string>();
+for (const implementation of IMPLEMENTATIONS) {
+  presented.set(
+    implementation,
+    await presentedFingerprint(servers.get(implementation)!.port).catch((e: Error) => `error: ${e.message}`),
+  );
+}
 printTable(
-  "A certificate rotation under load: new files, then a new server Listener (drain and reconnect), 5,000 calls at concurrency 50 each (goal: none fails)",
-  ["client -> server", "failed calls", "first error"],
+  "A certificate rotation under load: new files, then a new server Listener (drain and reconnect), 20,000 calls at concurrency 50 per pair (goal: none fails)",
+  [
+    "client -> server",
+    "failed calls",
+    "calls started after the new Listener",
+    "new connections get the new certificate",
+    "first error",
+  ],
   rotated.map((r) => [
     r.implementation === "xdskit" ? "connect-xds -> connect-xds-server" : "grpc-js-xds -> XdsServer",
     int(r.failed),
+    int(startedAfter.get(r.implementation)!),
+    presented.get(r.implementation) === rotatedFingerprint ? "yes" : `no (${presented.get(r.implementation)})`,
     r.firstError === undefined ? "-" : String((r.firstError as Error).message ?? r.firstError).slice(0, 80),
   ]),
 );
