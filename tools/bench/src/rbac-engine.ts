@@ -105,7 +105,7 @@ function methodPolicies(): Pick<Scenario, "ours" | "theirs"> {
   return { ours, theirs: { action: "ALLOW", policies } };
 }
 
-/** 100 ALLOW policies on a path matcher and a source range each: `prefix` (indexed) or `suffix` (no index). */
+/** 100 ALLOW policies on a path matcher and a source range each: `prefix` or `suffix` (both indexed). */
 function rangePolicies(kind: "prefix" | "suffix"): Pick<Scenario, "ours" | "theirs"> {
   const value = (i: number) => (kind === "prefix" ? `/pkg.Svc${i}/` : `/Method${i}`);
   const ours: RbacFilterConfig = {
@@ -173,7 +173,7 @@ const scenarios: Scenario[] = [
     principal: undefined,
   },
   {
-    name: "100 path-suffix + range ALLOW policies (no index), call matches the last",
+    name: "100 path-suffix + range ALLOW policies (suffix index), call matches the last",
     ...rangePolicies("suffix"),
     headers: baseHeaders,
     path: `/pkg.Svc/Method${POLICIES - 1}`,
