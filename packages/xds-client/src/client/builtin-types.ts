@@ -10,7 +10,7 @@ import type { EndpointUpdate } from "../resources/endpoint.js";
 import type * as ListenerModule from "../resources/listener.js";
 import type { ListenerUpdate } from "../resources/listener.js";
 import type * as RouteModule from "../resources/route-configuration.js";
-import type { RouteConfigurationUpdate } from "../resources/route-configuration.js";
+import type { RouteConfigurationUpdate } from "../resources/route-types.js";
 import { loadModule, loadOnce, requireModule } from "../shared/lazy-module.js";
 import { errorMessage } from "../shared/xds-error.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "../wire/resource-type.js";

@@ -38,19 +38,19 @@ export type {
 } from "./listener-types.js";
 export type { HeaderMatcher, PathMatcher, StringMatcher } from "./matchers.js";
 export type { RbacFilterConfig, RbacPolicy, RbacRule, RbacRules } from "./rbac-types.js";
-export {
-  type FilterConfigOverride,
-  type FilterConfigOverrides,
-  type HashPolicy,
-  type RetryableCode,
-  type RetryPolicy,
-  type Route,
-  type RouteAction,
-  type RouteConfigurationBody,
-  type RouteConfigurationUpdate,
-  type RouteMatch,
-  routeConfigurationResourceType,
-  type VirtualHost,
-  type WeightedClusterEntry,
-} from "./route-configuration.js";
+export { routeConfigurationResourceType } from "./route-configuration.js";
+export type {
+  FilterConfigOverride,
+  FilterConfigOverrides,
+  HashPolicy,
+  RetryableCode,
+  RetryPolicy,
+  Route,
+  RouteAction,
+  RouteConfigurationBody,
+  RouteConfigurationUpdate,
+  RouteMatch,
+  VirtualHost,
+  WeightedClusterEntry,
+} from "./route-types.js";
 export type { CertificateProviderInstance, UpstreamTlsConfig } from "./upstream-tls.js";
