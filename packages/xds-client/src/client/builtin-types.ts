@@ -4,7 +4,7 @@
 // is called before that.
 import type { Any } from "@bufbuild/protobuf/wkt";
 import type * as ClusterModule from "../resources/cluster.js";
-import type { ClusterResourceTypeOptions, ClusterUpdate } from "../resources/cluster.js";
+import type { ClusterResourceTypeOptions, ClusterUpdate } from "../resources/cluster-types.js";
 import type * as EndpointModule from "../resources/endpoint.js";
 import type { EndpointUpdate } from "../resources/endpoint.js";
 import type * as ListenerModule from "../resources/listener.js";

@@ -1,14 +1,12 @@
 // The four xDS resource types gRPC clients watch, registered with the client like any user type.
-export {
-  type ClusterResourceTypeOptions,
-  type ClusterUpdate,
-  clusterResourceType,
-  createClusterResourceType,
-  type OrcaPropagationConfig,
-  type OrcaSelection,
-  type OutlierDetectionConfig,
-  parseOrcaPropagation,
-} from "./cluster.js";
+export { clusterResourceType, createClusterResourceType, parseOrcaPropagation } from "./cluster.js";
+export type {
+  ClusterResourceTypeOptions,
+  ClusterUpdate,
+  OrcaPropagationConfig,
+  OrcaSelection,
+  OutlierDetectionConfig,
+} from "./cluster-types.js";
 export {
   type DropOverload,
   type Endpoint,
