@@ -79,14 +79,17 @@ describe("route matching", () => {
     expect(matches({ path: { type: "path", value: "/PKG.SVC/m", caseSensitive: false } }, "/pkg.Svc/M")).toBe(true);
   });
 
-  it("matches a safe_regex path as a full match, with case_sensitive not applying to it", () => {
+  it("matches a safe_regex path as a full match, case-insensitively when case_sensitive is false (as the client)", () => {
     const regex = (caseSensitive: boolean) => ({
       path: { type: "safe_regex" as const, regex: "/pkg\\.Svc/(Get|Put)", caseSensitive },
     });
     expect(matches(regex(true), "/pkg.Svc/Get")).toBe(true);
     expect(matches(regex(true), "/pkg.Svc/GetMore")).toBe(false);
     expect(matches(regex(true), "x/pkg.Svc/Get")).toBe(false);
-    expect(matches(regex(false), "/pkg.svc/get")).toBe(false);
+    expect(matches(regex(true), "/pkg.svc/get")).toBe(false);
+    expect(matches(regex(false), "/pkg.svc/get")).toBe(true);
+    expect(matches(regex(false), "/PKG.SVC/PUT")).toBe(true);
+    expect(matches(regex(false), "/pkg.svc/getmore")).toBe(false);
   });
 
   it("never matches an absent header with a value matcher, inverted or not; present and its inverse see absence", () => {
@@ -153,10 +156,11 @@ describe("route table", () => {
     ["router", () => undefined],
     ["rbac", marking],
   ]);
-  const filter = (deny?: string): ServerHttpFilter => ({
+  const filter = (deny?: string, disabled = false): ServerHttpFilter => ({
     name: "rbac",
     config: { typeUrl: "", value: new Uint8Array() } as never,
     isOptional: false,
+    disabled,
     filter: { type: "rbac", ...(deny === undefined ? {} : { deny }) } as never,
   });
   const override = (deny?: string): FilterConfigOverrides => ({
@@ -171,8 +175,53 @@ describe("route table", () => {
     name: "router",
     config: {} as never,
     isOptional: false,
+    disabled: false,
     filter: { type: "router" },
   };
+  const disabledOverride: FilterConfigOverrides = { rbac: { config: {} as never, isOptional: false, disabled: true } };
+
+  it("turns a filter off where a disabled override names it, and on where an override enables a disabled one", () => {
+    const routes = (listenerDeny: string, disabledInListener: boolean) =>
+      compileRouteTable({
+        routes: {
+          virtualHosts: [
+            vhost(
+              "vh",
+              ["*"],
+              [
+                route(
+                  "off",
+                  { path: { type: "path", value: "/off", caseSensitive: true } },
+                  {
+                    typedPerFilterConfig: disabledOverride,
+                  },
+                ),
+                route(
+                  "own",
+                  { path: { type: "path", value: "/own", caseSensitive: true } },
+                  {
+                    typedPerFilterConfig: override("route"),
+                  },
+                ),
+                route("inherits", { path: { type: "prefix", value: "/", caseSensitive: true } }),
+              ],
+            ),
+          ],
+        },
+        httpFilters: [filter(listenerDeny, disabledInListener), router],
+        registry,
+        nodeId: "node",
+        random: never,
+      });
+    const enabled = routes("listener", false);
+    expect(enabled.decide(call("/off"), "host")).toBeUndefined();
+    expect(enabled.decide(call("/own"), "host")).toEqual({ code: Code.PermissionDenied, message: "route" });
+    expect(enabled.decide(call("/x"), "host")).toEqual({ code: Code.PermissionDenied, message: "listener" });
+    const disabled = routes("listener", true);
+    expect(disabled.decide(call("/off"), "host")).toBeUndefined();
+    expect(disabled.decide(call("/own"), "host")).toEqual({ code: Code.PermissionDenied, message: "route" });
+    expect(disabled.decide(call("/x"), "host")).toBeUndefined();
+  });
 
   it("runs the first matching route's filters with the route's override, else the virtual host's, else the Listener's", () => {
     const table = compileRouteTable({

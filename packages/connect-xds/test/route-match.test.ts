@@ -25,7 +25,8 @@ function fullMatch(regex: string, value: string, ignoreCase: boolean): boolean {
 function referenceHeader(matcher: HeaderMatcher, headers: HeaderList): boolean {
   const value = referenceValue(headers, matcher.name);
   if (matcher.type === "present") return (value !== undefined) === matcher.present ? !matcher.invert : matcher.invert;
-  if (value === undefined) return matcher.invert;
+  // C-core and grpc-go: an absent header fails every matcher but `present`, `invert_match` or not.
+  if (value === undefined) return false;
   let matched: boolean;
   switch (matcher.type) {
     case "safe_regex":
@@ -90,6 +91,17 @@ describe("compileRouteMatch", () => {
       ),
       { numRuns: 3000 },
     );
+  });
+
+  it("never matches an absent header with a value matcher, inverted or not (C-core, grpc-go and our server)", () => {
+    const inverted: RouteMatch = {
+      path: { type: "prefix", value: "", caseSensitive: true },
+      headers: [{ name: "x-h", invert: true, type: "exact", value: "a", ignoreCase: false }],
+    };
+    const matches = compileRouteMatch(inverted);
+    expect(matches("/s/m", new Headers(), Math.random)).toBe(false);
+    expect(matches("/s/m", new Headers({ "x-h": "b" }), Math.random)).toBe(true);
+    expect(matches("/s/m", new Headers({ "x-h": "a" }), Math.random)).toBe(false);
   });
 
   it("reads a range header beyond 2^53 exactly and refuses values outside int64", () => {

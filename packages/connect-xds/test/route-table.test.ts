@@ -2,7 +2,7 @@
 // random call sequences (paths repeat, so the cache is used), with the same random draws, both choose the same
 // route and cluster, or fail with the same error.
 import { Code } from "@connectrpc/connect";
-import type { Route, RouteAction, VirtualHost } from "@xdskit/xds-client";
+import type { FilterConfigOverride, HttpFilter, Route, RouteAction, VirtualHost } from "@xdskit/xds-client";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createRouteTable, MAX_CACHED_PATHS } from "../src/internal.js";
@@ -105,5 +105,50 @@ describe("createRouteTable", () => {
       if (i % 2 === 0) expect(outcome(result)).toBe("even -> even");
       else expect(result instanceof Error && result.code).toBe(Code.Unavailable);
     }
+  });
+
+  it("drops a filter a disabled override names, and runs a filter the Listener disabled where an override enables it", () => {
+    const fault = (name: string, disabled: boolean): HttpFilter => ({
+      name,
+      config: { type: "envoy.extensions.filters.http.fault.v3.HTTPFault", kind: "json", value: {} },
+      isOptional: false,
+      disabled,
+    });
+    const entry = (disabled: boolean): FilterConfigOverride => ({
+      config: { type: "envoy.config.route.v3.FilterConfig", kind: "json", value: {} },
+      isOptional: false,
+      disabled,
+    });
+    const route = (name: string, overrides: Record<string, FilterConfigOverride>): Route => ({
+      name,
+      match: { path: { type: "path", value: `/s/${name}`, caseSensitive: true }, headers: [] },
+      action: { ...forwarding, type: "cluster", cluster: "c" },
+      typedPerFilterConfig: overrides,
+    });
+    const vh: VirtualHost = {
+      name: "vh",
+      domains: ["*"],
+      typedPerFilterConfig: { on: entry(true) },
+      routes: [
+        route("plain", {}),
+        route("off", { on: entry(true) }),
+        route("enabled", { off: entry(false), on: entry(false) }),
+      ],
+    };
+    const table = createRouteTable({
+      virtualHost: vh,
+      httpFilters: [fault("on", false), fault("off", true)],
+      nodeId: "n",
+      random: Math.random,
+    });
+    const names = (path: string) => {
+      const selection = table.select(path, new Headers());
+      if (selection instanceof Error) throw selection;
+      return selection.filters.map((f) => f.filter.name);
+    };
+    // "plain" inherits the virtual host's disabled entry for "on"; "off" stays off without an entry.
+    expect(names("/s/plain")).toEqual([]);
+    expect(names("/s/off")).toEqual([]);
+    expect(names("/s/enabled")).toEqual(["on", "off"]);
   });
 });

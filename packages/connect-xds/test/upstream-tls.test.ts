@@ -30,6 +30,7 @@ import { NODE_ID, startControlPlane } from "./support/harness.js";
 const BACKEND_ID = "spiffe://td.example/ns/default/sa/backend";
 const CLIENT_ID = "spiffe://td.example/ns/default/sa/client";
 const ROTATED_ID = "spiffe://td.example/ns/default/sa/client-rotated";
+const LATE_ID = "spiffe://td.example/ns/default/sa/client-late";
 
 /** A TLS backend that records, per accepted connection, the client certificate's URI SANs ("" without one). */
 async function tlsBackend(
@@ -59,6 +60,7 @@ describe("TLS to backends from xDS (A29)", () => {
   let server: ManagementServer;
   let client: XdsClient;
   let identityFiles: { certFile: string; keyFile: string };
+  let caFile: string;
   const backends: Backend[] = [];
   const transports: XdsTransport[] = [];
   let mtlsRequired: Backend & { clientIds: string[] };
@@ -97,7 +99,7 @@ describe("TLS to backends from xDS (A29)", () => {
     meshCa = createTestCa({ commonName: "mesh CA" });
     const foreignCa = createTestCa({ commonName: "another CA" });
     identityFiles = writeCertificate(dir, "client", meshCa.issue({ commonName: "client", uris: [CLIENT_ID] }));
-    const caFile = writeCertificate(dir, "ca", meshCa).certFile;
+    caFile = writeCertificate(dir, "ca", meshCa).certFile;
     [mtlsRequired, mtlsOptional, tlsOnly, impostor, otherCa, plain] = await Promise.all([
       tlsBackend("mtls", meshCa, serverCert(meshCa, BACKEND_ID), "required"),
       tlsBackend("optional", meshCa, serverCert(meshCa, BACKEND_ID), "optional"),
@@ -219,6 +221,72 @@ describe("TLS to backends from xDS (A29)", () => {
     }
     expect(otherCa.calls.size).toBe(0);
     expect(mtlsRequired.calls.get("Unary") ?? 0).toBe(1); // the mtls test's call only
+  });
+
+  it("matches SANs by safe_regex, by suffix ignoring case, by contains, and a DNS SAN exactly", async () => {
+    const matchers: NonNullable<UpstreamTlsInit["matchSubjectAltNames"]>[] = [
+      [{ matchPattern: { case: "safeRegex", value: { regex: "spiffe://td\\.example/ns/[a-z]+/sa/backend" } } }],
+      [{ matchPattern: { case: "suffix", value: "/SA/BACKEND" }, ignoreCase: true }],
+      [{ matchPattern: { case: "contains", value: "ns/default" } }],
+      ["backend.test"],
+    ];
+    for (const [index, matchSubjectAltNames] of matchers.entries()) {
+      server.setResources(service(`san-${index}`, [tlsOnly], { roots: "mesh", matchSubjectAltNames }));
+      expect(await served(echoClient(transportFor(`san-${index}`)))).toBe("tls");
+    }
+    // Case matters without ignore_case.
+    server.setResources(
+      service("san-case", [tlsOnly], {
+        roots: "mesh",
+        matchSubjectAltNames: [{ matchPattern: { case: "suffix", value: "/SA/BACKEND" } }],
+      }),
+    );
+    const error = await served(echoClient(transportFor("san-case"))).catch((e: unknown) => ConnectError.from(e));
+    expect((error as ConnectError).code).toBe(Code.Unavailable);
+  });
+
+  it("fails calls UNAVAILABLE naming the file while the identity cannot be read, and serves once it can", async () => {
+    const late = join(dir, "late");
+    const lateClient = createXdsClient({
+      bootstrap: {
+        xds_servers: [{ server_uri: server.address, channel_creds: [{ type: "insecure" }] }],
+        node: { id: NODE_ID },
+        certificate_providers: {
+          late: {
+            plugin_name: "file_watcher",
+            config: {
+              certificate_file: `${late}.pem`,
+              private_key_file: `${late}-key.pem`,
+              ca_certificate_file: caFile,
+              refresh_interval: "0.05s",
+            },
+          },
+        },
+      },
+    });
+    try {
+      server.setResources(
+        service("late", [mtlsRequired], { roots: "late", identity: "late", matchSubjectAltNames: [BACKEND_ID] }),
+      );
+      const transport = createXdsTransport({ target: "xds:///late", client: lateClient });
+      transports.push(transport);
+      const echo = echoClient(transport);
+      const error = await served(echo).catch((e: unknown) => ConnectError.from(e));
+      expect((error as ConnectError).code).toBe(Code.Unavailable);
+      expect((error as ConnectError).rawMessage).toContain(`${late}.pem`);
+      writeCertificate(dir, "late", meshCa.issue({ commonName: "late", uris: [LATE_ID] }));
+      // The provider reads the files within 50 ms; the connection retries after its backoff (1 s, then 1.6 s), and
+      // calls fail fast until then (not wait-for-ready).
+      let outcome: string | ConnectError = error as ConnectError;
+      for (let i = 0; i < 300 && typeof outcome !== "string"; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        outcome = await served(echo).catch((e: unknown) => ConnectError.from(e));
+      }
+      expect(outcome).toBe("mtls");
+      expect(mtlsRequired.clientIds.at(-1)).toBe(`URI:${LATE_ID}`);
+    } finally {
+      await lateClient.close();
+    }
   });
 
   it("moves a pick past the endpoint whose SAN does not match: every call reaches the right one", async () => {

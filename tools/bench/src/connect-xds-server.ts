@@ -337,11 +337,18 @@ if (runs("decide")) {
     },
   };
   const config = { type: "bytes", kind: "bytes", value: new Uint8Array() } as const;
-  const router: ServerHttpFilter = { name: "router", config, isOptional: false, filter: { type: "router" } };
+  const router: ServerHttpFilter = {
+    name: "router",
+    config,
+    isOptional: false,
+    disabled: false,
+    filter: { type: "router" },
+  };
   const rbac = (rules: RbacFilterConfig): ServerHttpFilter => ({
     name: "envoy.filters.http.rbac",
     config,
     isOptional: false,
+    disabled: false,
     filter: { type: "rbac", ...rules },
   });
   const virtualHosts: VirtualHost[] = [

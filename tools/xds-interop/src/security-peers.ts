@@ -33,10 +33,68 @@ export interface SecurityClient {
   close(): Promise<void>;
 }
 
+/** A call carrying this header waits in the handler until the server's current hold is released. */
+export const HOLD_HEADER = "x-hold";
+
+export interface Hold {
+  /** Resolves when a call carrying HOLD_HEADER has reached the handler. */
+  readonly reached: Promise<void>;
+  release(): void;
+}
+
 export interface SecurityServer {
   readonly name: string;
   readonly port: number;
+  /** Serving-status transitions as reported to the application: "serving", or "not serving: <reason>". */
+  readonly statuses: readonly string[];
+  /** Resolves at the first "serving". */
+  serving(): Promise<void>;
+  /** Arms a hold for the calls carrying HOLD_HEADER from now on. */
+  hold(): Hold;
   close(): Promise<void>;
+}
+
+/** Serving-status transitions, the first "serving", and the hold of the calls carrying HOLD_HEADER. */
+function serverState() {
+  const statuses: string[] = [];
+  let servingNow: () => void = () => {};
+  const firstServing = new Promise<void>((resolve) => {
+    servingNow = resolve;
+  });
+  let current: { reached: () => void; released: Promise<void>; release: () => void } | undefined;
+  return {
+    statuses,
+    serving: () => firstServing,
+    record(serving: boolean, reason: string) {
+      statuses.push(serving ? "serving" : `not serving: ${reason}`);
+      if (serving) servingNow();
+    },
+    hold(): Hold {
+      let reached: () => void = () => {};
+      let release: () => void = () => {};
+      const hold: Hold = {
+        reached: new Promise<void>((resolve) => {
+          reached = resolve;
+        }),
+        release: () => release(),
+      };
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      current = { reached, released, release: () => release() };
+      return hold;
+    },
+    /** Lets every held call go (at close: a case that failed may not have released its hold). */
+    releaseHeld() {
+      current?.release();
+    },
+    /** Waits in the handler when the call carries HOLD_HEADER and a hold is armed. */
+    async enter(held: boolean): Promise<void> {
+      if (!held || current === undefined) return;
+      current.reached();
+      await current.released;
+    },
+  };
 }
 
 export type Side = "ours" | "grpc-js-xds";
@@ -120,25 +178,45 @@ export async function securityServer(side: Side, name: string, bootstrap: Bootst
   return side === "ours" ? ourServer(name, bootstrap) : peerServer(name, bootstrap);
 }
 
+/** Long enough for a held call to finish after a Listener change or deletion (gRPC's default is 10 minutes). */
+const DRAIN_GRACE_MS = 30_000;
+
 async function ourServer(name: string, bootstrap: BootstrapConfig): Promise<SecurityServer> {
+  const state = serverState();
   const server = createXdsServer({
     bootstrap,
+    drainGraceMs: DRAIN_GRACE_MS,
+    onServingStatus: ({ serving, reason }) => state.record(serving, reason ?? ""),
     routes: (router) =>
       router.service(TestService, {
-        unaryCall: () => create(SimpleResponseSchema, { hostname: name }),
+        unaryCall: async (_request, context) => {
+          await state.enter(context.requestHeader.has(HOLD_HEADER));
+          return create(SimpleResponseSchema, { hostname: name });
+        },
         emptyCall: () => ({}),
       }),
   });
   const bound = await server.listen({ host: "127.0.0.1", port: 0 });
-  return { name, port: bound.port, close: () => server.close() };
+  return {
+    name,
+    port: bound.port,
+    statuses: state.statuses,
+    serving: state.serving,
+    hold: state.hold,
+    close: () => {
+      state.releaseHeld();
+      return server.close();
+    },
+  };
 }
 
 async function peerServer(name: string, bootstrap: BootstrapConfig): Promise<SecurityServer> {
   registerPeer();
   const server = new grpcJsXds.XdsServer({
     [XDS_BOOTSTRAP_OPTION]: JSON.stringify(bootstrap),
-    drainGraceTimeMs: 1_000,
+    drainGraceTimeMs: DRAIN_GRACE_MS,
   });
+  const state = serverState();
   server.addService(
     {
       UnaryCall: {
@@ -154,9 +232,11 @@ async function peerServer(name: string, bootstrap: BootstrapConfig): Promise<Sec
     },
     {
       UnaryCall: (
-        _call: grpc.ServerUnaryCall<SimpleRequest, unknown>,
+        call: grpc.ServerUnaryCall<SimpleRequest, unknown>,
         callback: grpc.sendUnaryData<{ hostname: string }>,
-      ) => callback(null, { hostname: name }),
+      ) => {
+        state.enter(call.metadata.get(HOLD_HEADER).length > 0).then(() => callback(null, { hostname: name }));
+      },
     },
   );
   const port = await freePort();
@@ -166,11 +246,19 @@ async function peerServer(name: string, bootstrap: BootstrapConfig): Promise<Sec
     new grpcJsXds.XdsServerCredentials(grpc.ServerCredentials.createInsecure()),
     () => {},
   );
+  // grpc-js-xds reports every serving-state change of the port to these listeners.
+  server.addServingStateListener(`127.0.0.1:${port}`, (status) =>
+    state.record(status.code === grpc.status.OK, status.details),
+  );
   return {
     name,
     port,
+    statuses: state.statuses,
+    serving: state.serving,
+    hold: state.hold,
     close: () =>
       new Promise<void>((resolve) => {
+        state.releaseHeld();
         server.tryShutdown(() => resolve());
       }),
   };

@@ -4,9 +4,6 @@
 // to files for each side's file_watcher certificate provider. Each case sets the client's Listener/route/Cluster
 // (with its UpstreamTlsContext) and the server's Listener (with its DownstreamTlsContext and RBAC), then makes calls
 // through a new client, so no connection outlives its case.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import {
   buildCluster,
   buildClusterLoadAssignment,
@@ -16,24 +13,17 @@ import {
   buildServerListener,
   buildServerRouteConfiguration,
   buildUpstreamTlsSocket,
-  createManagementServer,
   type DownstreamTlsInit,
-  type ManagementServer,
   type RbacRulesInit,
   type UpstreamTlsInit,
 } from "@xdskit/control-plane";
-import { createTestCa, writeCertificate } from "@xdskit/test-pki";
 import type { BootstrapConfig } from "@xdskit/xds-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLIENT_ID, createSecurityMesh, SERVER_ID, type SecurityMesh } from "../src/security-mesh.js";
 import { type Outcome, type SecurityServer, type Side, securityClient, securityServer } from "../src/security-peers.js";
 
-const SERVER_ID = "spiffe://td.example/ns/default/sa/server";
-const CLIENT_ID = "spiffe://td.example/ns/default/sa/client";
-const TEMPLATE = "grpc/server?xds.resource.listening_address=%s";
 const TARGET = "security.test";
 const SERVER_NODE = "xds-security-interop-server";
-/** grpc-js-xds 1.14 refuses a bootstrap node without a locality. */
-const NODE_LOCALITY = { region: "local", zone: "z" };
 const LDS = "type.googleapis.com/envoy.config.listener.v3.Listener";
 
 interface Case {
@@ -146,54 +136,19 @@ const PAIRS: readonly { readonly client: Side; readonly server: Side }[] = [
 describe.each(PAIRS)(
   "PSM security and authz: $client client, $server server",
   ({ client: clientSide, server: serverSide }) => {
-    let dir: string;
-    let controlPlane: ManagementServer;
+    let mesh: SecurityMesh;
     let bootstrap: BootstrapConfig;
     let server: SecurityServer;
 
     beforeAll(async () => {
-      dir = mkdtempSync(join(tmpdir(), "xds-security-interop-"));
-      const ca = createTestCa({ commonName: "mesh CA" });
-      const foreign = createTestCa({ commonName: "another CA" });
-      const caFile = writeCertificate(dir, "ca", ca).certFile;
-      const serverFiles = writeCertificate(
-        dir,
-        "server",
-        ca.issue({ commonName: "server", dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"], uris: [SERVER_ID] }),
-      );
-      const clientFiles = writeCertificate(dir, "client", ca.issue({ commonName: "client", uris: [CLIENT_ID] }));
-      const foreignFiles = writeCertificate(dir, "foreign", foreign.issue({ commonName: "client", uris: [CLIENT_ID] }));
-      const provider = (files: { certFile: string; keyFile: string }) => ({
-        plugin_name: "file_watcher",
-        // grpc-js-xds 1.14 requires refresh_interval (gRPC's default is 10 minutes).
-        config: {
-          certificate_file: files.certFile,
-          private_key_file: files.keyFile,
-          ca_certificate_file: caFile,
-          refresh_interval: "600s",
-        },
-      });
-      controlPlane = await createManagementServer();
-      bootstrap = {
-        xds_servers: [{ server_uri: controlPlane.address, channel_creds: [{ type: "insecure" }] }],
-        node: { id: "xds-security-interop", locality: NODE_LOCALITY },
-        server_listener_resource_name_template: TEMPLATE,
-        certificate_providers: {
-          server: provider(serverFiles),
-          client: provider(clientFiles),
-          foreign: provider(foreignFiles),
-        },
-      } as unknown as BootstrapConfig;
-      server = await securityServer(serverSide, serverSide, {
-        ...bootstrap,
-        node: { id: SERVER_NODE, locality: NODE_LOCALITY },
-      } as unknown as BootstrapConfig);
+      mesh = await createSecurityMesh();
+      bootstrap = mesh.bootstrap("xds-security-interop");
+      server = await securityServer(serverSide, serverSide, mesh.bootstrap(SERVER_NODE));
     }, 60_000);
 
     afterAll(async () => {
       await server?.close();
-      await controlPlane?.close();
-      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+      await mesh?.close();
     });
 
     /**
@@ -201,6 +156,7 @@ describe.each(PAIRS)(
      * new Listener (each case's Listener differs, by its route configuration's name, so one is always sent).
      */
     async function configure(c: Case, index: number): Promise<void> {
+      const { controlPlane } = mesh;
       const after = controlPlane.hooks.mark();
       controlPlane.setSnapshot([
         buildListener({ name: TARGET, routeConfigName: `${TARGET}-route` }),
@@ -214,7 +170,7 @@ describe.each(PAIRS)(
           localities: [{ zone: "z", endpoints: [`127.0.0.1:${server.port}`] }],
         }),
         buildServerListener({
-          name: TEMPLATE.replace("%s", `127.0.0.1:${server.port}`),
+          name: mesh.serverListenerName(server.port),
           address: { host: "127.0.0.1", port: server.port },
           defaultFilterChain: {
             ...(c.server === undefined ? {} : { tls: c.server }),

@@ -2,14 +2,14 @@
 // route configuration into closures over the call's path and Node's request headers. Rules
 // (docs/decisions.md#xds-enabled-servers):
 // - the path is `:path` without its query string; `safe_regex` is a full match compiled by xds-client (the one
-//   regex engine of every xDS regex), and `case_sensitive` does not apply to it;
+//   regex engine of every xDS regex), case-insensitive when `case_sensitive` is false (C-core, and the client);
 // - a header matcher other than `present` never matches an absent header, inverted or not (C-core and grpc-go);
 // - a header's value is what Node's HTTP/2 server hands over (it joins most repeated headers with ", "); an array
 //   value is joined with ","; `-bin` headers never match as present; `content-type` reads `application/grpc`
 //   whatever the wire content type (the Connect and gRPC-Web protocols included), as on the client;
 // - `runtime_fraction` matches when a uniform draw in [0, 1e6) is below the fraction per million.
 import type { HeaderMatcher, PathMatcher, RouteMatch } from "@xdskit/xds-client";
-import { compileHeaderValueMatcher, compileStringMatcher } from "@xdskit/xds-client/internal";
+import { compileHeaderValueMatcher, compileRegex } from "@xdskit/xds-client/internal";
 
 /** Request headers as Node's HTTP/2 server gives them: lower-case names, pseudo-headers included. */
 export type RequestHeaders = Readonly<Record<string, string | readonly string[] | undefined>>;
@@ -40,9 +40,10 @@ export function compilePathMatcher(matcher: PathMatcher): (path: string) => bool
       const lower = exact.toLowerCase();
       return (path) => path.length === lower.length && path.toLowerCase() === lower;
     }
-    case "safe_regex":
-      // `case_sensitive` does not apply to a regex (Envoy's definition; gRPC ignores it too).
-      return compileStringMatcher({ type: "safe_regex", regex: matcher.regex, ignoreCase: false });
+    case "safe_regex": {
+      const regex = compileRegex(matcher.regex, { ignoreCase: !matcher.caseSensitive });
+      return (path) => regex.fullMatch(path);
+    }
   }
 }
 

@@ -6,7 +6,13 @@
 // route with another action fails UNAVAILABLE before any filter runs, as grpc-go and C-core order it (their routing
 // step comes before the RBAC filter).
 import { Code } from "@connectrpc/connect";
-import type { FilterConfigOverrides, ServerHttpFilter, ServerHttpFilterConfig, VirtualHost } from "@xdskit/xds-client";
+import type {
+  FilterConfigOverride,
+  FilterConfigOverrides,
+  ServerHttpFilter,
+  ServerHttpFilterConfig,
+  VirtualHost,
+} from "@xdskit/xds-client";
 import { compileRouteMatch, findVirtualHost, type RequestHeaders } from "./route-match.js";
 import type { CallDenial, CallFilter, CallView, ServerFilterRegistry } from "./server-filters.js";
 
@@ -51,14 +57,15 @@ function filterChecks(
 ): readonly CallFilter[] {
   const checks: CallFilter[] = [];
   for (const filter of httpFilters) {
-    let config: ServerHttpFilterConfig = filter.filter;
+    // The route's entry, else the virtual host's: a disabled one turns the filter off, any other turns a filter
+    // disabled in the HttpConnectionManager on (grpc-go's reading of Envoy's `disabled`).
+    let override: FilterConfigOverride | undefined;
     for (const map of overrides) {
-      const parsed = map[filter.name]?.parsed;
-      if (parsed !== undefined) {
-        config = parsed;
-        break;
-      }
+      override = map[filter.name];
+      if (override !== undefined) break;
     }
+    if (override === undefined ? filter.disabled : override.disabled) continue;
+    const config: ServerHttpFilterConfig = override?.parsed ?? filter.filter;
     const factory = registry.get(config.type);
     if (factory === undefined) {
       // xds-client only produces configs of registered types; a gap here is a bug, and failing closed is safe.

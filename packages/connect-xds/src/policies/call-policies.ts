@@ -51,7 +51,6 @@ export function routeFault(
 ): ActiveFault | ConnectError | undefined {
   for (const f of route.filters) {
     if (f.filter.config.type !== HTTP_FAULT_TYPE) continue;
-    if (f.override?.disabled === true) continue;
     const config = faultConfig(f.override?.config ?? f.filter.config, f.filter.name);
     if (config instanceof ConnectError) return config;
     const decision = decideFault(config, headers, random);

@@ -3,10 +3,11 @@
 // - safe_regex is RE2's full match, compiled once by xds-client's compileRegex (re2js: linear time, whatever the
 //   pattern and the input; docs/decisions.md#regular-expressions-from-xds);
 // - a header's value is `Headers.get(name)` (several values joined by ", "); `-bin` headers never match as present;
-//   `content-type` reads `application/grpc`;
+//   `content-type` reads `application/grpc`; a matcher other than `present` never matches an absent header, inverted
+//   or not (C-core and grpc-go);
 // - `runtime_fraction` matches when a uniform draw in [0, 1e6) is below the fraction per million.
 import type { HeaderMatcher, PathMatcher, RouteMatch } from "@xdskit/xds-client";
-import { compileRegex, compileStringMatcher } from "@xdskit/xds-client/internal";
+import { compileHeaderValueMatcher, compileRegex } from "@xdskit/xds-client/internal";
 import { intDraw } from "../shared/random.js";
 
 export type HeaderPredicate = (headers: Headers) => boolean;
@@ -41,50 +42,14 @@ export function compilePathMatcher(matcher: PathMatcher): (path: string) => bool
   }
 }
 
-const INTEGER = /^[+-]?[0-9]+$/;
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-
-/** `[start, end)` on a header holding a base-10 int64; numbers compare as doubles when that is exact. */
-function rangePredicate(start: bigint, end: bigint): (value: string) => boolean {
-  const safe = start >= BigInt(Number.MIN_SAFE_INTEGER) && end <= BigInt(Number.MAX_SAFE_INTEGER);
-  const startNumber = Number(start);
-  const endNumber = Number(end);
-  return (value) => {
-    if (!INTEGER.test(value)) return false;
-    // Up to 15 digits is below 2^53: the double is exact.
-    const digits = value.length - (value[0] === "+" || value[0] === "-" ? 1 : 0);
-    if (safe && digits <= 15) {
-      const number = Number(value);
-      return number >= startNumber && number < endNumber;
-    }
-    const big = BigInt(value);
-    if (big < INT64_MIN || big > INT64_MAX) return false;
-    return big >= start && big < end;
-  };
-}
-
-/** One header matcher: the value test, then `invert_match` (which also inverts "absent"). */
+/**
+ * One header matcher, read from the call's headers by xds-client's compileHeaderValueMatcher (the server's too, so
+ * both sides match alike): a matcher other than `present` never matches an absent header, inverted or not.
+ */
 export function compileHeaderMatcher(matcher: HeaderMatcher): HeaderPredicate {
   const name = matcher.name.toLowerCase();
-  const invert = matcher.invert;
-  if (matcher.type === "present") {
-    const present = matcher.present;
-    return (headers) => ((headerValue(headers, name) !== undefined) === present) !== invert;
-  }
-  const test =
-    matcher.type === "range"
-      ? rangePredicate(matcher.start, matcher.end)
-      : compileStringMatcher(
-          matcher.type === "safe_regex"
-            ? { type: "safe_regex", regex: matcher.regex, ignoreCase: false }
-            : { type: matcher.type, value: matcher.value, ignoreCase: matcher.ignoreCase },
-        );
-  return (headers) => {
-    const value = headerValue(headers, name);
-    if (value === undefined) return invert;
-    return test(value) !== invert;
-  };
+  const test = compileHeaderValueMatcher(matcher);
+  return (headers) => test(headerValue(headers, name));
 }
 
 /**

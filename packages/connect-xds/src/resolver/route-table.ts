@@ -45,6 +45,8 @@ function filtersFor(
       override = map[filter.name];
       if (override !== undefined) break;
     }
+    // A disabled entry turns the filter off here; any other turns on a filter the HttpConnectionManager disabled.
+    if (override === undefined ? filter.disabled : override.disabled) continue;
     result.push(Object.freeze(override === undefined ? { filter } : { filter, override }));
   }
   return Object.freeze(result);

@@ -47,10 +47,22 @@ const INTEGER = /^[+-]?[0-9]+$/;
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
-/** `[start, end)` over a header holding a base-10 int64. */
+/**
+ * `[start, end)` over a header holding a base-10 int64 (grpc-go's ParseInt: a value outside int64 never matches).
+ * A value of at most 15 digits is below 2^53, so when both ends are safe integers it compares as a double, exactly;
+ * anything else as a BigInt.
+ */
 function rangePredicate(start: bigint, end: bigint): StringPredicate {
+  const safe = start >= BigInt(Number.MIN_SAFE_INTEGER) && end <= BigInt(Number.MAX_SAFE_INTEGER);
+  const startNumber = Number(start);
+  const endNumber = Number(end);
   return (value) => {
     if (!INTEGER.test(value)) return false;
+    const digits = value.length - (value[0] === "+" || value[0] === "-" ? 1 : 0);
+    if (safe && digits <= 15) {
+      const number = Number(value);
+      return number >= startNumber && number < endNumber;
+    }
     const number = BigInt(value);
     return number >= INT64_MIN && number <= INT64_MAX && number >= start && number < end;
   };

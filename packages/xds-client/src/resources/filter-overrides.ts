@@ -30,6 +30,12 @@ export function parseFilterOverrides(
       }
       isOptional = wrapper.isOptional;
       disabled = wrapper.disabled;
+      if (disabled) {
+        // The filter is off for this scope: its config, if any, is never used, so it is not validated (grpc-go).
+        result ??= {};
+        result[key] = Object.freeze({ config: toTypedConfig(extension), isOptional, disabled });
+        continue;
+      }
       extension = extractExtension(wrapper.config, `${extension.path}.config`, errors);
       if (extension === undefined) continue;
     }

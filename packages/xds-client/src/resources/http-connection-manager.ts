@@ -62,7 +62,15 @@ function parseHttpFilters<F>(
     }
     const checked = errors.count;
     validateFilterConfig(kind, extension, errors);
-    const base = { name: filter.name, config: toTypedConfig(extension), isOptional: filter.isOptional };
+    if (filter.disabled && kind.terminal) {
+      errors.add(`${filterPath}.disabled`, "the terminal filter cannot be disabled");
+    }
+    const base = {
+      name: filter.name,
+      config: toTypedConfig(extension),
+      isOptional: filter.isOptional,
+      disabled: filter.disabled,
+    };
     if (side === "client") {
       filters.push(Object.freeze(base) satisfies HttpFilter as F);
     } else {

@@ -18,6 +18,8 @@ export interface HttpFilter {
   readonly name: string;
   readonly config: TypedConfig;
   readonly isOptional: boolean;
+  /** Off unless a route's or virtual host's `typed_per_filter_config` names it without `disabled`. */
+  readonly disabled: boolean;
 }
 
 /** Where a Listener's routes come from: an RDS resource to watch, or inline. */
@@ -84,6 +86,8 @@ export interface ServerHttpFilter {
   /** The filter's config as sent (its type and bytes, or a TypedStruct's JSON). */
   readonly config: TypedConfig;
   readonly isOptional: boolean;
+  /** Off unless a route's or virtual host's `typed_per_filter_config` names it without `disabled`. */
+  readonly disabled: boolean;
   /** What the server runs. */
   readonly filter: ServerHttpFilterConfig;
 }

@@ -5,9 +5,11 @@ import type { HeaderMatcher, PathMatcher } from "./matchers.js";
 
 /** A `typed_per_filter_config` entry: the override config for the HTTP filter instance of that name. */
 export interface FilterConfigOverride {
+  /** The override as sent; for a disabled one, the `FilterConfig` wrapper itself (its config is not read). */
   readonly config: TypedConfig;
   /** From an `envoy.config.route.v3.FilterConfig` wrapper. */
   readonly isOptional: boolean;
+  /** The filter is off in this scope (a `FilterConfig` wrapper's `disabled`). */
   readonly disabled: boolean;
   /** The validated override of a filter gRPC servers run (`RBACPerRoute`); absent for the other filters. */
   readonly parsed?: ServerHttpFilterConfig;

@@ -63,6 +63,7 @@ describe("listenerResourceType", () => {
         {
           name: "router",
           isOptional: false,
+          disabled: false,
           config: { type: "envoy.extensions.filters.http.router.v3.Router", kind: "bytes", value: new Uint8Array() },
         },
       ],
@@ -143,6 +144,23 @@ describe("listenerResourceType", () => {
       ]);
     });
 
+    it("a filter disabled in the HttpConnectionManager, to be enabled per route", () => {
+      const update = expectClient(
+        decode(
+          hcm({
+            httpFilters: [
+              { name: "fault", configType: { case: "typedConfig", value: opaque(FAULT) }, disabled: true },
+              router,
+            ],
+          }),
+        ),
+      );
+      expect(update.httpFilters.map((f) => [f.name, f.disabled])).toEqual([
+        ["fault", true],
+        ["router", false],
+      ]);
+    });
+
     it("a filter config's bytes are a copy: the update keeps nothing of the response it came in", () => {
       const any = anyPack(
         ListenerSchema,
@@ -210,6 +228,11 @@ describe("listenerResourceType", () => {
         hcm({ httpFilters: [router, { name: "fault", configType: { case: "typedConfig", value: opaque(FAULT) } }] }),
         `${HCM}.http_filters: terminal filter for config type envoy.extensions.filters.http.router.v3.Router must be the last filter in the chain; ` +
           `${HCM}.http_filters: non-terminal filter for config type envoy.extensions.filters.http.fault.v3.HTTPFault is the last filter in the chain`,
+      ],
+      [
+        "a disabled router",
+        hcm({ httpFilters: [{ ...router, disabled: true }] }),
+        `${HCM}.http_filters[0].disabled: the terminal filter cannot be disabled`,
       ],
       [
         "two routers",

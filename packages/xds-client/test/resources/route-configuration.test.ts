@@ -394,6 +394,35 @@ describe("routeConfigurationResourceType", () => {
       expect(overrides.wrapped).toMatchObject({ disabled: true, isOptional: false, config: { kind: "bytes" } });
       expect(overrides.structured).toMatchObject({ config: { kind: "json", value: { abort: {} } } });
     });
+
+    it("takes a disabled FilterConfig without reading its config (none, or one that would not validate)", () => {
+      const update = expectOk(
+        decode([
+          {
+            domains: ["*"],
+            typedPerFilterConfig: {
+              bare: pack(FilterConfigSchema, { disabled: true }),
+              unknown: pack(FilterConfigSchema, {
+                config: opaque("type.googleapis.com/unknown.Filter"),
+                disabled: true,
+              }),
+            },
+            routes: [],
+          },
+        ]),
+      );
+      const overrides = update.virtualHosts[0]!.typedPerFilterConfig;
+      expect(overrides.bare).toMatchObject({ disabled: true, config: { type: "envoy.config.route.v3.FilterConfig" } });
+      expect(overrides.unknown).toMatchObject({ disabled: true });
+      const refused = decode([
+        {
+          domains: ["*"],
+          typedPerFilterConfig: { bare: pack(FilterConfigSchema, {}) },
+          routes: [],
+        },
+      ]);
+      expect(refused.ok).toBe(false);
+    });
   });
 
   describe("rejects with gRPC's rules, naming the field", () => {

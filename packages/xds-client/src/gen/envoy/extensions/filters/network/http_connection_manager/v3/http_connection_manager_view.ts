@@ -94,13 +94,14 @@ export interface HttpFilterView {
   name: string;
   configType: { case: "typedConfig"; value: AnyView } | { case: "configDiscovery"; value?: unknown } | { case: undefined; value?: undefined };
   isOptional: boolean;
+  disabled: boolean;
 }
 
 /**
  * A envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter with no field set.
  */
 export function newHttpFilterView(): HttpFilterView {
-  return { name: "", configType: NO_CASE, isOptional: false, };
+  return { name: "", configType: NO_CASE, isOptional: false, disabled: false, };
 }
 
 /**
@@ -130,6 +131,9 @@ export function readHttpFilter(
         break;
       case 6:
         view.isOptional = reader.bool();
+        break;
+      case 7:
+        view.disabled = reader.bool();
         break;
       default:
         walkField(reader, HttpFilterSchema, tag >>> 3, tag & 7, depth);
