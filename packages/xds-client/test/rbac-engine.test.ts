@@ -467,7 +467,7 @@ const call: fc.Arbitrary<RbacRequest> = fc.record({
 });
 
 describe("the compiled engine against a plain evaluator", () => {
-  it("decides as evaluating every policy does, and names a policy that matched", () => {
+  it("decides as evaluating every policy in order does, and names the first policy that matches", () => {
     fc.assert(
       fc.property(config, fc.array(call, { minLength: 1, maxLength: 5 }), (cfg, calls) => {
         const compiled = compileRbac(cfg);
