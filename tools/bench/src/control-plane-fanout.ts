@@ -30,6 +30,7 @@ import {
   DiscoveryRequestSchema,
   DiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { withChangeCpu } from "./lib/change-cpu.js";
 import { median } from "./lib/measure.js";
 import {
   ClientProcess,
@@ -231,6 +232,9 @@ interface Measured {
   readonly updateMs: number;
   /** The median of the changes after the first (LATER_CHANGES). */
   readonly laterUpdateMs: number;
+  /** The server process's CPU time over the first change, and the median over the later ones (lib/change-cpu.ts). */
+  readonly updateCpuMs: number;
+  readonly laterUpdateCpuMs: number;
   readonly idleRss: number;
   readonly peakRss: number;
   readonly heapUsed: number;
@@ -240,6 +244,7 @@ interface Measured {
 type ChildClients = ClientProcess<ToChild, ToParent>;
 
 async function measure(
+  kind: ServerKind,
   start: () => Promise<ServerUnderTest>,
   clients: ChildClients,
   scenario: Scenario,
@@ -255,22 +260,32 @@ async function measure(
       const connected = await clients.next("connected");
       // Let the ACKs land before the update.
       await new Promise((resolve) => setTimeout(resolve, 500));
-      const change = async (step: number): Promise<number> => {
+      const change = async (step: number): Promise<{ ms: number; cpuMs: number }> => {
         clients.send({ type: "expect-update" });
         await clients.next("armed");
         const updated = clients.next("updated");
-        const updateStart = performance.now();
-        server.update(step);
-        await updated;
-        return performance.now() - updateStart;
+        const label = `${kind}-${scenario.protocol}-${scenario.streams}-change-${step}`;
+        const { result: ms, cpuMs } = await withChangeCpu(label, async () => {
+          const updateStart = performance.now();
+          server.update(step);
+          await updated;
+          return performance.now() - updateStart;
+        });
+        return { ms, cpuMs };
       };
-      const updateMs = await change(0);
-      const later: number[] = [];
+      const first = await change(0);
+      const later: { ms: number; cpuMs: number }[] = [];
       for (let step = 1; step <= LATER_CHANGES[scenario.protocol]; step++) {
         await new Promise((resolve) => setTimeout(resolve, 300));
         later.push(await change(step));
       }
-      return { connected, updateMs, laterUpdateMs: median(later) };
+      return {
+        connected,
+        updateMs: first.ms,
+        laterUpdateMs: median(later.map((l) => l.ms)),
+        updateCpuMs: first.cpuMs,
+        laterUpdateCpuMs: median(later.map((l) => l.cpuMs)),
+      };
     });
     const heapUsed = process.memoryUsage().heapUsed;
     globalThis.gc?.();
@@ -280,6 +295,8 @@ async function measure(
       initialMedianMs: result.connected.medianMs,
       updateMs: result.updateMs,
       laterUpdateMs: result.laterUpdateMs,
+      updateCpuMs: result.updateCpuMs,
+      laterUpdateCpuMs: result.laterUpdateCpuMs,
       idleRss,
       peakRss,
       heapUsed,
@@ -295,7 +312,7 @@ async function runServer(kind: ServerKind, scenario: Scenario): Promise<void> {
   const clients: ChildClients = new ClientProcess(fileURLToPath(import.meta.url), TIMEOUT_MS);
   await clients.next("ready");
   const start = kind === "control-plane" ? startControlPlane : () => startBaseline(scenario.protocol);
-  const result = await measure(start, clients, scenario);
+  const result = await measure(kind, start, clients, scenario);
   clients.send({ type: "exit" });
   printResult(result);
   process.exit(0);
@@ -311,6 +328,7 @@ function runScenario(scenario: Scenario): void {
   const baseline = runKind("baseline", scenario);
   const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
   const ms = (value: number): string => `${int(value)} ms`;
+  const cpu = (value: number): string => `${value < 10 ? value.toFixed(1) : int(value)} ms`;
   const row = (label: string, a: number, b: number, format: (n: number) => string): string[] => [
     label,
     format(a),
@@ -332,6 +350,8 @@ function runScenario(scenario: Scenario): void {
         baseline.laterUpdateMs,
         ms,
       ),
+      row("  server CPU time, first change", controlPlane.updateCpuMs, baseline.updateCpuMs, cpu),
+      row("  server CPU time, later changes (median)", controlPlane.laterUpdateCpuMs, baseline.laterUpdateCpuMs, cpu),
       row("server RSS after setup", controlPlane.idleRss, baseline.idleRss, mb),
       row("server RSS peak", controlPlane.peakRss, baseline.peakRss, mb),
       row("server heap used at the end", controlPlane.heapUsed, baseline.heapUsed, mb),
