@@ -235,6 +235,9 @@ interface Measured {
   /** The server process's CPU time over the first change, and the median over the later ones (lib/change-cpu.ts). */
   readonly updateCpuMs: number;
   readonly laterUpdateCpuMs: number;
+  /** The same, the main thread's alone. */
+  readonly updateMainMs: number;
+  readonly laterUpdateMainMs: number;
   readonly idleRss: number;
   readonly peakRss: number;
   readonly heapUsed: number;
@@ -260,21 +263,25 @@ async function measure(
       const connected = await clients.next("connected");
       // Let the ACKs land before the update.
       await new Promise((resolve) => setTimeout(resolve, 500));
-      const change = async (step: number): Promise<{ ms: number; cpuMs: number }> => {
+      const change = async (step: number): Promise<{ ms: number; cpuMs: number; mainMs: number }> => {
         clients.send({ type: "expect-update" });
         await clients.next("armed");
         const updated = clients.next("updated");
         const label = `${kind}-${scenario.protocol}-${scenario.streams}-change-${step}`;
-        const { result: ms, cpuMs } = await withChangeCpu(label, async () => {
+        const {
+          result: ms,
+          cpuMs,
+          mainMs,
+        } = await withChangeCpu(label, async () => {
           const updateStart = performance.now();
           server.update(step);
           await updated;
           return performance.now() - updateStart;
         });
-        return { ms, cpuMs };
+        return { ms, cpuMs, mainMs };
       };
       const first = await change(0);
-      const later: { ms: number; cpuMs: number }[] = [];
+      const later: { ms: number; cpuMs: number; mainMs: number }[] = [];
       for (let step = 1; step <= LATER_CHANGES[scenario.protocol]; step++) {
         await new Promise((resolve) => setTimeout(resolve, 300));
         later.push(await change(step));
@@ -285,6 +292,8 @@ async function measure(
         laterUpdateMs: median(later.map((l) => l.ms)),
         updateCpuMs: first.cpuMs,
         laterUpdateCpuMs: median(later.map((l) => l.cpuMs)),
+        updateMainMs: first.mainMs,
+        laterUpdateMainMs: median(later.map((l) => l.mainMs)),
       };
     });
     const heapUsed = process.memoryUsage().heapUsed;
@@ -297,6 +306,8 @@ async function measure(
       laterUpdateMs: result.laterUpdateMs,
       updateCpuMs: result.updateCpuMs,
       laterUpdateCpuMs: result.laterUpdateCpuMs,
+      updateMainMs: result.updateMainMs,
+      laterUpdateMainMs: result.laterUpdateMainMs,
       idleRss,
       peakRss,
       heapUsed,
@@ -352,6 +363,13 @@ function runScenario(scenario: Scenario): void {
       ),
       row("  server CPU time, first change", controlPlane.updateCpuMs, baseline.updateCpuMs, cpu),
       row("  server CPU time, later changes (median)", controlPlane.laterUpdateCpuMs, baseline.laterUpdateCpuMs, cpu),
+      row("  server main thread, first change", controlPlane.updateMainMs, baseline.updateMainMs, cpu),
+      row(
+        "  server main thread, later changes (median)",
+        controlPlane.laterUpdateMainMs,
+        baseline.laterUpdateMainMs,
+        cpu,
+      ),
       row("server RSS after setup", controlPlane.idleRss, baseline.idleRss, mb),
       row("server RSS peak", controlPlane.peakRss, baseline.peakRss, mb),
       row("server heap used at the end", controlPlane.heapUsed, baseline.heapUsed, mb),

@@ -249,6 +249,9 @@ interface Measured {
   /** The server process's CPU time over the first change, and the median over the later ones (lib/change-cpu.ts). */
   readonly updateCpuMs: number;
   readonly laterUpdateCpuMs: number;
+  /** The same, the main thread's alone. */
+  readonly updateMainMs: number;
+  readonly laterUpdateMainMs: number;
   readonly peakRss: number;
   readonly heapAfterGc: number;
 }
@@ -271,14 +274,14 @@ async function runServer(kind: ServerKind, protocol: Protocol): Promise<void> {
       const changed = clients.next("changed");
       const updated = clients.next("updated");
       // The window ends when the client has the change (its QUIET_MS wait comes after, outside it).
-      const { cpuMs } = await withChangeCpu(`${kind}-${protocol}-change-${stream}`, async () => {
+      const { cpuMs, mainMs } = await withChangeCpu(`${kind}-${protocol}-change-${stream}`, async () => {
         server.update(stream);
         await changed;
       });
-      return { ...(await updated), cpuMs };
+      return { ...(await updated), cpuMs, mainMs };
     };
     const updated = await change(FIRST_CHANGED);
-    const later: { ms: number; others: number; cpuMs: number }[] = [];
+    const later: { ms: number; others: number; cpuMs: number; mainMs: number }[] = [];
     for (let i = 1; i <= LATER_CHANGES; i++) {
       // The client already waited QUIET_MS after the change before: every ACK has landed.
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -297,6 +300,8 @@ async function runServer(kind: ServerKind, protocol: Protocol): Promise<void> {
     laterOthers: result.later.reduce((sum, l) => sum + l.others, 0),
     updateCpuMs: result.updated.cpuMs,
     laterUpdateCpuMs: median(result.later.map((l) => l.cpuMs)),
+    updateMainMs: result.updated.mainMs,
+    laterUpdateMainMs: median(result.later.map((l) => l.mainMs)),
     peakRss,
     heapAfterGc: process.memoryUsage().heapUsed,
   };
@@ -331,6 +336,13 @@ function runProtocol(protocol: Protocol): void {
       row(`  (later changes, median of ${LATER_CHANGES})`, controlPlane.laterUpdateMs, baseline.laterUpdateMs, ms),
       row("  server CPU time, first change", controlPlane.updateCpuMs, baseline.updateCpuMs, cpu),
       row("  server CPU time, later changes (median)", controlPlane.laterUpdateCpuMs, baseline.laterUpdateCpuMs, cpu),
+      row("  server main thread, first change", controlPlane.updateMainMs, baseline.updateMainMs, cpu),
+      row(
+        "  server main thread, later changes (median)",
+        controlPlane.laterUpdateMainMs,
+        baseline.laterUpdateMainMs,
+        cpu,
+      ),
       [
         `  other streams with a response within ${QUIET_MS} ms`,
         String(controlPlane.others + controlPlane.laterOthers),
