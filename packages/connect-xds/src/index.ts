@@ -1,7 +1,7 @@
 // @xdskit/connect-xds: a Connect transport routed by xDS (gRFC A27, A28). Grouped by audience (import sorting is
 // off for this file): end users first, then people writing load-balancing policies.
 export { createXdsTransport } from "./transport/xds-transport.js";
-export type { XdsTransport, XdsTransportOptions } from "./transport/xds-transport.js";
+export type { XdsTransport, XdsTransportOptions } from "./transport/xds-transport-options.js";
 export type { EndpointTransportOptions } from "./connections/transport-options.js";
 export { CallMetricName } from "./call/metrics.js";
 export type { CallCounterName, CallHistogramName, CallMetricsRecorder, MetricLabels } from "./call/metrics.js";

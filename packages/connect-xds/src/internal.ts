@@ -15,5 +15,5 @@ export type { RouteTableOptions } from "./resolver/route-table.js";
 export { createRouteTable, MAX_CACHED_PATHS } from "./resolver/route-table.js";
 export { createUniform, intDraw } from "./shared/random.js";
 export { createWorkSerializer } from "./shared/work-serializer.js";
-export type { XdsTransportInternals } from "./transport/xds-transport.js";
 export { createXdsTransportWithInternals } from "./transport/xds-transport.js";
+export type { XdsTransportInternals } from "./transport/xds-transport-options.js";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildCluster, createManagementServer } from "@xdskit/control-plane";
 import { describe, expect, it } from "vitest";
-import { MAX_NODE_METADATA_BYTES, MAX_NODE_METADATA_DEPTH } from "../src/bootstrap/bootstrap.js";
+import { MAX_NODE_METADATA_BYTES, MAX_NODE_METADATA_DEPTH } from "../src/bootstrap/bootstrap-node.js";
 import {
   BootstrapError,
   type ClusterUpdate,

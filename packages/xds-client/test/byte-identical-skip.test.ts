@@ -13,8 +13,10 @@ import {
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ResourceType, XdsClient } from "../src/index.js";
+import { readAny } from "../src/wire/any-reader.js";
 import { DecodeMemo } from "../src/wire/decode-memo.js";
-import { outcomeOf, readAny, unwrapAny } from "../src/wire/decoded-response.js";
+import { outcomeOf } from "../src/wire/entry-outcome.js";
+import { unwrapAny } from "../src/wire/resource-unwrap.js";
 import { context } from "./fuzz/decode-context.js";
 import { resourceError } from "./support/fake-transport.js";
 import { csdsRows, setup } from "./support/harness.js";

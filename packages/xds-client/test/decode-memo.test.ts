@@ -9,7 +9,7 @@ import { SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_re
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import { DecodeMemo } from "../src/wire/decode-memo.js";
-import type { EntryOutcome } from "../src/wire/decoded-response.js";
+import type { EntryOutcome } from "../src/wire/entry-outcome.js";
 
 /** An entry's bytes (an Any's: a type URL and a value). */
 const entryArb: fc.Arbitrary<Entry> = fc

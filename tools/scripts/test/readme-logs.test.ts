@@ -29,7 +29,10 @@ describe("the READMEs on logs", () => {
 
   it("docs/logging.md names every component, as log-environment.ts knows them", () => {
     const doc = readFileSync(join(root, "docs", "logging.md"), "utf8");
-    const source = readFileSync(join(root, "packages", "xds-client", "src", "log-environment.ts"), "utf8");
+    const source = readFileSync(
+      join(root, "packages", "xds-client", "src", "observability", "log-environment.ts"),
+      "utf8",
+    );
     const known = /LOG_COMPONENTS = \[([^\]]*)\]/
       .exec(source)?.[1]
       ?.match(/"[a-z-]+"/g)

@@ -1,5 +1,6 @@
 // Our client under test: a Connect client of the test service over @xdskit/connect-xds's transport. Each channel
 // is one transport with its own bootstrap (so its own XdsClient, closed with the transport).
+import { setMaxListeners } from "node:events";
 import { create } from "@bufbuild/protobuf";
 import { type CallOptions as ConnectCallOptions, ConnectError, createClient } from "@connectrpc/connect";
 import { createXdsTransport } from "@xdskit/connect-xds";
@@ -10,8 +11,10 @@ import { EmptySchema, SimpleRequestSchema, TestService } from "./gen/grpc/testin
 function createConnectXdsClient(target: string, bootstrapJson: string): InteropClient {
   const transport = createXdsTransport({ target, bootstrap: bootstrapJson });
   const service = createClient(TestService, transport);
-  // close() cancels what is in flight, as closing a gRPC channel does.
+  // close() cancels what is in flight, as closing a gRPC channel does. Every call in flight listens to this one
+  // signal (each removes its listener when it ends), so there is no count past which listeners mean a leak.
   const closing = new AbortController();
+  setMaxListeners(0, closing.signal);
 
   const send = async (method: RpcMethod, options: ConnectCallOptions): Promise<string | undefined> => {
     if (method === "UnaryCall") {

@@ -4,7 +4,7 @@
 // identical configs share one) and closed when no authority uses them. The manager is every channel's host: it
 // answers what a channel must subscribe to and hands each response to the cache.
 import type { AuthorityConfig, Bootstrap, XdsServerConfig } from "../bootstrap/bootstrap-types.js";
-import type { ResourceCache } from "../cache/resource-cache.js";
+import type { ResourceCache } from "../cache/resource-cache-types.js";
 import type { ChannelHost, XdsChannel } from "../channel/xds-channel.js";
 import type { ScopedLogger } from "../observability/logger.js";
 import { type MetricLabels, type XdsGaugeName, XdsMetricName } from "../observability/metrics.js";

@@ -4,97 +4,17 @@
 // outages the authority manager reports, and reports itself to CSDS and A78 metrics. What applies responses and
 // timers (the constraint matcher, cache-updates.ts) comes from the protocol module, loaded before any ADS call.
 import type { XdsServerConfig } from "../bootstrap/bootstrap-types.js";
-import type { ScopedLogger } from "../observability/logger.js";
-import {
-  type MetricLabels,
-  metricResourceType,
-  type XdsGaugeName,
-  XdsMetricName,
-  type XdsMetricsRecorder,
-} from "../observability/metrics.js";
+import { metricResourceType, XdsMetricName } from "../observability/metrics.js";
 import type { UpdateContext } from "../protocol/cache-updates.js";
 import { protocolNow } from "../protocol/protocol-loader.js";
-import type { Clock } from "../shared/clock.js";
-import type { XdsFeatures } from "../shared/features.js";
 import { authorityOfName, OLD_STYLE_AUTHORITY } from "../shared/resource-name.js";
-import type { XdsError } from "../shared/xds-error.js";
-import type { CallbackQueue } from "../state/callback-queue.js";
 import { parametersKey, parametersText, ResourceState, type WatcherEntry } from "../state/resource-state.js";
 import type { DecodedResponse } from "../wire/decoded-response.js";
+import type { ResourceCache, ResourceCacheOptions } from "./resource-cache-types.js";
+import { recordResourceGauges } from "./resource-gauges.js";
 import { type NameSubscriptions, OneSubscription } from "./subscriptions.js";
 import { createVariantRouting } from "./variant-routing.js";
-import { isCovering, WILDCARD, WildcardState, type WildcardWatcherEntry } from "./wildcard-state.js";
-
-export interface ResourceCacheOptions {
-  readonly queue: CallbackQueue;
-  readonly clock: Clock;
-  readonly features: XdsFeatures;
-  readonly nodeId: string;
-  readonly metrics: XdsMetricsRecorder;
-  readonly target: string;
-  readonly log: ScopedLogger;
-  /** Whether applying a response takes `reapplyIdentical`'s shortcut (see XdsClientInternals; default true). */
-  readonly reapplyIdentical?: boolean;
-}
-
-export interface ResourceCache {
-  /** The entry of a subscription; created in REQUESTED when new. */
-  subscribe(
-    authority: string,
-    typeUrl: string,
-    name: string,
-    parameters: Readonly<Record<string, string>>,
-  ): { readonly state: ResourceState; readonly created: boolean };
-  /**
-   * The wildcard subscription of `typeUrl` with these parameters in `authority` (docs/decisions.md#wildcard-watches);
-   * created when new.
-   */
-  subscribeWildcard(
-    authority: string,
-    typeUrl: string,
-    parameters: Readonly<Record<string, string>>,
-  ): { readonly state: WildcardState; readonly created: boolean };
-  /** Adds a wildcard watch and queues what it is owed: every name known, the answer, then `outage`. */
-  addWildcardWatcher(state: WildcardState, entry: WildcardWatcherEntry, outage: XdsError | undefined): void;
-  /** Removes a wildcard watch; with the last, the subscription and the names only it held go; then returns true. */
-  removeWildcardWatcher(state: WildcardState, entry: WildcardWatcherEntry): boolean;
-  /**
-   * Delta: the versions of the resources the wildcards without parameters of `authorities` cover, for a new stream's
-   * `initial_resource_versions` (so a resource removed while it was down is removed, docs/decisions.md#wildcard-watches).
-   */
-  coveredVersions(authorities: ReadonlySet<string>, typeUrl: string): Iterable<[string, string]>;
-  /** Adds a watcher to an entry and queues what it is owed: the resource, the entry's error, then `outage`. */
-  addWatcher(state: ResourceState, entry: WatcherEntry, outage: XdsError | undefined): void;
-  /**
-   * Removes a watcher; when it was the entry's last, removes the entry (out of CSDS and metrics at once) and returns
-   * true: the subscription is over.
-   */
-  removeWatcher(state: ResourceState, entry: WatcherEntry): boolean;
-  /** Every entry of `typeUrl` in `authority`. */
-  statesOfType(authority: string, typeUrl: string): Iterable<ResourceState>;
-  /** The entries of a canonical `name` of `typeUrl`, among `authorities` (only the name's own authority has any). */
-  statesFor(authorities: ReadonlySet<string>, typeUrl: string, name: string): ResourceState[];
-  /** What a server serving `authorities` must subscribe to for `typeUrl`, in a stable order. */
-  subscriptionsOf(authorities: Iterable<string>, typeUrl: string): readonly ResourceState[];
-  /** The types with at least one entry among `authorities`. */
-  typesOf(authorities: Iterable<string>): string[];
-  /** A71: an entry of `authority` still waits for its first answer (known not to exist counts as answered). */
-  hasUncached(authority: string): boolean;
-  /** Applies a response from `server`, which serves `authorities`; runs inside a callback group. */
-  apply(authorities: ReadonlySet<string>, server: XdsServerConfig, response: DecodedResponse): void;
-  /** A does-not-exist timer armed by a call on `server` fired. */
-  expire(state: ResourceState, server: XdsServerConfig, transient: boolean): void;
-  /** Every server of `authority` is unreachable: tell its watchers (ambient where cached). */
-  outageStarted(authority: string, error: XdsError): void;
-  /** `authority` is reachable again: the ambient errors its outage caused are over. */
-  outageEnded(authority: string): void;
-  /** Every entry, for CSDS. */
-  entries(): Iterable<ResourceState>;
-  /** A78 `grpc.xds_client.resources`, by authority, type, cache state and dynamic parameters. */
-  recordGauges(record: (name: XdsGaugeName, value: number, labels: MetricLabels) => void): void;
-  /** No watcher is called any more (the client closed). */
-  deactivate(): void;
-}
+import { isCovering, WILDCARD, WildcardState } from "./wildcard-state.js";
 
 /** The subscriptions of one name by their parameters key (subscriptions.ts). */
 type ByParameters = NameSubscriptions;
@@ -469,29 +389,7 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
     },
     entries,
     recordGauges(record) {
-      const counts = new Map<string, { labels: Record<string, string>; n: number }>();
-      for (const state of entries()) {
-        // A wildcard is a subscription, not a resource.
-        if (state instanceof WildcardState) continue;
-        const cacheState = state.cacheStateLabel();
-        const parameters = parametersText(state.parameters);
-        const key = `${state.authority}\u0000${state.typeUrl}\u0000${cacheState}\u0000${state.parametersKey}`;
-        const entry = counts.get(key);
-        if (entry) entry.n += 1;
-        else {
-          counts.set(key, {
-            labels: {
-              "grpc.target": options.target,
-              "grpc.xds.authority": state.authority,
-              "grpc.xds.resource_type": metricResourceType(state.typeUrl),
-              "grpc.xds.cache_state": cacheState,
-              ...(parameters === "" ? {} : { "grpc.xds.dynamic_parameters": parameters }),
-            },
-            n: 1,
-          });
-        }
-      }
-      for (const { labels, n } of counts.values()) record(XdsMetricName.resources, n, labels);
+      recordResourceGauges(entries(), options.target, record);
     },
     deactivate() {
       for (const state of entries()) for (const entry of state.watchers()) entry.active = false;

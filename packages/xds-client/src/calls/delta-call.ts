@@ -15,17 +15,12 @@ import type { DeltaResponseBytes } from "@xdskit/protos/xdskit/client/v1/delta_r
 import { canonicalName } from "../shared/resource-name.js";
 import type { ResourceState } from "../state/resource-state.js";
 import type { XdsStream } from "../transport/transport.js";
-import {
-  addOutcome,
-  addResourceErrors,
-  emptyResponse,
-  expectTypeUrls,
-  outcomeOf,
-  readVariantRef,
-  UNCONSTRAINED,
-  unwrapResource,
-} from "../wire/decoded-response.js";
+import { expectTypeUrls } from "../wire/any-reader.js";
+import { emptyResponse, UNCONSTRAINED } from "../wire/decoded-response.js";
 import { readResource } from "../wire/delta-resource.js";
+import { addOutcome, outcomeOf } from "../wire/entry-outcome.js";
+import { addResourceErrors } from "../wire/resource-errors.js";
+import { readVariantRef, unwrapResource } from "../wire/resource-unwrap.js";
 import { type AdsCall, type Answer, type CallHost, createCallCore, protocolCall, responseType } from "./ads-call.js";
 
 /** A subscription the server was told of on this stream. */

@@ -11,18 +11,12 @@ import {
 import type { SotwResponseBytes } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import type { ResourceState } from "../state/resource-state.js";
 import type { XdsStream } from "../transport/transport.js";
+import { expectTypeUrls, readAny } from "../wire/any-reader.js";
 import type { DecodeMemo } from "../wire/decode-memo.js";
-import {
-  addOutcome,
-  addResourceErrors,
-  type EntryOutcome,
-  emptyResponse,
-  expectTypeUrls,
-  outcomeOf,
-  RESOURCE_WRAPPER_TYPE_URL,
-  readAny,
-  unwrapAny,
-} from "../wire/decoded-response.js";
+import { emptyResponse } from "../wire/decoded-response.js";
+import { addOutcome, type EntryOutcome, outcomeOf } from "../wire/entry-outcome.js";
+import { addResourceErrors } from "../wire/resource-errors.js";
+import { RESOURCE_WRAPPER_TYPE_URL, unwrapAny } from "../wire/resource-unwrap.js";
 import { type AdsCall, type Answer, type CallHost, createCallCore, protocolCall, responseType } from "./ads-call.js";
 
 /** What a channel keeps across its SotW calls: the last accepted version and the decode memo of each type. */

@@ -4,13 +4,13 @@
 // is called before that.
 import type { Any } from "@bufbuild/protobuf/wkt";
 import type * as ClusterModule from "../resources/cluster.js";
-import type { ClusterResourceTypeOptions, ClusterUpdate } from "../resources/cluster.js";
+import type { ClusterResourceTypeOptions, ClusterUpdate } from "../resources/cluster-types.js";
 import type * as EndpointModule from "../resources/endpoint.js";
 import type { EndpointUpdate } from "../resources/endpoint.js";
 import type * as ListenerModule from "../resources/listener.js";
 import type { ListenerUpdate } from "../resources/listener.js";
 import type * as RouteModule from "../resources/route-configuration.js";
-import type { RouteConfigurationUpdate } from "../resources/route-configuration.js";
+import type { RouteConfigurationUpdate } from "../resources/route-types.js";
 import { loadModule, loadOnce, requireModule } from "../shared/lazy-module.js";
 import { errorMessage } from "../shared/xds-error.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "../wire/resource-type.js";

@@ -1,7 +1,7 @@
 // Matchers validated by the decoders (resources/matchers.ts), compiled into predicates for the mesh runtime (RBAC,
 // SAN checks). Rules as gRPC C-core applies them:
 // - `exact`/`prefix`/`suffix`/`contains` with `ignoreCase` compare lower-cased text;
-// - `safe_regex` is a full match of an RE2 pattern, compiled by the one engine of every xDS regex (src/regex.ts);
+// - `safe_regex` is a full match of an RE2 pattern, compiled by the one engine of every xDS regex (src/shared/regex.ts);
 // - a header matcher other than `present` never matches an absent header, `invert` or not; `present` compares
 //   presence; `range` is `[start, end)` over a base-10 int64.
 
@@ -10,7 +10,7 @@ import { compileRegex } from "../shared/regex.js";
 
 export type StringPredicate = (value: string) => boolean;
 
-/** A full match of an RE2 pattern the decoders validated, in time linear in the value (src/regex.ts). */
+/** A full match of an RE2 pattern the decoders validated, in time linear in the value (src/shared/regex.ts). */
 function fullMatch(pattern: string): StringPredicate {
   const regex = compileRegex(pattern);
   return (value) => regex.fullMatch(value);

@@ -1,14 +1,12 @@
 // The four xDS resource types gRPC clients watch, registered with the client like any user type.
-export {
-  type ClusterResourceTypeOptions,
-  type ClusterUpdate,
-  clusterResourceType,
-  createClusterResourceType,
-  type OrcaPropagationConfig,
-  type OrcaSelection,
-  type OutlierDetectionConfig,
-  parseOrcaPropagation,
-} from "./cluster.js";
+export { clusterResourceType, createClusterResourceType, parseOrcaPropagation } from "./cluster.js";
+export type {
+  ClusterResourceTypeOptions,
+  ClusterUpdate,
+  OrcaPropagationConfig,
+  OrcaSelection,
+  OutlierDetectionConfig,
+} from "./cluster-types.js";
 export {
   type DropOverload,
   type Endpoint,
@@ -38,19 +36,19 @@ export type {
 } from "./listener-types.js";
 export type { HeaderMatcher, PathMatcher, StringMatcher } from "./matchers.js";
 export type { RbacFilterConfig, RbacPolicy, RbacRule, RbacRules } from "./rbac-types.js";
-export {
-  type FilterConfigOverride,
-  type FilterConfigOverrides,
-  type HashPolicy,
-  type RetryableCode,
-  type RetryPolicy,
-  type Route,
-  type RouteAction,
-  type RouteConfigurationBody,
-  type RouteConfigurationUpdate,
-  type RouteMatch,
-  routeConfigurationResourceType,
-  type VirtualHost,
-  type WeightedClusterEntry,
-} from "./route-configuration.js";
+export { routeConfigurationResourceType } from "./route-configuration.js";
+export type {
+  FilterConfigOverride,
+  FilterConfigOverrides,
+  HashPolicy,
+  RetryableCode,
+  RetryPolicy,
+  Route,
+  RouteAction,
+  RouteConfigurationBody,
+  RouteConfigurationUpdate,
+  RouteMatch,
+  VirtualHost,
+  WeightedClusterEntry,
+} from "./route-types.js";
 export type { CertificateProviderInstance, UpstreamTlsConfig } from "./upstream-tls.js";

@@ -7,7 +7,7 @@ import type { ConnectionSourceType, FilterChainTable } from "../mesh/filter-chai
 import type { CidrRange } from "../shared/ip-address.js";
 import type { TypedConfig } from "./extension.js";
 import type { ServerHttpFilterConfig } from "./http-filter-config.js";
-import type { RouteConfigurationBody } from "./route-configuration.js";
+import type { RouteConfigurationBody } from "./route-types.js";
 import type { CertificateProviderInstance } from "./upstream-tls.js";
 
 /** A client or a server Listener. */

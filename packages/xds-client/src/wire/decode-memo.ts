@@ -3,7 +3,7 @@
 // reused. All of that is a function of the bytes alone (the type, the features and the decode context are the
 // channel's), so reusing is the same as doing it again. Only that is skipped: what the outcome does to the cache (ACK
 // state, A88 errors, deletions) is applied as for any entry.
-import type { EntryOutcome } from "./decoded-response.js";
+import type { EntryOutcome } from "./entry-outcome.js";
 
 /** FNV-1a over `bytes[start, end)`: the index key of an entry (collisions are settled by comparing bytes). */
 function hashBytes(bytes: Uint8Array, start: number, end: number): number {

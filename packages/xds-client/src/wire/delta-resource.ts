@@ -6,7 +6,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { type Resource, ResourceSchema } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { type ExpectedTypeUrls, readPlainAnyIn, UnreadableResponseError } from "./decoded-response.js";
+import { type ExpectedTypeUrls, readPlainAnyIn, UnreadableResponseError } from "./any-reader.js";
 
 type Latin1Slice = (this: Uint8Array, start: number, end: number) => string;
 const latin1Slice = (Buffer.prototype as unknown as { latin1Slice: Latin1Slice }).latin1Slice;

@@ -19,7 +19,7 @@ import { DeltaResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/delta_
 import fc from "fast-check";
 import { expect, it } from "vitest";
 import { errorMessage } from "../../src/shared/xds-error.js";
-import { expectTypeUrls, UnreadableResponseError } from "../../src/wire/decoded-response.js";
+import { expectTypeUrls, UnreadableResponseError } from "../../src/wire/any-reader.js";
 import { readPlainResource, readResource } from "../../src/wire/delta-resource.js";
 import { applyMutations, INTERESTING_BYTES, mutationsArb } from "./mutations.js";
 import { RESOURCE_KINDS } from "./resource-arbitraries.js";

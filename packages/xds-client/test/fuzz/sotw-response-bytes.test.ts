@@ -19,12 +19,8 @@ import { SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_re
 import fc from "fast-check";
 import { expect, it } from "vitest";
 import { errorMessage } from "../../src/shared/xds-error.js";
-import {
-  expectTypeUrls,
-  RESOURCE_WRAPPER_TYPE_URL,
-  readAny,
-  UnreadableResponseError,
-} from "../../src/wire/decoded-response.js";
+import { expectTypeUrls, readAny, UnreadableResponseError } from "../../src/wire/any-reader.js";
+import { RESOURCE_WRAPPER_TYPE_URL } from "../../src/wire/resource-unwrap.js";
 import { applyMutations, INTERESTING_BYTES, mutationsArb } from "./mutations.js";
 import { RESOURCE_KINDS } from "./resource-arbitraries.js";
 import { fuzzParameters, fuzzTimeoutMs } from "./settings.js";
