@@ -11,8 +11,9 @@
 // change after setup also pays for compiling what the setup never ran (it is what a user's first change costs), the
 // median is what each later change costs (one shot of it swings too much to compare); (4) the same changes against
 // a baseline measured in the same run: a grpc-js server writing one pre-encoded response to every stream, with no
-// xDS logic (the transport floor). Ratios are control plane / baseline. Server RSS is sampled every 10 ms; heap is
-// read at the end as it is, then after a forced GC. Not a test: nothing asserts on time.
+// xDS logic (the transport floor). Ratios are control plane / baseline. The server's CPU time over each change, all
+// threads and the main thread alone, is reported beside the wall clock (lib/change-cpu.ts). Server RSS is sampled
+// every 10 ms; heap is read at the end as it is, then after a forced GC. Not a test: nothing asserts on time.
 //
 // The clients read only the top-level fields of each response (count of `resources`, nonce): they cost the same
 // for both servers, and a full decode of 1,000 x 10,000 clusters in one client process would measure the clients.

@@ -13,7 +13,8 @@
 // costs), the median is what each later change costs (one shot of it swings too much to compare); (5) the same
 // changes against a baseline measured in the same run: a grpc-js server holding the 10,000 responses pre-encoded and
 // a map from parameters to response, with no xDS logic (the floor: what serving a variant costs without choosing
-// it). Ratios are control plane / baseline. Not a test: nothing asserts on time.
+// it). Ratios are control plane / baseline. The server's CPU time over each change, all threads and the
+// main thread alone, is reported beside the wall clock (lib/change-cpu.ts). Not a test: nothing asserts on time.
 //
 //   node tools/bench/dist/control-plane-variants.js [sotw|delta]   (default: both)
 import { performance } from "node:perf_hooks";

@@ -1,8 +1,9 @@
 // The server process's CPU time over one change of the control-plane benchmarks (user + system, every thread: GC and
 // the compiler's background threads included), which a loaded machine moves far less than the wall-clock time the
 // clients see; on Linux also the main thread's alone (from /proc's per-thread scheduler statistics, in nanoseconds):
-// what the server's own code costs, without the compiles and GC work other threads do beside it. With XDSKIT_BENCH_PROFILE=<dir>, each measured window is also written as a CPU profile,
-// `<dir>/<label>.cpuprofile` (100 us sampling; the profiler's own start and stop are outside the window).
+// what the server's own code costs, without the compiles and GC work other threads do beside it. With
+// XDSKIT_BENCH_PROFILE=<dir>, each measured window is also written as a CPU profile, `<dir>/<label>.cpuprofile`
+// (100 us sampling; the profiler's own start and stop are outside the window).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { join } from "node:path";
