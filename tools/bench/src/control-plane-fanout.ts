@@ -11,8 +11,9 @@
 // change after setup also pays for compiling what the setup never ran (it is what a user's first change costs), the
 // median is what each later change costs (one shot of it swings too much to compare); (4) the same changes against
 // a baseline measured in the same run: a grpc-js server writing one pre-encoded response to every stream, with no
-// xDS logic (the transport floor). Ratios are control plane / baseline. Server RSS is sampled every 10 ms; heap is
-// read at the end as it is, then after a forced GC. Not a test: nothing asserts on time.
+// xDS logic (the transport floor). Ratios are control plane / baseline. The server's CPU time over each change, all
+// threads and the main thread alone, is reported beside the wall clock (lib/change-cpu.ts). Server RSS is sampled
+// every 10 ms; heap is read at the end as it is, then after a forced GC. Not a test: nothing asserts on time.
 //
 // The clients read only the top-level fields of each response (count of `resources`, nonce): they cost the same
 // for both servers, and a full decode of 1,000 x 10,000 clusters in one client process would measure the clients.
@@ -30,6 +31,7 @@ import {
   DiscoveryRequestSchema,
   DiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { withChangeCpu } from "./lib/change-cpu.js";
 import { median } from "./lib/measure.js";
 import {
   ClientProcess,
@@ -231,6 +233,12 @@ interface Measured {
   readonly updateMs: number;
   /** The median of the changes after the first (LATER_CHANGES). */
   readonly laterUpdateMs: number;
+  /** The server process's CPU time over the first change, and the median over the later ones (lib/change-cpu.ts). */
+  readonly updateCpuMs: number;
+  readonly laterUpdateCpuMs: number;
+  /** The same, the main thread's alone. */
+  readonly updateMainMs: number;
+  readonly laterUpdateMainMs: number;
   readonly idleRss: number;
   readonly peakRss: number;
   readonly heapUsed: number;
@@ -240,6 +248,7 @@ interface Measured {
 type ChildClients = ClientProcess<ToChild, ToParent>;
 
 async function measure(
+  kind: ServerKind,
   start: () => Promise<ServerUnderTest>,
   clients: ChildClients,
   scenario: Scenario,
@@ -255,22 +264,38 @@ async function measure(
       const connected = await clients.next("connected");
       // Let the ACKs land before the update.
       await new Promise((resolve) => setTimeout(resolve, 500));
-      const change = async (step: number): Promise<number> => {
+      const change = async (step: number): Promise<{ ms: number; cpuMs: number; mainMs: number }> => {
         clients.send({ type: "expect-update" });
         await clients.next("armed");
         const updated = clients.next("updated");
-        const updateStart = performance.now();
-        server.update(step);
-        await updated;
-        return performance.now() - updateStart;
+        const label = `${kind}-${scenario.protocol}-${scenario.streams}-change-${step}`;
+        const {
+          result: ms,
+          cpuMs,
+          mainMs,
+        } = await withChangeCpu(label, async () => {
+          const updateStart = performance.now();
+          server.update(step);
+          await updated;
+          return performance.now() - updateStart;
+        });
+        return { ms, cpuMs, mainMs };
       };
-      const updateMs = await change(0);
-      const later: number[] = [];
+      const first = await change(0);
+      const later: { ms: number; cpuMs: number; mainMs: number }[] = [];
       for (let step = 1; step <= LATER_CHANGES[scenario.protocol]; step++) {
         await new Promise((resolve) => setTimeout(resolve, 300));
         later.push(await change(step));
       }
-      return { connected, updateMs, laterUpdateMs: median(later) };
+      return {
+        connected,
+        updateMs: first.ms,
+        laterUpdateMs: median(later.map((l) => l.ms)),
+        updateCpuMs: first.cpuMs,
+        laterUpdateCpuMs: median(later.map((l) => l.cpuMs)),
+        updateMainMs: first.mainMs,
+        laterUpdateMainMs: median(later.map((l) => l.mainMs)),
+      };
     });
     const heapUsed = process.memoryUsage().heapUsed;
     globalThis.gc?.();
@@ -280,6 +305,10 @@ async function measure(
       initialMedianMs: result.connected.medianMs,
       updateMs: result.updateMs,
       laterUpdateMs: result.laterUpdateMs,
+      updateCpuMs: result.updateCpuMs,
+      laterUpdateCpuMs: result.laterUpdateCpuMs,
+      updateMainMs: result.updateMainMs,
+      laterUpdateMainMs: result.laterUpdateMainMs,
       idleRss,
       peakRss,
       heapUsed,
@@ -295,7 +324,7 @@ async function runServer(kind: ServerKind, scenario: Scenario): Promise<void> {
   const clients: ChildClients = new ClientProcess(fileURLToPath(import.meta.url), TIMEOUT_MS);
   await clients.next("ready");
   const start = kind === "control-plane" ? startControlPlane : () => startBaseline(scenario.protocol);
-  const result = await measure(start, clients, scenario);
+  const result = await measure(kind, start, clients, scenario);
   clients.send({ type: "exit" });
   printResult(result);
   process.exit(0);
@@ -311,6 +340,7 @@ function runScenario(scenario: Scenario): void {
   const baseline = runKind("baseline", scenario);
   const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
   const ms = (value: number): string => `${int(value)} ms`;
+  const cpu = (value: number): string => `${value < 10 ? value.toFixed(1) : int(value)} ms`;
   const row = (label: string, a: number, b: number, format: (n: number) => string): string[] => [
     label,
     format(a),
@@ -331,6 +361,15 @@ function runScenario(scenario: Scenario): void {
         controlPlane.laterUpdateMs,
         baseline.laterUpdateMs,
         ms,
+      ),
+      row("  server CPU time, first change", controlPlane.updateCpuMs, baseline.updateCpuMs, cpu),
+      row("  server CPU time, later changes (median)", controlPlane.laterUpdateCpuMs, baseline.laterUpdateCpuMs, cpu),
+      row("  server main thread, first change", controlPlane.updateMainMs, baseline.updateMainMs, cpu),
+      row(
+        "  server main thread, later changes (median)",
+        controlPlane.laterUpdateMainMs,
+        baseline.laterUpdateMainMs,
+        cpu,
       ),
       row("server RSS after setup", controlPlane.idleRss, baseline.idleRss, mb),
       row("server RSS peak", controlPlane.peakRss, baseline.peakRss, mb),

@@ -13,7 +13,8 @@
 // costs), the median is what each later change costs (one shot of it swings too much to compare); (5) the same
 // changes against a baseline measured in the same run: a grpc-js server holding the 10,000 responses pre-encoded and
 // a map from parameters to response, with no xDS logic (the floor: what serving a variant costs without choosing
-// it). Ratios are control plane / baseline. Not a test: nothing asserts on time.
+// it). Ratios are control plane / baseline. The server's CPU time over each change, all threads and the
+// main thread alone, is reported beside the wall clock (lib/change-cpu.ts). Not a test: nothing asserts on time.
 //
 //   node tools/bench/dist/control-plane-variants.js [sotw|delta]   (default: both)
 import { performance } from "node:perf_hooks";
@@ -31,6 +32,7 @@ import {
   type Resource,
   ResourceSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import { withChangeCpu } from "./lib/change-cpu.js";
 import { median } from "./lib/measure.js";
 import {
   ClientProcess,
@@ -68,6 +70,7 @@ type ToParent =
   | { readonly type: "ready" }
   | { readonly type: "connected"; readonly slowestMs: number; readonly medianMs: number }
   | { readonly type: "armed" }
+  | { readonly type: "changed" }
   | { readonly type: "updated"; readonly ms: number; readonly others: number }
   | { readonly type: "failed"; readonly error: string };
 
@@ -141,6 +144,7 @@ function runChild(): void {
       const pending = changed.next().then(() => performance.now() - start);
       send({ type: "armed" });
       const ms = await pending;
+      send({ type: "changed" });
       await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
       const others = streams.filter((s, i) => i !== changedStream && s.responses > (before[i] as number)).length;
       send({ type: "updated", ms, others });
@@ -243,6 +247,12 @@ interface Measured {
   /** The median of the LATER_CHANGES changes after the first. */
   readonly laterUpdateMs: number;
   readonly laterOthers: number;
+  /** The server process's CPU time over the first change, and the median over the later ones (lib/change-cpu.ts). */
+  readonly updateCpuMs: number;
+  readonly laterUpdateCpuMs: number;
+  /** The same, the main thread's alone. */
+  readonly updateMainMs: number;
+  readonly laterUpdateMainMs: number;
   readonly peakRss: number;
   readonly heapAfterGc: number;
 }
@@ -262,12 +272,17 @@ async function runServer(kind: ServerKind, protocol: Protocol): Promise<void> {
     const change = async (stream: number) => {
       clients.send({ type: "expect-update", stream });
       await clients.next("armed");
+      const changed = clients.next("changed");
       const updated = clients.next("updated");
-      server.update(stream);
-      return await updated;
+      // The window ends when the client has the change (its QUIET_MS wait comes after, outside it).
+      const { cpuMs, mainMs } = await withChangeCpu(`${kind}-${protocol}-change-${stream}`, async () => {
+        server.update(stream);
+        await changed;
+      });
+      return { ...(await updated), cpuMs, mainMs };
     };
     const updated = await change(FIRST_CHANGED);
-    const later: { ms: number; others: number }[] = [];
+    const later: { ms: number; others: number; cpuMs: number; mainMs: number }[] = [];
     for (let i = 1; i <= LATER_CHANGES; i++) {
       // The client already waited QUIET_MS after the change before: every ACK has landed.
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -284,6 +299,10 @@ async function runServer(kind: ServerKind, protocol: Protocol): Promise<void> {
     others: result.updated.others,
     laterUpdateMs: median(result.later.map((l) => l.ms)),
     laterOthers: result.later.reduce((sum, l) => sum + l.others, 0),
+    updateCpuMs: result.updated.cpuMs,
+    laterUpdateCpuMs: median(result.later.map((l) => l.cpuMs)),
+    updateMainMs: result.updated.mainMs,
+    laterUpdateMainMs: median(result.later.map((l) => l.mainMs)),
     peakRss,
     heapAfterGc: process.memoryUsage().heapUsed,
   };
@@ -300,6 +319,7 @@ function runProtocol(protocol: Protocol): void {
   const baseline = run("baseline");
   const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
   const ms = (n: number): string => `${n < 10 ? n.toFixed(1) : int(n)} ms`;
+  const cpu = (n: number): string => `${n < 10 ? n.toFixed(2) : int(n)} ms`;
   const row = (label: string, a: number, b: number, format: (n: number) => string): string[] => [
     label,
     format(a),
@@ -315,6 +335,15 @@ function runProtocol(protocol: Protocol): void {
       row("  (median stream)", controlPlane.initialMedianMs, baseline.initialMedianMs, ms),
       row("1 variant changes: its stream has it", controlPlane.updateMs, baseline.updateMs, ms),
       row(`  (later changes, median of ${LATER_CHANGES})`, controlPlane.laterUpdateMs, baseline.laterUpdateMs, ms),
+      row("  server CPU time, first change", controlPlane.updateCpuMs, baseline.updateCpuMs, cpu),
+      row("  server CPU time, later changes (median)", controlPlane.laterUpdateCpuMs, baseline.laterUpdateCpuMs, cpu),
+      row("  server main thread, first change", controlPlane.updateMainMs, baseline.updateMainMs, cpu),
+      row(
+        "  server main thread, later changes (median)",
+        controlPlane.laterUpdateMainMs,
+        baseline.laterUpdateMainMs,
+        cpu,
+      ),
       [
         `  other streams with a response within ${QUIET_MS} ms`,
         String(controlPlane.others + controlPlane.laterOthers),

@@ -71,12 +71,15 @@ export function diffHeld(
     notFound: [],
     forgotten: [],
   };
-  for (const name of changedNames ?? candidateNames(holds, sub, entries)) {
-    // Most names of a wildcard subscription are ones the client did not name: one subscription, no parameters.
-    const sole = coveredFastPath ? sub.soleWildcard : undefined;
+  // Most names of a wildcard subscription are ones the client did not name: one subscription, no parameters.
+  const sole = coveredFastPath ? sub.soleWildcard : undefined;
+  // forEach, not a loop of this function's own: a first response walks every name here once, and a loop that hot
+  // would get this function compiled again at its next call, a change's one name, on the compiler's thread beside
+  // the change. The callback's code, made hot by that walk, is what a change runs.
+  (changedNames ?? candidateNames(holds, sub, entries)).forEach((name) => {
     if (sole !== undefined && !sub.hasName(name)) diffCovered(diff, holds, sub, sole, name, entries?.get(name));
     else diffName(diff, holds, sub, name, entries);
-  }
+  });
   return diff;
 }
 
@@ -124,8 +127,8 @@ function diffCovered(
  * that are not among them. An array, not a generator, and a set only for the names beyond the type's: a first
  * response of many resources walks them once.
  */
-function candidateNames(holds: HeldState, sub: TypeSubscription, entries: Grouped): Iterable<string> {
-  if (!sub.wildcard) return sub.names();
+function candidateNames(holds: HeldState, sub: TypeSubscription, entries: Grouped): readonly string[] {
+  if (!sub.wildcard) return [...sub.names()];
   const names = entries ? [...entries.keys()] : [];
   let more: Set<string> | undefined;
   const consider = (name: string): void => {

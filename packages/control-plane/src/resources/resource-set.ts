@@ -316,26 +316,28 @@ export class ResourceSetImpl implements ResourceSet {
    * returns what records, once they are set, whether each name they touch has overlapping variants.
    */
   #checkOverlaps(incoming: readonly Incoming[], replaceAll: boolean): () => void {
+    // The walks are forEach callbacks, no loops of this method's own: a snapshot of many resources would make it hot,
+    // to be compiled again at its next call (a change of one resource) beside that change.
     const byType = new Map<string, Map<string, Incoming[]>>();
-    for (const item of incoming) {
+    incoming.forEach((item) => {
       const names = byType.get(item.typeUrl) ?? new Map<string, Incoming[]>();
       byType.set(item.typeUrl, names);
       const list = names.get(item.name);
       if (list) list.push(item);
       else names.set(item.name, [item]);
-    }
+    });
     const allowAll = this.#deps.allowOverlappingVariants ?? false;
     const outcomes: { group: () => VariantGroup | undefined; overlapping: boolean | undefined }[] = [];
-    for (const [typeUrl, names] of byType) {
+    byType.forEach((names, typeUrl) => {
       const map = this.#types.get(typeUrl);
-      for (const [name, items] of names) {
+      names.forEach((items, name) => {
         const group = map?.get(name);
         // One variant of a new name overlaps nothing: the usual resource without variants costs no check.
-        if (group === undefined && items.length === 1) continue;
+        if (group === undefined && items.length === 1) return;
         const overlapping = (group ?? new VariantGroup(name)).checkOverlaps(typeUrl, items, replaceAll, allowAll);
         outcomes.push({ group: () => this.#types.get(typeUrl)?.get(name), overlapping });
-      }
-    }
+      });
+    });
     return () => {
       for (const { group, overlapping } of outcomes) group()?.settleOverlaps(overlapping);
     };
