@@ -25,7 +25,10 @@ export type FallbackCredentials =
 export interface XdsServerOptions {
   /** The application's services, as `connectNodeAdapter` takes them. */
   readonly routes: (router: ConnectRouter) => void;
-  /** Connect's router options (interceptors, compression, read limits, ...), passed to `connectNodeAdapter`. */
+  /**
+   * Connect's router options (interceptors, compression, read limits, ...), passed to `connectNodeAdapter`.
+   * `readMaxBytes` defaults to gRPC's 4 MiB (`DEFAULT_READ_MAX_BYTES`) rather than connect-node's 4 GiB.
+   */
   readonly connectOptions?: ConnectRouterOptions;
   /**
    * Serve the unary gRPC calls it can take on the lean path (default true): the implementation called straight from
@@ -88,3 +91,6 @@ export interface XdsServer {
    */
   close(options?: { readonly graceMs?: number }): Promise<void>;
 }
+
+/** The largest request message a server takes unless `connectOptions.readMaxBytes` says otherwise: gRPC's 4 MiB. */
+export const DEFAULT_READ_MAX_BYTES = 4 * 1024 * 1024;

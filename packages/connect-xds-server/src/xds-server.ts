@@ -4,6 +4,7 @@
 // runs every connection, plaintext or TLS, each fed to it once its chain and handshake are settled.
 import { createServer as createHttp2Server } from "node:http2";
 import { createServer as createNetServer, type Server } from "node:net";
+import type { ConnectRouterOptions } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import {
   BootstrapError,
@@ -28,7 +29,13 @@ import { defaultServerFilters } from "./routing/server-filters.js";
 import { canonicalIp } from "./serving/address-match.js";
 import { createListenerState, type ListenerState } from "./serving/listener-state.js";
 import { createServingStatus, type ServingStatus, type ServingStatusReporter } from "./serving/serving-status.js";
-import type { FallbackCredentials, ListenAddress, XdsServer, XdsServerOptions } from "./xds-server-types.js";
+import {
+  DEFAULT_READ_MAX_BYTES,
+  type FallbackCredentials,
+  type ListenAddress,
+  type XdsServer,
+  type XdsServerOptions,
+} from "./xds-server-types.js";
 
 /** gRPC's default drain grace time. */
 export const DEFAULT_DRAIN_GRACE_MS = 10 * 60 * 1000;
@@ -149,7 +156,12 @@ export function createXdsServer(options: XdsServerOptions): XdsServer {
     logger,
   });
   const captured = captureRoutes(options.routes);
-  const service = connectNodeAdapter({ ...options.connectOptions, routes: captured.routes });
+  // gRPC's receive limit unless the application sets one (connect-node's own is 4 GiB; docs/limits.md).
+  const connectOptions: ConnectRouterOptions = {
+    ...options.connectOptions,
+    readMaxBytes: options.connectOptions?.readMaxBytes ?? DEFAULT_READ_MAX_BYTES,
+  };
+  const service = connectNodeAdapter({ ...connectOptions, routes: captured.routes });
   http2Server.on(
     "stream",
     createCallHandler({
@@ -161,7 +173,7 @@ export function createXdsServer(options: XdsServerOptions): XdsServer {
           : createGrpcFastPath({
               methods: captured.methods,
               handlers: captured.handlers,
-              connectOptions: options.connectOptions,
+              connectOptions,
             }),
       onServiceError: (error) =>
         logger.debug(

@@ -240,6 +240,23 @@ describe("the lean gRPC path answers as connectNodeAdapter does", () => {
     expect(Buffer.from(fast.body, "hex").subarray(5)).toEqual(Buffer.from(message("echo hello")));
   });
 
+  it("refuses a request message past gRPC's 4 MiB by its length prefix, on both paths alike, and takes 1 MiB", async () => {
+    const prefix = Buffer.alloc(5);
+    prefix.writeUInt32BE(4 * 1024 * 1024 + 1, 1);
+    const declared = { path: UNARY, headers: { "content-type": "application/grpc" }, body: [prefix, Buffer.from("x")] };
+    const [fast, reference] = await both(declared);
+    expect(fast).toEqual(reference);
+    expect({ ...fast.headers, ...fast.trailers }).toMatchObject({ "grpc-status": String(Code.ResourceExhausted) });
+    const large = {
+      path: UNARY,
+      headers: { "content-type": "application/grpc" },
+      body: bodyOf("one", "m".repeat(1 << 20)),
+    };
+    const [fastLarge, referenceLarge] = await both(large);
+    expect(fastLarge).toEqual(referenceLarge);
+    expect(fastLarge.trailers).toMatchObject({ "grpc-status": "0" });
+  });
+
   it("answers every kind of request byte for byte as the slow path does (property)", async () => {
     const before = leanCalls.get("lean") ?? 0;
     const behaviour = fc.constantFrom(
