@@ -85,7 +85,8 @@ describe("transport options", () => {
     const defaultTimeoutMs = 3_000;
     const timeouts = new Map<string, string | null>();
     const record: Interceptor = (next) => (req) => {
-      if (!req.stream) timeouts.set((req.message as unknown as { value: string }).value, req.header.get("grpc-timeout"));
+      if (!req.stream)
+        timeouts.set((req.message as unknown as { value: string }).value, req.header.get("grpc-timeout"));
       return next(req);
     };
     const backend: Backend = await startBackend("a", { interceptors: [record] });
