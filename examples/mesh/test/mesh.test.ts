@@ -113,5 +113,6 @@ describe("examples/mesh", () => {
     );
     expect(client.status).toBe(0);
     expect(serve.stderr()).toBe("");
-  });
+    // Four processes in turn, the first making RSA keys: 10.6 s in a full run on a quiet machine.
+  }, 90_000);
 });

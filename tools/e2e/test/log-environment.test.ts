@@ -17,7 +17,7 @@ function run(env: Record<string, string>): { stdout: string; stderr: string } {
   const result = spawnSync(process.execPath, [fixture], {
     env: { ...clean, ...env },
     encoding: "utf8",
-    timeout: 30_000,
+    timeout: TIMEOUT_MS - 5_000,
   });
   if (result.status !== 0) throw new Error(`exit ${result.status}:\n${result.stdout}\n${result.stderr}`);
   return { stdout: result.stdout, stderr: result.stderr };
