@@ -89,7 +89,19 @@ const entry: fc.Arbitrary<Entry> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ t: fc.constant("wrongType" as const), name }) },
 );
+/**
+ * Before a response, a watch may come or go: a name's only watch cancelled (its entry removed), or a new one (a new
+ * entry, or a second watcher), so what the last response's resources reached is stale for the next.
+ */
+const churn = fc.option(
+  fc.oneof(
+    fc.record({ op: fc.constant("cancel" as const), watch: fc.nat({ max: NAMES.length + ENVS.length - 1 }) }),
+    fc.record({ op: fc.constant("watch" as const), name: fc.constantFrom(...NAMES, "D") }),
+  ),
+  { freq: 3 },
+);
 const response = fc.record({
+  churn,
   entries: fc.array(entry, { maxLength: 8 }),
   errors: fc.array(fc.record({ name: fc.constantFrom(...NAMES, "V"), code: fc.constantFrom(5, 7, 14) }), {
     maxLength: 1,
@@ -126,10 +138,11 @@ async function observe(s: Scenario, decodeMemo: boolean, decodedSotw = false, re
   });
   const { type } = KINDS[s.kind];
   const watchers: RecordingWatcher<unknown>[] = [];
+  const cancels: (() => void)[] = [];
   const watch = (c: XdsClient, n: string, env?: string) => {
     const w = recordingWatcher<unknown>();
     watchers.push(w);
-    c.watch(type, n, w, env === undefined ? undefined : { dynamicParameters: { env } });
+    cancels.push(c.watch(type, n, w, env === undefined ? undefined : { dynamicParameters: { env } }));
   };
   for (const n of NAMES) watch(client, n);
   for (const env of ENVS) watch(client, "V", env);
@@ -137,15 +150,25 @@ async function observe(s: Scenario, decodeMemo: boolean, decodedSotw = false, re
   await stream.nextRequest();
   const trace: unknown[] = [];
   for (const [i, r] of s.responses.entries()) {
-    const answer = await stream.exchange({
-      typeUrl: type.typeUrl,
-      versionInfo: `v${i}`,
-      nonce: `n${i}`,
-      resources: r.entries.map((e) => build(s.kind, e)),
-      resourceErrors: r.errors.map((e) => resourceError(e.name, e.code, `error ${e.code}`)),
-    });
+    const sent = stream.requests.length;
+    if (r.churn?.op === "cancel") cancels[r.churn.watch]!();
+    else if (r.churn?.op === "watch") watch(client, r.churn.name);
+    await flush();
+    // The requests the change caused (a second watcher of a name causes none).
+    const asked: unknown[] = [];
+    while (stream.requests.length > sent + asked.length) asked.push((await stream.nextRequest()).names);
+    const answer = await answered(
+      stream.exchange({
+        typeUrl: type.typeUrl,
+        versionInfo: `v${i}`,
+        nonce: `n${i}`,
+        resources: r.entries.map((e) => build(s.kind, e)),
+        resourceErrors: r.errors.map((e) => resourceError(e.name, e.code, `error ${e.code}`)),
+      }),
+    );
     await flush();
     trace.push({
+      asked,
       request: { version: answer.version, nonce: answer.nonce, nack: answer.nack, detail: answer.errorDetail },
       events: watchers.map((w) => w.take().map(describeEvent)),
       csds: csdsRows(client),
@@ -155,6 +178,15 @@ async function observe(s: Scenario, decodeMemo: boolean, decodedSotw = false, re
   }
   await client.close();
   return trace;
+}
+
+/** The client's answer to a response, or a failure saying it sent none (rather than a test that hangs). */
+function answered<T>(request: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("the client sent no ACK or NACK within 5 s")), 5000);
+  });
+  return Promise.race([request, late]).finally(() => clearTimeout(timer));
 }
 
 /** A type that counts its decodes. */

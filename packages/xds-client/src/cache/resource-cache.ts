@@ -9,9 +9,10 @@ import type { UpdateContext } from "../protocol/cache-updates.js";
 import { protocolNow } from "../protocol/protocol-loader.js";
 import { authorityOfName, OLD_STYLE_AUTHORITY } from "../shared/resource-name.js";
 import { parametersKey, parametersText, ResourceState, type WatcherEntry } from "../state/resource-state.js";
-import type { DecodedResponse } from "../wire/decoded-response.js";
+import type { DecodedResource, DecodedResponse } from "../wire/decoded-response.js";
 import type { ResourceCache, ResourceCacheOptions } from "./resource-cache-types.js";
 import { recordResourceGauges } from "./resource-gauges.js";
+import { SeenMarks } from "./seen-marks.js";
 import { type NameSubscriptions, OneSubscription } from "./subscriptions.js";
 import { createVariantRouting } from "./variant-routing.js";
 import { isCovering, WILDCARD, WildcardState } from "./wildcard-state.js";
@@ -32,12 +33,32 @@ function isRequested(state: ResourceState): boolean {
 
 const ownWatch = (entry: WatcherEntry): boolean => !isCovering(entry);
 
+/** What the resources of a type's last response reached, and among which authorities. */
+interface Reached {
+  readonly served: readonly string[];
+  readonly resources: readonly DecodedResource[];
+  readonly subscriptions: (NameSubscriptions | undefined)[];
+}
+
+function sameAuthorities(list: readonly string[], served: ReadonlySet<string>): boolean {
+  if (list.length !== served.size) return false;
+  let i = 0;
+  for (const authority of served) if (authority !== list[i++]) return false;
+  return true;
+}
+
 export function createResourceCache(options: ResourceCacheOptions): ResourceCache {
   const { queue, features, log } = options;
   const authorities = new Map<string, ByType>();
   const contexts = new Map<string, UpdateContext>();
   /** Moves on whenever an entry is created or removed: a list of entries made before is stale. */
   let generation = 0;
+  /**
+   * Per type, the resources of its last response and the subscriptions each reached (a SotW re-push carries the same
+   * resource objects at the same indexes: docs/architecture.md#the-byte-identical-skip). Forgotten when an entry of
+   * the type is created or removed, so what it holds is what a lookup would find.
+   */
+  const reached = new Map<string, Reached>();
   /** The last list of each type's subscriptions (an ACK asks for it after every response), and what it is of. */
   const lists = new Map<string, { generation: number; served: string[]; states: readonly ResourceState[] }>();
 
@@ -123,6 +144,7 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
     }
     const byParameters = byName.get(name);
     generation += 1;
+    reached.delete(typeUrl);
     if (byParameters === undefined) byName.set(name, new OneSubscription(state));
     else if (byParameters instanceof Map) byParameters.set(state.parametersKey, state);
     else
@@ -142,6 +164,7 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
     const byParameters = byName?.get(state.name);
     if (!byType || !byName || byParameters?.get(state.parametersKey) !== state) return false;
     generation += 1;
+    reached.delete(state.typeUrl);
     if (!(byParameters instanceof Map)) byName.delete(state.name);
     else {
       byParameters.delete(state.parametersKey);
@@ -206,15 +229,25 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
   const routing = createVariantRouting({
     reapplyIdentical: options.reapplyIdentical ?? true,
     subscriptionsOf,
-    lookup(served, typeUrl) {
+    lookup(served, typeUrl, resources) {
       // Names without an authority (not xdstp) are all in one map, looked up once.
       const plain = served.has(OLD_STYLE_AUTHORITY) ? authorities.get(OLD_STYLE_AUTHORITY)?.get(typeUrl) : undefined;
-      return (name) =>
+      const byName = (name: string) =>
         name.startsWith("xdstp:")
           ? subscriptionsOf(served, typeUrl, name)
           : name === WILDCARD
             ? undefined
             : plain?.get(name);
+      const last = reached.get(typeUrl);
+      const before = last !== undefined && sameAuthorities(last.served, served) ? last : undefined;
+      const now: Reached = { served: [...served], resources, subscriptions: new Array(resources.length) };
+      reached.set(typeUrl, now);
+      return (i) => {
+        const d = resources[i]!;
+        const found = before?.resources[i] === d ? before.subscriptions[i] : byName(d.name);
+        now.subscriptions[i] = found;
+        return found;
+      };
     },
     ambiguous(context, state, matching, chosen) {
       log.warn(
@@ -315,7 +348,7 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
       const { typeUrl, version } = response;
       // SotW LDS/CDS: which subscriptions the response gave something to (a resource, valid or not, or an error).
       const complete = response.stateOfTheWorld && response.type.allResourcesRequiredInSotW;
-      const seen = complete ? new Set<ResourceState>() : undefined;
+      const seen = complete ? new SeenMarks() : undefined;
       const wildcards = wildcardsOf(served, typeUrl);
       const created = wildcards.length > 0 ? learn(wildcards, response) : NO_STATES;
       routing.applyResources(context, served, response, seen);

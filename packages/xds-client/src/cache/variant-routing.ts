@@ -9,6 +9,7 @@ import type { UpdateContext } from "../protocol/cache-updates.js";
 import { protocolNow } from "../protocol/protocol-loader.js";
 import type { CachedResource, HeldVariant, ResourceState } from "../state/resource-state.js";
 import type { DecodedResource, DecodedResponse, VariantRef } from "../wire/decoded-response.js";
+import type { SeenMarks } from "./seen-marks.js";
 import { onlyState } from "./subscriptions.js";
 
 /** The subscriptions of one name, by their parameters (the cache's own map: read, never kept). */
@@ -19,8 +20,15 @@ export interface VariantRoutingOptions {
   readonly reapplyIdentical: boolean;
   /** The subscriptions of `name` among the authorities a server serves, if any. */
   readonly subscriptionsOf: (served: ReadonlySet<string>, typeUrl: string, name: string) => Subscriptions | undefined;
-  /** `subscriptionsOf` for one response: what it looks up for every name is looked up once. */
-  readonly lookup: (served: ReadonlySet<string>, typeUrl: string) => (name: string) => Subscriptions | undefined;
+  /**
+   * `subscriptionsOf` for the resources of one response, by their index: what it looks up for every name is looked
+   * up once, and a resource at the same index as in the type's last response is not looked up again.
+   */
+  readonly lookup: (
+    served: ReadonlySet<string>,
+    typeUrl: string,
+    resources: readonly DecodedResource[],
+  ) => (index: number) => Subscriptions | undefined;
   /** Several known variants matched one subscription, and the most specific was chosen (logged and counted). */
   readonly ambiguous: (context: UpdateContext, state: ResourceState, matching: number, chosen: string) => void;
 }
@@ -31,7 +39,7 @@ export interface VariantRouting {
     context: UpdateContext,
     served: ReadonlySet<string>,
     response: DecodedResponse,
-    seen: Set<ResourceState> | undefined,
+    seen: SeenMarks | undefined,
   ): void;
   /**
    * Delta removals: a subscription holding a removed variant moves to the most specific other known variant its
@@ -108,7 +116,7 @@ export function createVariantRouting(options: VariantRoutingOptions): VariantRou
     candidates: readonly Candidate[],
     own: string | undefined,
     version: string,
-    seen: Set<ResourceState> | undefined,
+    seen: SeenMarks | undefined,
   ): void {
     const { applyResource, comparePreference, matches } = protocolNow();
     let best: Candidate | undefined;
@@ -187,9 +195,11 @@ export function createVariantRouting(options: VariantRoutingOptions): VariantRou
         else chosen.set(d.name, [d]);
       };
       const constrained = response.resources.some((d) => d.constraints.kind !== "true");
-      const subscriptionsOf = options.lookup(served, typeUrl);
-      for (const d of response.resources) {
-        const states = subscriptionsOf(d.name);
+      const { resources } = response;
+      const subscriptionsOf = options.lookup(served, typeUrl, resources);
+      for (let i = 0; i < resources.length; i++) {
+        const d = resources[i]!;
+        const states = subscriptionsOf(i);
         if (states === undefined) continue;
         // The common case walks the cache's maps directly: a response of 10,000 unconstrained resources for
         // subscriptions holding no variant makes no array per name. Applying queues the watchers' callbacks, so

@@ -26,6 +26,12 @@ interface Batch {
 export function createWatchTimers(clock: Clock, ms: number, onExpire: (state: ResourceState) => void): WatchTimers {
   /** Per type: the subscriptions with a running timer, and the batch whose clock timer it is. */
   const byType = new Map<string, Map<ResourceState, Batch>>();
+  /**
+   * Per list armed before (a request's subscriptions: the cache hands the same array while they are unchanged), the
+   * entries of it that were still REQUESTED then. No entry goes back to REQUESTED once answered, so only those can
+   * wait for an answer now: an ACK of 10,000 answered subscriptions looks at none of them.
+   */
+  const unanswered = new WeakMap<readonly ResourceState[], readonly ResourceState[]>();
 
   /** Stops the timer of `state` (its batch's clock timer with the last one). */
   function stop(timers: Map<ResourceState, Batch>, state: ResourceState, batch: Batch): void {
@@ -38,11 +44,14 @@ export function createWatchTimers(clock: Clock, ms: number, onExpire: (state: Re
     arm(states) {
       let batch: Batch | undefined;
       const armed: ResourceState[] = [];
-      for (const state of states) {
-        // An ACK re-sends every subscription, all answered: the cheap test first.
+      const requested: ResourceState[] = [];
+      for (const state of unanswered.get(states) ?? states) {
+        if (state.state !== "requested") continue;
+        requested.push(state);
         if (!state.isWaiting() || byType.get(state.typeUrl)?.has(state)) continue;
         armed.push(state);
       }
+      unanswered.set(states, requested);
       if (armed.length === 0) return;
       const expire = () => {
         // Each subscription of the batch whose timer still runs (in the order they were armed).

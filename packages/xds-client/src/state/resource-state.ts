@@ -97,6 +97,8 @@ export class ResourceState {
   deletionIgnored = false;
   /** The variant the server last sent for this subscription (a resource, valid or not, or an error). */
   variant: HeldVariant | undefined;
+  /** The mark of the last `SeenMarks` that counted this entry (cache/seen-marks.ts); 0 for none. */
+  seenMark = 0;
   /** The watchers were told an ambient error that nothing has cleared since. */
   private ambientPending = false;
 
