@@ -1,8 +1,9 @@
 // DecodeMemo over responses as the default transport hands them (every entry a view into one response buffer): for
 // any sequence of responses, each the one before with entries changed (keeping or changing their length), added,
-// removed or reordered, `find` gives an entry the outcome of an equal entry of the previous response exactly when
-// there was one. Responses laid out like the previous one take the shortcut that compares runs of entries at once
-// (`expect`); the others go entry by entry, by position, scan and hash.
+// removed or reordered, `find` never gives an entry the outcome of other bytes. It gives the outcome of an equal entry
+// of the previous response exactly when there was one, except in a response laid out like the previous one: there
+// it compares runs of entries at once (`expect`), and gives an entry the outcome of the entry at its own position
+// only. The others go entry by entry, by position, scan and hash, until their searches prove hopeless.
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { DiscoveryResponseSchema } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
@@ -80,7 +81,7 @@ const outcomeFor = (bytes: Uint8Array): EntryOutcome => ({ resource: undefined, 
 
 describe("DecodeMemo over shared response buffers", () => {
   it("finds an entry's outcome exactly when the previous response had the same bytes", () => {
-    const seen = { reused: 0, missed: 0 };
+    const seen = { reused: 0, missed: 0, alike: 0 };
     fc.assert(
       fc.property(
         fc.array(entryArb, { minLength: 1, maxLength: 12 }),
@@ -91,6 +92,7 @@ describe("DecodeMemo over shared response buffers", () => {
           let entries = initial;
           let version = "0";
           let previous = new Set<string>();
+          let previousViews: Uint8Array[] = [];
           const steps: [Edit | undefined, boolean][] = [[undefined, false], ...edits];
           for (const [edit, second] of steps) {
             if (edit !== undefined) entries = applyEdit(entries, edit);
@@ -99,9 +101,11 @@ describe("DecodeMemo over shared response buffers", () => {
             if (edit !== undefined && second) entries = applyEdit(entries, edit);
             const views = read(entries, version);
             memo.expect(views);
+            const alike = memo.laidOutAlike;
             views.forEach((bytes, i) => {
               const found = memo.find(i, bytes);
-              if (previous.has(hex(bytes))) {
+              const atPosition = previousViews[i] !== undefined && hex(previousViews[i]!) === hex(bytes);
+              if (atPosition || (!alike && previous.has(hex(bytes)))) {
                 expect(found?.error).toBe(hex(bytes));
                 seen.reused += 1;
               } else {
@@ -112,6 +116,8 @@ describe("DecodeMemo over shared response buffers", () => {
             });
             memo.rotate();
             previous = new Set(views.map(hex));
+            previousViews = views;
+            if (alike) seen.alike += 1;
           }
         },
       ),
@@ -119,6 +125,52 @@ describe("DecodeMemo over shared response buffers", () => {
     );
     expect(seen.reused).toBeGreaterThan(0);
     expect(seen.missed).toBeGreaterThan(0);
+    expect(seen.alike).toBeGreaterThan(0);
+  });
+
+  it("stops searching a response whose entries all changed, and still finds every entry of a reordered one", () => {
+    const response = (tag: number) =>
+      Array.from({ length: 1000 }, (_, i) => ({ typeUrl: "a/T", value: new Uint8Array([i & 0xff, i >> 8, tag]) }));
+    const memo = new DecodeMemo();
+    const compare = vi.spyOn(Buffer.prototype, "compare");
+    // The hash index is a Map: its lookups are the searches made.
+    const lookups = vi.spyOn(Map.prototype, "get");
+    const round = (entries: Entry[], version: string) => {
+      const views = read(entries, version);
+      compare.mockClear();
+      lookups.mockClear();
+      memo.expect(views);
+      let found = 0;
+      views.forEach((bytes, i) => {
+        const outcome = memo.find(i, bytes);
+        if (outcome !== undefined) {
+          expect(outcome.error).toBe(hex(bytes));
+          found += 1;
+        }
+        memo.keep(i, bytes, outcome ?? outcomeFor(bytes));
+      });
+      const searches = lookups.mock.calls.length;
+      memo.rotate();
+      return { found, compares: compare.mock.calls.length, searches };
+    };
+    try {
+      round(response(0), "1");
+      // Every entry new, and laid out otherwise (one entry longer): 4 scans of 1,000 entries, then the index of the
+      // previous response (a lookup per entry to build it) and a lookup per entry searched, which stop after 64
+      // (each entry is still compared at its own position).
+      const changed = response(1);
+      changed[0] = { typeUrl: "a/T", value: new Uint8Array([1, 2, 3, 4]) };
+      const all = round(changed, "2");
+      expect(all.found).toBe(0);
+      expect(all.compares).toBeLessThanOrEqual(1000 + 4 * 1000);
+      expect(all.searches).toBeLessThanOrEqual(1000 + 64);
+      // The same entries reversed: found by hash, every one.
+      const reversed = round([...changed].reverse(), "3");
+      expect(reversed.found).toBe(1000);
+    } finally {
+      compare.mockRestore();
+      lookups.mockRestore();
+    }
   });
 });
 
@@ -128,8 +180,8 @@ describe("DecodeMemo's shortcut for a response laid out like the one before", ()
       typeUrl: "a/T",
       value: new Uint8Array([i & 0xff, i >> 8, 7]),
     }));
-    // Changed entries are looked for among all of the previous response's by hash, not by a scan (no compares).
-    const memo = new DecodeMemo(0);
+    // A changed entry is not looked for elsewhere (no scan, no hash): the layout says it changed.
+    const memo = new DecodeMemo();
     const compare = vi.spyOn(Buffer.prototype, "compare");
     try {
       // The second response moves every entry (a longer version) and changes one; the third changes another.

@@ -16,6 +16,12 @@ function hashBytes(bytes: Uint8Array, start: number, end: number): number {
 const SCANNED_MISSES = 4;
 
 /**
+ * A response whose entries were looked for this many times beyond their position, and found less than one time in
+ * eight, is not searched any further: its entries changed, and each search costs more than decoding one again.
+ */
+const HOPELESS_SEARCHES = 64;
+
+/**
  * The entries of one read response: where each one's bytes are and what it gave. When every entry is a view into one
  * buffer (the default transport reads the whole response into one), the memo keeps that buffer and each entry's
  * range, not a view per entry; otherwise the views.
@@ -71,17 +77,22 @@ function shiftFrom(previous: Entries, views: readonly Uint8Array[]): number | un
 function entriesOf(views: readonly Uint8Array[], outcomes: readonly EntryOutcome[], previous: Entries): Entries {
   const memory = sharedMemory(views);
   if (memory === undefined) return { outcomes, buffer: undefined, starts: NO_RANGES, ends: NO_RANGES, shift: 0, views };
+  return { ...rangesOf(views, memory, previous, shiftFrom(previous, views)), outcomes };
+}
+
+/**
+ * `views`, all in `memory`, as ranges: those of `previous` moved by `shift` when they are laid out alike (`shiftFrom`),
+ * else their own. Without outcomes yet.
+ */
+function rangesOf(
+  views: readonly Uint8Array[],
+  memory: ArrayBufferLike,
+  previous: Entries,
+  shift: number | undefined,
+): Entries {
   const buffer = Buffer.from(memory as ArrayBuffer);
-  const shift = shiftFrom(previous, views);
   if (shift !== undefined) {
-    return {
-      outcomes,
-      buffer,
-      starts: previous.starts,
-      ends: previous.ends,
-      shift,
-      views: undefined,
-    };
+    return { outcomes: [], buffer, starts: previous.starts, ends: previous.ends, shift, views: undefined };
   }
   const starts = new Int32Array(views.length);
   const ends = new Int32Array(views.length);
@@ -90,7 +101,14 @@ function entriesOf(views: readonly Uint8Array[], outcomes: readonly EntryOutcome
     starts[i] = view.byteOffset;
     ends[i] = view.byteOffset + view.length;
   }
-  return { outcomes, buffer, starts, ends, shift: 0, views: undefined };
+  return { outcomes: [], buffer, starts, ends, shift: 0, views: undefined };
+}
+
+/** Whether two lists hold the same views, in the same order. */
+function sameViews(a: readonly Uint8Array[], b: readonly Uint8Array[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** Whether the `i`th of `entries` holds exactly `bytes`. */
@@ -148,10 +166,20 @@ export class DecodeMemo {
   private previous: Entries = NO_ENTRIES;
   /** Set by `expect` for a response laid out like the previous one: 1 where an entry's bytes are the same. */
   private same: Uint8Array | undefined;
+
+  /** Whether `expect` found the response laid out like the previous one (for tests). */
+  get laidOutAlike(): boolean {
+    return this.same !== undefined;
+  }
   private views: Uint8Array[] = [];
   private outcomes: EntryOutcome[] = [];
   private byHash: Map<number, number | number[]> | undefined;
   private misses = 0;
+  /** Entries looked for beyond their position, and how many of them were found. */
+  private searches = 0;
+  private found = 0;
+  /** What `expect` worked out, for `rotate` to reuse when the entries kept are those it was given. */
+  private expected: { readonly views: readonly Uint8Array[]; readonly entries: Entries } | undefined;
 
   /** `scannedMisses`: for tests, which check both ways of finding an entry. */
   constructor(private readonly scannedMisses = SCANNED_MISSES) {}
@@ -161,27 +189,46 @@ export class DecodeMemo {
    * at once which are unchanged (most of a re-push), by comparing runs of entries rather than each.
    */
   expect(entries: readonly Uint8Array[]): void {
-    const shift = sharedMemory(entries) === undefined ? undefined : shiftFrom(this.previous, entries);
+    const memory = sharedMemory(entries);
+    const shift = memory === undefined ? undefined : shiftFrom(this.previous, entries);
     this.same = shift === undefined ? undefined : sameEntries(this.previous, entries, shift);
+    this.expected =
+      memory === undefined ? undefined : { views: entries, entries: rangesOf(entries, memory, this.previous, shift) };
   }
 
-  /** What the `index`th entry gave if its bytes were in the previous response. */
+  /**
+   * What the `index`th entry gave if its bytes were in the previous response; undefined when they were not, and also
+   * when looking further than its position is not worth it: in a response laid out like the previous one (`expect`),
+   * an entry whose position holds other bytes changed (a search would cost about as much as decoding it again, and
+   * find it only where two entries of equal length swapped places); and in a response whose searches keep failing.
+   */
   find(index: number, bytes: Uint8Array): EntryOutcome | undefined {
     const previous = this.previous;
-    if (this.same?.[index] === 1) return previous.outcomes[index];
+    const same = this.same;
+    if (same !== undefined) return same[index] === 1 ? previous.outcomes[index] : undefined;
     const count = previous.outcomes.length;
     if (index < count && holds(previous, index, bytes)) return previous.outcomes[index];
-    if (count === 0) return undefined;
+    if (count === 0 || (this.searches >= HOPELESS_SEARCHES && this.found * 8 < this.searches)) return undefined;
+    this.searches += 1;
+    const i = this.search(bytes);
+    if (i === undefined) return undefined;
+    this.found += 1;
+    return previous.outcomes[i];
+  }
+
+  /** Where the previous response held `bytes` (not at the position tried first). */
+  private search(bytes: Uint8Array): number | undefined {
+    const previous = this.previous;
+    const count = previous.outcomes.length;
     if (this.misses < this.scannedMisses) {
       this.misses += 1;
-      for (let i = 0; i < count; i++) if (holds(previous, i, bytes)) return previous.outcomes[i];
+      for (let i = 0; i < count; i++) if (holds(previous, i, bytes)) return i;
       return undefined;
     }
     const found = this.index().get(hashBytes(bytes, 0, bytes.length));
     if (found === undefined) return undefined;
-    if (typeof found === "number") return holds(previous, found, bytes) ? previous.outcomes[found] : undefined;
-    const i = found.find((candidate) => holds(previous, candidate, bytes));
-    return i === undefined ? undefined : previous.outcomes[i];
+    if (typeof found === "number") return holds(previous, found, bytes) ? found : undefined;
+    return found.find((candidate) => holds(previous, candidate, bytes));
   }
 
   /** Records what the `index`th entry of the response being read gave. */
@@ -192,20 +239,24 @@ export class DecodeMemo {
 
   /** Call after each response read: its entries become the reference for the next one. */
   rotate(): void {
-    this.previous = entriesOf(this.views, this.outcomes, this.previous);
-    this.same = undefined;
-    this.views = [];
-    this.outcomes = [];
+    const expected = this.expected;
+    this.previous =
+      expected !== undefined && sameViews(expected.views, this.views)
+        ? { ...expected.entries, outcomes: this.outcomes }
+        : entriesOf(this.views, this.outcomes, this.previous);
     this.byHash = undefined;
-    this.misses = 0;
+    this.discard();
   }
 
   /** The response could not be read: the previous one stays the reference. */
   discard(): void {
     this.same = undefined;
+    this.expected = undefined;
     this.views = [];
     this.outcomes = [];
     this.misses = 0;
+    this.searches = 0;
+    this.found = 0;
   }
 
   private index(): Map<number, number | number[]> {
