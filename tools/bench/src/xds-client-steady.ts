@@ -328,7 +328,7 @@ const pair = (label: string, ours: number, theirs: number | undefined, format: (
 
 if (runs("repush")) {
   const N = 10_000;
-  const rounds = quick ? 3 : 5;
+  const rounds = quick ? 3 : 9;
   const oursSotw = await repush("xdskit", "sotw", N, rounds);
   const theirsSotw = await repush("grpc-js-xds", "sotw", N, rounds);
   const oursDelta = await repush("xdskit", "delta", N, rounds);
@@ -347,7 +347,7 @@ if (runs("repush")) {
   );
   sotw(`SotW, all ${int(N)} changed (full decode): sent to last cluster's callback`, "fullMs");
   sotw(`SotW re-push of the ${int(N)}, one changed: sent to its callback`, "changedMs");
-  share("  SotW one changed / full decode (goal <= 0.05x)", "changedMs");
+  share("  SotW one changed / full decode (goal <= 0.15x, issue 37)", "changedMs");
   pair(
     `delta, all ${int(N)} changed: sent to last cluster's callback, median of ${rounds} (ms)`,
     oursDelta.fullMs,
