@@ -87,7 +87,7 @@ function run(steps: readonly Step[], fresh: boolean): string[] {
     else if (s.op === "arm") timers.arm(given(s.list, s.copy));
     else if (s.op === "settle") timers.settle(TYPE);
     else if (s.op === "retain") timers.retain(TYPE, given(s.list, false));
-    else clock.advance(s.ms);
+    else if (s.op === "advance") clock.advance(s.ms);
   }
   clock.advance(10 * TIMER_MS);
   return expired;
