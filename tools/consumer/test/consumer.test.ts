@@ -13,16 +13,17 @@
 //     tarballs examples/connect-greeter needs, with that README's own commands, compiles the example and runs its
 //     backends, `xdskit serve` from the tarball's bin and its client.
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { publint } from "publint";
 import { formatMessage } from "publint/utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkTarball, packAndCheck, publicPackages, repoRoot, unpackTarball } from "../../scripts/check-pack.mjs";
 import { localizeTarballs } from "../../scripts/pack.mjs";
+import { pruneStaleOutputs } from "../../scripts/prepack.mjs";
 import { CONNECT_PACKAGES, node20ThirdParty } from "../src/install-lines.js";
 import {
   copyExamples,
@@ -125,6 +126,38 @@ describe("the packed packages", () => {
       "exports target ./dist/extra.js is not in the tarball",
       'dependencies.@xdskit/protos is still "workspace:^"',
     ]);
+  });
+
+  it("prepack removes the outputs of deleted source files and leaves the others in place", () => {
+    const dir = mkdtempSync(join(tmpdir(), "xdskit-prepack-"));
+    try {
+      const files = {
+        "src/kept.ts": "",
+        "src/deep/kept.ts": "",
+        "dist/kept.js": "",
+        "dist/kept.d.ts.map": "",
+        "dist/deep/kept.d.ts": "",
+        "dist/gone.js": "",
+        "dist/gone.js.map": "",
+        "dist/deep/gone.d.ts": "",
+        "dist/notes.txt": "",
+      };
+      for (const [path, text] of Object.entries(files)) {
+        mkdirSync(dirname(join(dir, path)), { recursive: true });
+        writeFileSync(join(dir, path), text);
+      }
+      const removed = pruneStaleOutputs(join(dir, "dist"), join(dir, "src"));
+      expect(removed.map((path: string) => relative(dir, path)).sort()).toEqual([
+        "dist/deep/gone.d.ts",
+        "dist/gone.js",
+        "dist/gone.js.map",
+      ]);
+      for (const path of ["dist/kept.js", "dist/kept.d.ts.map", "dist/deep/kept.d.ts", "dist/notes.txt"]) {
+        expect(existsSync(join(dir, path))).toBe(true);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("pass publint (no errors, warnings or suggestions)", async () => {
