@@ -9,7 +9,7 @@ import type { UpdateContext } from "../protocol/cache-updates.js";
 import { protocolNow } from "../protocol/protocol-loader.js";
 import { authorityOfName, OLD_STYLE_AUTHORITY } from "../shared/resource-name.js";
 import { parametersKey, parametersText, ResourceState, type WatcherEntry } from "../state/resource-state.js";
-import type { DecodedResource, DecodedResponse } from "../wire/decoded-response.js";
+import type { DecodedResponse } from "../wire/decoded-response.js";
 import type { ResourceCache, ResourceCacheOptions } from "./resource-cache-types.js";
 import { recordResourceGauges } from "./resource-gauges.js";
 import { SeenMarks } from "./seen-marks.js";
@@ -33,11 +33,17 @@ function isRequested(state: ResourceState): boolean {
 
 const ownWatch = (entry: WatcherEntry): boolean => !isCovering(entry);
 
-/** What the resources of a type's last response reached, and among which authorities. */
+/** The subscriptions the resources of a type's last response reached, by index, and among which authorities. */
 interface Reached {
   readonly served: readonly string[];
-  readonly resources: readonly DecodedResource[];
   readonly subscriptions: (NameSubscriptions | undefined)[];
+}
+
+/** The name a name's subscriptions are of. */
+function nameOf(subscriptions: NameSubscriptions): string {
+  return subscriptions instanceof OneSubscription
+    ? subscriptions.state.name
+    : subscriptions.values().next().value!.name;
 }
 
 function sameAuthorities(list: readonly string[], served: ReadonlySet<string>): boolean {
@@ -54,9 +60,10 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
   /** Moves on whenever an entry is created or removed: a list of entries made before is stale. */
   let generation = 0;
   /**
-   * Per type, the resources of its last response and the subscriptions each reached (a SotW re-push carries the same
-   * resource objects at the same indexes: docs/architecture.md#the-byte-identical-skip). Forgotten when an entry of
-   * the type is created or removed, so what it holds is what a lookup would find.
+   * Per type, the subscriptions the resources of its last response reached, by index (a SotW re-push carries the same
+   * resources at the same indexes: docs/architecture.md#the-byte-identical-skip): a resource whose name is that of
+   * the subscriptions at its index is not looked up again. Forgotten when an entry of the type is created or removed,
+   * so what it holds is what a lookup would find.
    */
   const reached = new Map<string, Reached>();
   /** The last list of each type's subscriptions (an ACK asks for it after every response), and what it is of. */
@@ -240,11 +247,12 @@ export function createResourceCache(options: ResourceCacheOptions): ResourceCach
             : plain?.get(name);
       const last = reached.get(typeUrl);
       const before = last !== undefined && sameAuthorities(last.served, served) ? last : undefined;
-      const now: Reached = { served: [...served], resources, subscriptions: new Array(resources.length) };
+      const now: Reached = { served: [...served], subscriptions: new Array(resources.length) };
       reached.set(typeUrl, now);
       return (i) => {
-        const d = resources[i]!;
-        const found = before?.resources[i] === d ? before.subscriptions[i] : byName(d.name);
+        const { name } = resources[i]!;
+        const held = before?.subscriptions[i];
+        const found = held !== undefined && nameOf(held) === name ? held : byName(name);
         now.subscriptions[i] = found;
         return found;
       };
