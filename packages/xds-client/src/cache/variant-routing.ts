@@ -22,7 +22,7 @@ export interface VariantRoutingOptions {
   readonly subscriptionsOf: (served: ReadonlySet<string>, typeUrl: string, name: string) => Subscriptions | undefined;
   /**
    * `subscriptionsOf` for the resources of one response, by their index: what it looks up for every name is looked
-   * up once, and a resource at the same index as in the type's last response is not looked up again.
+   * up once, and a resource named as the one at its index in the type's last response is not looked up again.
    */
   readonly lookup: (
     served: ReadonlySet<string>,
