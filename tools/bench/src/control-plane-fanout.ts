@@ -31,7 +31,7 @@ import {
   DiscoveryRequestSchema,
   DiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { withChangeCpu } from "./lib/change-cpu.js";
+import { type ChangeCpuFigures, changeCpuRows, withChangeCpu } from "./lib/change-cpu.js";
 import { median } from "./lib/measure.js";
 import {
   ClientProcess,
@@ -226,19 +226,13 @@ async function startBaseline(protocol: Protocol): Promise<ServerUnderTest> {
   };
 }
 
-interface Measured {
+interface Measured extends ChangeCpuFigures {
   readonly setupMs: number;
   readonly initialMs: number;
   readonly initialMedianMs: number;
   readonly updateMs: number;
   /** The median of the changes after the first (LATER_CHANGES). */
   readonly laterUpdateMs: number;
-  /** The server process's CPU time over the first change, and the median over the later ones (lib/change-cpu.ts). */
-  readonly updateCpuMs: number;
-  readonly laterUpdateCpuMs: number;
-  /** The same, the main thread's alone. */
-  readonly updateMainMs: number;
-  readonly laterUpdateMainMs: number;
   readonly idleRss: number;
   readonly peakRss: number;
   readonly heapUsed: number;
@@ -362,15 +356,7 @@ function runScenario(scenario: Scenario): void {
         baseline.laterUpdateMs,
         ms,
       ),
-      row("  server CPU time, first change", controlPlane.updateCpuMs, baseline.updateCpuMs, cpu),
-      row("  server CPU time, later changes (median)", controlPlane.laterUpdateCpuMs, baseline.laterUpdateCpuMs, cpu),
-      row("  server main thread, first change", controlPlane.updateMainMs, baseline.updateMainMs, cpu),
-      row(
-        "  server main thread, later changes (median)",
-        controlPlane.laterUpdateMainMs,
-        baseline.laterUpdateMainMs,
-        cpu,
-      ),
+      ...changeCpuRows((label, a, b) => row(label, a, b, cpu), controlPlane, baseline),
       row("server RSS after setup", controlPlane.idleRss, baseline.idleRss, mb),
       row("server RSS peak", controlPlane.peakRss, baseline.peakRss, mb),
       row("server heap used at the end", controlPlane.heapUsed, baseline.heapUsed, mb),

@@ -32,7 +32,7 @@ import {
   type Resource,
   ResourceSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { withChangeCpu } from "./lib/change-cpu.js";
+import { type ChangeCpuFigures, changeCpuRows, withChangeCpu } from "./lib/change-cpu.js";
 import { median } from "./lib/measure.js";
 import {
   ClientProcess,
@@ -238,7 +238,7 @@ async function startBaseline(protocol: Protocol): Promise<ServerUnderTest> {
   };
 }
 
-interface Measured {
+interface Measured extends ChangeCpuFigures {
   readonly setupMs: number;
   readonly initialMs: number;
   readonly initialMedianMs: number;
@@ -247,12 +247,6 @@ interface Measured {
   /** The median of the LATER_CHANGES changes after the first. */
   readonly laterUpdateMs: number;
   readonly laterOthers: number;
-  /** The server process's CPU time over the first change, and the median over the later ones (lib/change-cpu.ts). */
-  readonly updateCpuMs: number;
-  readonly laterUpdateCpuMs: number;
-  /** The same, the main thread's alone. */
-  readonly updateMainMs: number;
-  readonly laterUpdateMainMs: number;
   readonly peakRss: number;
   readonly heapAfterGc: number;
 }
@@ -335,15 +329,7 @@ function runProtocol(protocol: Protocol): void {
       row("  (median stream)", controlPlane.initialMedianMs, baseline.initialMedianMs, ms),
       row("1 variant changes: its stream has it", controlPlane.updateMs, baseline.updateMs, ms),
       row(`  (later changes, median of ${LATER_CHANGES})`, controlPlane.laterUpdateMs, baseline.laterUpdateMs, ms),
-      row("  server CPU time, first change", controlPlane.updateCpuMs, baseline.updateCpuMs, cpu),
-      row("  server CPU time, later changes (median)", controlPlane.laterUpdateCpuMs, baseline.laterUpdateCpuMs, cpu),
-      row("  server main thread, first change", controlPlane.updateMainMs, baseline.updateMainMs, cpu),
-      row(
-        "  server main thread, later changes (median)",
-        controlPlane.laterUpdateMainMs,
-        baseline.laterUpdateMainMs,
-        cpu,
-      ),
+      ...changeCpuRows((label, a, b) => row(label, a, b, cpu), controlPlane, baseline),
       [
         `  other streams with a response within ${QUIET_MS} ms`,
         String(controlPlane.others + controlPlane.laterOthers),

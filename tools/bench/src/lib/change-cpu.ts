@@ -56,3 +56,26 @@ export async function withChangeCpu<T>(label: string, work: () => Promise<T>): P
   }
   return { result, cpuMs: used, mainMs };
 }
+
+/** A change's server CPU figures, ms: the first change, and the median of the later ones (`withChangeCpu`). */
+export interface ChangeCpuFigures {
+  readonly updateCpuMs: number;
+  readonly laterUpdateCpuMs: number;
+  /** The same, the main thread's alone. */
+  readonly updateMainMs: number;
+  readonly laterUpdateMainMs: number;
+}
+
+/** The rows the control-plane benches print for those figures, made by each bench's own `row`. */
+export function changeCpuRows<R>(
+  row: (label: string, ours: number, theirs: number) => R,
+  ours: ChangeCpuFigures,
+  theirs: ChangeCpuFigures,
+): R[] {
+  return [
+    row("  server CPU time, first change", ours.updateCpuMs, theirs.updateCpuMs),
+    row("  server CPU time, later changes (median)", ours.laterUpdateCpuMs, theirs.laterUpdateCpuMs),
+    row("  server main thread, first change", ours.updateMainMs, theirs.updateMainMs),
+    row("  server main thread, later changes (median)", ours.laterUpdateMainMs, theirs.laterUpdateMainMs),
+  ];
+}
