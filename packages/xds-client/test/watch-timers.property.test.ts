@@ -5,41 +5,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createWatchTimers } from "../src/calls/watch-timers.js";
-import type { Clock } from "../src/shared/clock.js";
 import { createCallbackQueue } from "../src/state/callback-queue.js";
 import { type CacheState, ResourceState, type WatcherEntry } from "../src/state/resource-state.js";
+import { createManualClock } from "./support/virtual-clock.js";
 
 const TYPE = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
 const TIMER_MS = 100;
 const ENTRIES = 6;
-
-/** A clock whose timers fire, in due order, only when `advance` is called. */
-function manualClock(): Clock & { advance(ms: number): void } {
-  let now = 0;
-  let seq = 0;
-  const timers = new Map<number, { due: number; callback: () => void }>();
-  return {
-    now: () => now,
-    setTimeout(callback, ms) {
-      seq += 1;
-      timers.set(seq, { due: now + ms, callback });
-      return seq;
-    },
-    clearTimeout: (handle) => void timers.delete(handle as number),
-    advance(ms) {
-      const end = now + ms;
-      for (;;) {
-        let next: [number, { due: number; callback: () => void }] | undefined;
-        for (const entry of timers) if (entry[1].due <= end && (!next || entry[1].due < next[1].due)) next = entry;
-        if (!next) break;
-        timers.delete(next[0]);
-        now = next[1].due;
-        next[1].callback();
-      }
-      now = end;
-    },
-  };
-}
 
 type Step =
   | { readonly op: "watch" | "unwatch"; readonly entry: number }
@@ -76,7 +48,7 @@ function run(steps: readonly Step[], fresh: boolean): string[] {
   }));
   // Three lists, as a cache hands them: the same array while the subscriptions are unchanged.
   const lists: readonly (readonly ResourceState[])[] = [entries, entries.slice(0, 3), entries.slice(2)];
-  const clock = manualClock();
+  const clock = createManualClock(0);
   const expired: string[] = [];
   const timers = createWatchTimers(clock, TIMER_MS, (state) => expired.push(`${state.name}@${clock.now()}`));
   const given = (i: number, copy: boolean) => (fresh || copy ? [...lists[i]!] : lists[i]!);
@@ -87,9 +59,9 @@ function run(steps: readonly Step[], fresh: boolean): string[] {
     else if (s.op === "arm") timers.arm(given(s.list, s.copy));
     else if (s.op === "settle") timers.settle(TYPE);
     else if (s.op === "retain") timers.retain(TYPE, given(s.list, false));
-    else if (s.op === "advance") clock.advance(s.ms);
+    else if (s.op === "advance") clock.advanceNow(s.ms);
   }
-  clock.advance(10 * TIMER_MS);
+  clock.advanceNow(10 * TIMER_MS);
   return expired;
 }
 
