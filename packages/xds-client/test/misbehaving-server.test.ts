@@ -1,57 +1,15 @@
 // A misbehaving server never crashes the process: garbage on the wire, a non-gRPC answer, or a stream reset become
 // connectivity errors for the watchers, and the client keeps retrying.
 import * as http2 from "node:http2";
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { createXdsClient, type XdsClient } from "../src/index.js";
-import { recordingWatcher, summarize, type WatchEvent } from "./support/recorder.js";
-import { type TestListener, testListenerType } from "./support/test-types.js";
+import { closeRawServer, firstEventsOf, framed, serveRaw as serve } from "./support/raw-http2-server.js";
+import { summarize } from "./support/recorder.js";
+import { testListenerType } from "./support/test-types.js";
 
-let server: http2.Http2Server | undefined;
-let client: XdsClient | undefined;
-const sessions = new Set<http2.ServerHttp2Session>();
-
-afterEach(async () => {
-  await client?.close();
-  for (const s of sessions) s.destroy();
-  if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
-  server = undefined;
-  client = undefined;
-});
-
-async function serve(
-  handler: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void,
-): Promise<number> {
-  server = http2.createServer();
-  server.on("session", (s) => {
-    sessions.add(s);
-    s.on("close", () => sessions.delete(s));
-  });
-  server.on("stream", (stream, headers) => {
-    // Errors on the test server's own side of a stream are expected here; the client's side is what is tested.
-    stream.on("error", () => {});
-    handler(stream, headers);
-  });
-  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
-  return (server.address() as AddressInfo).port;
-}
+afterEach(closeRawServer);
 
 async function firstEvents(port: number, count = 1): Promise<string[]> {
   return summarize(await firstEventsOf(port, count));
-}
-
-async function firstEventsOf(port: number, count = 1): Promise<WatchEvent<TestListener>[]> {
-  client = createXdsClient({
-    bootstrap: {
-      xds_servers: [{ server_uri: `127.0.0.1:${port}`, channel_creds: [{ type: "insecure" }] }],
-      node: { id: "n" },
-    },
-    env: {},
-  });
-  const w = recordingWatcher<TestListener>();
-  client.watch(testListenerType, "L", w);
-  for (let i = 0; i < 300 && w.events.length < count; i++) await new Promise((r) => setTimeout(r, 10));
-  return w.take();
 }
 
 describe("a misbehaving server", () => {
@@ -69,11 +27,9 @@ describe("a misbehaving server", () => {
     // type_url (field 4), then one resource (field 2) whose bytes are a field with wire type 7: the envelope reads,
     // the Any in it does not.
     const message = Buffer.concat([Buffer.from([0x22, typeUrl.length]), typeUrl, Buffer.from([0x12, 1, 0x0f])]);
-    const prefix = Buffer.alloc(5);
-    prefix.writeUInt32BE(message.length, 1);
     const port = await serve((stream) => {
       stream.respond({ ":status": 200, "content-type": "application/grpc" });
-      stream.write(Buffer.concat([prefix, message]));
+      stream.write(framed(message));
     });
     const events = await firstEventsOf(port);
     expect(summarize(events)).toEqual(["error:UNAVAILABLE:connection"]);

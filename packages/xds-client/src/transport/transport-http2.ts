@@ -1,15 +1,24 @@
-// The default transport's implementation: gRPC over HTTP/2 with @connectrpc/connect-node. Loaded only when a client
+// The default transport's implementation: gRPC over HTTP/2 on @connectrpc/connect-node's HTTP/2 client, each ADS
+// stream's framing and messages read here (grpc-stream.ts, response-reader.ts). Loaded only when a client
 // opens its first stream with the default transport (transport.ts), so importing and creating a client does not load
 // Connect, connect-node or node:http2.
 import type * as http2 from "node:http2";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createWritableIterable } from "@connectrpc/connect/protocol";
-import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { toBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { createMethodUrl, createWritableIterable } from "@connectrpc/connect/protocol";
+import { createNodeHttpClient, Http2SessionManager } from "@connectrpc/connect-node";
 import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
-import type { DeltaDiscoveryRequest, DiscoveryRequest } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import { type DeltaResponseBytes, DeltaResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
-import { type SotwResponseBytes, SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
+import {
+  type DeltaDiscoveryRequest,
+  DeltaDiscoveryRequestSchema,
+  type DiscoveryRequest,
+  DiscoveryRequestSchema,
+} from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
+import type { DeltaResponseBytes } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
+import type { SotwResponseBytes } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import { serverEndpoint } from "../bootstrap/server-target.js";
+import { openGrpcStream } from "./grpc-stream.js";
+import { readDeltaResponse, readSotwResponse } from "./response-reader.js";
 import { withEncodedNames } from "./sotw-request-bytes.js";
 import { createTlsDialer, readTlsCredentials } from "./transport-tls.js";
 import type { XdsStream, XdsTransportFactory } from "./transport-types.js";
@@ -108,30 +117,15 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
     { pingIntervalMs: 60_000, pingTimeoutMs: 20_000, pingIdleConnection: false },
     { ...sessionOptions, createConnection },
   );
-  const transport = createGrpcTransport({ baseUrl, sessionManager, readMaxBytes: options.maxReceiveMessageBytes });
-  // SotW responses read as SotwResponseBytes (the same wire format; docs/architecture.md#the-byte-identical-skip).
-  const sotw = AggregatedDiscoveryService.method.streamAggregatedResources;
-  const sotwBytes = createClient(
-    { ...AggregatedDiscoveryService, methods: [{ ...sotw, output: SotwResponseBytesSchema }] },
-    transport,
-  ) as unknown as {
-    streamAggregatedResources(
-      input: AsyncIterable<DiscoveryRequest>,
-      options: { signal: AbortSignal },
-    ): AsyncIterable<SotwResponseBytes>;
-  };
-
-  // Delta responses read as DeltaResponseBytes (the same wire format; docs/architecture.md#the-delta-envelope).
-  const delta = AggregatedDiscoveryService.method.deltaAggregatedResources;
-  const deltaBytes = createClient(
-    { ...AggregatedDiscoveryService, methods: [{ ...delta, output: DeltaResponseBytesSchema }] },
-    transport,
-  ) as unknown as {
-    deltaAggregatedResources(
-      input: AsyncIterable<DeltaDiscoveryRequest>,
-      options: { signal: AbortSignal },
-    ): AsyncIterable<DeltaResponseBytes>;
-  };
+  const client = createNodeHttpClient({ httpVersion: "2", sessionProvider: () => sessionManager });
+  const readMaxBytes = options.maxReceiveMessageBytes;
+  // SotW responses read as SotwResponseBytes, delta responses as DeltaResponseBytes: the same wire formats, each
+  // resource kept as the bytes it arrived as (docs/architecture.md#the-byte-identical-skip,
+  // docs/architecture.md#the-delta-envelope), read by response-reader.ts.
+  const sotwUrl = createMethodUrl(baseUrl, AggregatedDiscoveryService.method.streamAggregatedResources);
+  const deltaUrl = createMethodUrl(baseUrl, AggregatedDiscoveryService.method.deltaAggregatedResources);
+  const encodeSotw = (request: DiscoveryRequest) => toBinary(DiscoveryRequestSchema, withEncodedNames(request));
+  const encodeDelta = (request: DeltaDiscoveryRequest) => toBinary(DeltaDiscoveryRequestSchema, request);
 
   /** A stream's failure, as a TLS failure when its connection failed at the TLS level. */
   const explain = (error: unknown, http2Established: boolean): unknown => {
@@ -141,10 +135,7 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
     return new ConnectError(message, Code.Unavailable, undefined, undefined, failure.cause ?? error);
   };
 
-  function open<Req, Res>(
-    start: (input: AsyncIterable<Req>, signal: AbortSignal) => AsyncIterable<Res>,
-    prepare: (request: Req) => Req = (request) => request,
-  ) {
+  function open<Req, Res>(start: (input: AsyncIterable<Req>, signal: AbortSignal) => AsyncIterator<Res>) {
     const requests = createWritableIterable<Req>();
     const abort = new AbortController();
     let isEstablished = false;
@@ -156,10 +147,10 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
     const ended = () => {
       if (isEstablished && performance.now() - establishedAt >= HEALTHY_STREAM_MS) failedAddresses = 0;
     };
-    const responses = start(requests, abort.signal)[Symbol.asyncIterator]();
+    const responses = start(requests, abort.signal);
     let cancelled = false;
     const stream: XdsStream<Req, Res> = {
-      send: (request) => requests.write(prepare(request)),
+      send: (request) => requests.write(request),
       responses: {
         next: () =>
           responses.next().then(
@@ -187,13 +178,22 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
 
   return {
     streamAggregatedResources: () =>
-      open<DiscoveryRequest, SotwResponseBytes>(
-        (input, signal) => sotwBytes.streamAggregatedResources(input, { signal }),
-        withEncodedNames,
+      open<DiscoveryRequest, SotwResponseBytes>((input, signal) =>
+        openGrpcStream(client, input, signal, {
+          url: sotwUrl,
+          readMaxBytes,
+          encode: encodeSotw,
+          parse: readSotwResponse,
+        }),
       ),
     deltaAggregatedResources: () =>
       open<DeltaDiscoveryRequest, DeltaResponseBytes>((input, signal) =>
-        deltaBytes.deltaAggregatedResources(input, { signal }),
+        openGrpcStream(client, input, signal, {
+          url: deltaUrl,
+          readMaxBytes,
+          encode: encodeDelta,
+          parse: readDeltaResponse,
+        }),
       ),
     close: () => sessionManager.abort(),
     nextAddress() {

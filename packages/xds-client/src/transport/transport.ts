@@ -1,5 +1,5 @@
-// The transport: opens bidi ADS streams to one xDS server. The default uses @connectrpc/connect-node's gRPC
-// transport over HTTP/2 (transport-http2.ts), loaded when its first stream opens; tests and embedders may inject
+// The transport: opens bidi ADS streams to one xDS server. The default runs gRPC on @connectrpc/connect-node's HTTP/2
+// client (transport-http2.ts), loaded when its first stream opens; tests and embedders may inject
 // another (an in-memory pair, a proxy).
 import { loadModule, loadOnce } from "../shared/lazy-module.js";
 import { StatusCode } from "../shared/xds-error.js";

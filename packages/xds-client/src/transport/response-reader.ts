@@ -1,0 +1,140 @@
+// The default transport's reading of an ADS response message (docs/architecture.md#the-response-reader): as
+// `SotwResponseBytes` or `DeltaResponseBytes` (each resource the bytes it arrived as). A message encoded as servers
+// encode one is read here, without protobuf-es's reflection; any other is read by protobuf-es, which gives the same
+// message (test/fuzz/response-reader.test.ts) or fails as Connect's transport did (INTERNAL, `parse binary: …`).
+import { type DescMessage, fromBinary, type MessageShape } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { type DeltaResponseBytes, DeltaResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
+import { type SotwResponseBytes, SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
+import { errorMessage } from "../shared/xds-error.js";
+
+type Latin1Slice = (this: Uint8Array, start: number, end: number) => string;
+const latin1Slice = (Buffer.prototype as unknown as { latin1Slice: Latin1Slice }).latin1Slice;
+
+/** `bytes[start, end)` as a string when every byte is ASCII (then Latin-1 and UTF-8 read alike), else undefined. */
+function asciiText(bytes: Uint8Array, start: number, end: number): string | undefined {
+  for (let i = start; i < end; i++) if (bytes[i]! >= 0x80) return undefined;
+  return latin1Slice.call(bytes, start, end);
+}
+
+/** protobuf-es's reading, failing as Connect's transport fails a message it cannot parse. */
+function slowRead<Desc extends DescMessage>(schema: Desc, bytes: Uint8Array): MessageShape<Desc> {
+  try {
+    return fromBinary(schema, bytes);
+  } catch (error) {
+    throw new ConnectError(`parse binary: ${errorMessage(error)}`, Code.Internal);
+  }
+}
+
+/**
+ * Calls `field(tag, start, end)` for each field of `bytes` (a one-byte tag, then a length below 2^28 that fits in the
+ * message: `field` refuses any tag but those of the length-delimited fields it takes) until it returns false. False
+ * when `bytes` is not so encoded or `field` refused one.
+ */
+function forEachPlainField(bytes: Uint8Array, field: (tag: number, start: number, end: number) => boolean): boolean {
+  let pos = 0;
+  const end = bytes.length;
+  while (pos < end) {
+    const tag = bytes[pos++]!;
+    let length = 0;
+    for (let shift = 0; ; shift += 7) {
+      const byte = bytes[pos++];
+      if (byte === undefined || shift === 28) return false;
+      length += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) break;
+    }
+    const next = pos + length;
+    if (next > end || !field(tag, pos, next)) return false;
+    pos = next;
+  }
+  return true;
+}
+
+/** Field tags (number << 3 | 2, length-delimited) of the fields the plain readers take. */
+const TAG_1 = 0x0a;
+const TAG_2 = 0x12;
+const TAG_4 = 0x22;
+const TAG_5 = 0x2a;
+const TAG_6 = 0x32;
+
+/** A SotW response, as protobuf-es reads it. */
+export function readSotwResponse(bytes: Uint8Array): SotwResponseBytes {
+  return readPlainSotwResponse(bytes) ?? slowRead(SotwResponseBytesSchema, bytes);
+}
+
+/** A delta response, as protobuf-es reads it. */
+export function readDeltaResponse(bytes: Uint8Array): DeltaResponseBytes {
+  return readPlainDeltaResponse(bytes) ?? slowRead(DeltaResponseBytesSchema, bytes);
+}
+
+/**
+ * A SotW response holding only `version_info` (1), `resources` (2), `type_url` (4) and `nonce` (5), its strings
+ * ASCII; undefined for any other.
+ */
+export function readPlainSotwResponse(bytes: Uint8Array): SotwResponseBytes | undefined {
+  let versionInfo = "";
+  let typeUrl = "";
+  let nonce = "";
+  const resources: Uint8Array[] = [];
+  const plain = forEachPlainField(bytes, (tag, start, end) => {
+    if (tag === TAG_2) {
+      resources.push(bytes.subarray(start, end));
+      return true;
+    }
+    const text = tag === TAG_1 || tag === TAG_4 || tag === TAG_5 ? asciiText(bytes, start, end) : undefined;
+    if (text === undefined) return false;
+    // A string field given twice keeps the last, as protobuf-es does.
+    if (tag === TAG_1) versionInfo = text;
+    else if (tag === TAG_4) typeUrl = text;
+    else nonce = text;
+    return true;
+  });
+  if (!plain) return undefined;
+  // The keys in protobuf-es's order, so that the shape is the one of a message it reads.
+  return {
+    $typeName: "xdskit.client.v1.SotwResponseBytes",
+    versionInfo,
+    resources,
+    canary: false,
+    typeUrl,
+    nonce,
+    resourceErrors: [],
+  };
+}
+
+/**
+ * A delta response holding only `system_version_info` (1), `resources` (2), `type_url` (4), `nonce` (5) and
+ * `removed_resources` (6), its strings ASCII; undefined for any other.
+ */
+export function readPlainDeltaResponse(bytes: Uint8Array): DeltaResponseBytes | undefined {
+  let systemVersionInfo = "";
+  let typeUrl = "";
+  let nonce = "";
+  const resources: Uint8Array[] = [];
+  const removedResources: string[] = [];
+  const plain = forEachPlainField(bytes, (tag, start, end) => {
+    if (tag === TAG_2) {
+      resources.push(bytes.subarray(start, end));
+      return true;
+    }
+    const text =
+      tag === TAG_1 || tag === TAG_4 || tag === TAG_5 || tag === TAG_6 ? asciiText(bytes, start, end) : undefined;
+    if (text === undefined) return false;
+    if (tag === TAG_1) systemVersionInfo = text;
+    else if (tag === TAG_4) typeUrl = text;
+    else if (tag === TAG_5) nonce = text;
+    else removedResources.push(text);
+    return true;
+  });
+  if (!plain) return undefined;
+  return {
+    $typeName: "xdskit.client.v1.DeltaResponseBytes",
+    systemVersionInfo,
+    resources,
+    typeUrl,
+    removedResources,
+    removedResourceNames: [],
+    nonce,
+    resourceErrors: [],
+  };
+}
