@@ -130,4 +130,11 @@ export type {
   NodeConfig,
 } from "./bootstrap/bootstrap-types.js";
 export { createConnectTransport, DEFAULT_MAX_RECEIVE_MESSAGE_BYTES } from "./transport/transport.js";
-export type { TransportOptions, XdsStream, XdsTransport, XdsTransportFactory } from "./transport/transport.js";
+export type {
+  SotwResponseRanges,
+  TransportOptions,
+  XdsStream,
+  XdsTransport,
+  XdsTransportFactory,
+} from "./transport/transport.js";
+export type { ResponseEntries } from "./wire/decode-memo.js";

@@ -11,8 +11,9 @@ import {
 import type { SotwResponseBytes } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import type { ResourceState } from "../state/resource-state.js";
 import type { XdsStream } from "../transport/transport.js";
+import type { SotwResponseRanges } from "../transport/transport-types.js";
 import { expectTypeUrls, readAny } from "../wire/any-reader.js";
-import type { DecodeMemo } from "../wire/decode-memo.js";
+import { type DecodeMemo, entriesOfViews } from "../wire/decode-memo.js";
 import { emptyResponse } from "../wire/decoded-response.js";
 import { addOutcome, type EntryOutcome, outcomeOf } from "../wire/entry-outcome.js";
 import { addResourceErrors } from "../wire/resource-errors.js";
@@ -71,7 +72,7 @@ export function createNamesCache(): (states: readonly ResourceState[]) => Reques
 
 export function createSotwCall(
   host: CallHost,
-  stream: XdsStream<DiscoveryRequest, DiscoveryResponse | SotwResponseBytes>,
+  stream: XdsStream<DiscoveryRequest, DiscoveryResponse | SotwResponseBytes | SotwResponseRanges>,
   memory: SotwMemory,
 ): AdsCall {
   // A new stream starts with the last accepted versions and empty nonces.
@@ -79,46 +80,54 @@ export function createSotwCall(
   const namesOf = new Map<string, (states: readonly ResourceState[]) => RequestedNames>();
   const core = createCallCore(host, stream, decode, "ADS call");
 
-  function decode(response: DiscoveryResponse | SotwResponseBytes) {
+  function decode(response: DiscoveryResponse | SotwResponseBytes | SotwResponseRanges) {
     const typeUrl = response.typeUrl;
     // The default transport keeps each resource as the bytes it arrived as; another may hand decoded Anys.
     const entries =
-      response.$typeName === "xdskit.client.v1.SotwResponseBytes"
-        ? response.resources
-        : response.resources.map((any) => toBinary(AnySchema, any));
+      response.$typeName === "xdskit.client.v1.SotwResponseRanges"
+        ? response.entries
+        : entriesOfViews(
+            response.$typeName === "xdskit.client.v1.SotwResponseBytes"
+              ? response.resources
+              : response.resources.map((any) => toBinary(AnySchema, any)),
+          );
+    const { memory: bytes, starts, ends } = entries;
+    const count = starts.length;
     const type = host.typeOf(typeUrl);
     if (!type) {
       // Ignored, once it is known to be readable (an unreadable one fails the stream, whatever its type).
-      for (const bytes of entries) readAny(bytes);
+      for (let i = 0; i < count; i++) readAny(bytes.subarray(starts[i]!, ends[i]!));
       responseType(host, typeUrl);
       return undefined;
     }
     const memo = memory.memo(typeUrl);
     const { features } = host.decode;
-    const outcomes: EntryOutcome[] = [];
+    const out = emptyResponse(typeUrl, type, response.versionInfo, response.nonce, true);
     const expected = expectTypeUrls(typeUrl, RESOURCE_WRAPPER_TYPE_URL);
+    const outcomes: EntryOutcome[] = new Array(count);
     try {
       memo?.expect(entries);
-      entries.forEach((bytes, i) => {
+      for (let i = 0; i < count; i++) {
         const outcome =
-          memo?.find(i, bytes) ?? outcomeOf(type, unwrapAny(readAny(bytes, expected), typeUrl, features), host.decode);
-        memo?.keep(i, bytes, outcome);
-        outcomes.push(outcome);
-      });
+          memo?.find(i) ??
+          outcomeOf(
+            type,
+            unwrapAny(readAny(bytes.subarray(starts[i]!, ends[i]!), expected), typeUrl, features),
+            host.decode,
+          );
+        memo?.keep(i, outcome);
+        outcomes[i] = outcome;
+      }
     } catch (error) {
       memo?.discard();
       throw error;
     }
     memo?.rotate();
-    // The transport's pipeline holds the message it yielded last until it yields the next: its views of the
-    // resources (about 100 bytes each) would stay alive beside the memo's ranges into the same buffer.
-    if (response.$typeName === "xdskit.client.v1.SotwResponseBytes") response.resources.length = 0;
     nonces.set(typeUrl, response.nonce);
-    const out = emptyResponse(typeUrl, type, response.versionInfo, response.nonce, true);
-    outcomes.forEach((outcome, i) => {
-      addOutcome(out, i, outcome);
-    });
-    addResourceErrors(out, response.resourceErrors, features);
+    for (let i = 0; i < count; i++) addOutcome(out, i, outcomes[i]!);
+    if (response.$typeName !== "xdskit.client.v1.SotwResponseRanges") {
+      addResourceErrors(out, response.resourceErrors, features);
+    }
     return out;
   }
 

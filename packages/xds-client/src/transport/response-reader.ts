@@ -1,5 +1,5 @@
-// The default transport's reading of an ADS response message (docs/architecture.md#the-response-reader): as
-// `SotwResponseBytes` or `DeltaResponseBytes` (each resource the bytes it arrived as). A message encoded as servers
+// The default transport's reading of an ADS response message (docs/architecture.md#the-response-reader): SotW as
+// `SotwResponseRanges` or `SotwResponseBytes`, delta as `DeltaResponseBytes` (each resource the bytes it arrived as). A message encoded as servers
 // encode one is read here, without protobuf-es's reflection; any other is read by protobuf-es, which gives the same
 // message (test/fuzz/response-reader.test.ts) or fails as Connect's transport did (INTERNAL, `parse binary: …`).
 import { type DescMessage, fromBinary, type MessageShape } from "@bufbuild/protobuf";
@@ -7,6 +7,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { type DeltaResponseBytes, DeltaResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
 import { type SotwResponseBytes, SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import { errorMessage } from "../shared/xds-error.js";
+import type { SotwResponseRanges } from "./transport-types.js";
 
 type Latin1Slice = (this: Uint8Array, start: number, end: number) => string;
 const latin1Slice = (Buffer.prototype as unknown as { latin1Slice: Latin1Slice }).latin1Slice;
@@ -57,8 +58,11 @@ const TAG_4 = 0x22;
 const TAG_5 = 0x2a;
 const TAG_6 = 0x32;
 
-/** A SotW response, as protobuf-es reads it. */
-export function readSotwResponse(bytes: Uint8Array): SotwResponseBytes {
+/**
+ * A SotW response: as `SotwResponseRanges` when plain (its resources as ranges of the message), else as protobuf-es
+ * reads it.
+ */
+export function readSotwResponse(bytes: Uint8Array): SotwResponseRanges | SotwResponseBytes {
   return readPlainSotwResponse(bytes) ?? slowRead(SotwResponseBytesSchema, bytes);
 }
 
@@ -67,18 +71,32 @@ export function readDeltaResponse(bytes: Uint8Array): DeltaResponseBytes {
   return readPlainDeltaResponse(bytes) ?? slowRead(DeltaResponseBytesSchema, bytes);
 }
 
+/** Where the resources of the message being read start and end, grown as needed (one message is read at a time). */
+let scratchStarts = new Int32Array(1024);
+let scratchEnds = new Int32Array(1024);
+
 /**
  * A SotW response holding only `version_info` (1), `resources` (2), `type_url` (4) and `nonce` (5), its strings
  * ASCII; undefined for any other.
  */
-export function readPlainSotwResponse(bytes: Uint8Array): SotwResponseBytes | undefined {
+export function readPlainSotwResponse(bytes: Uint8Array): SotwResponseRanges | undefined {
   let versionInfo = "";
   let typeUrl = "";
   let nonce = "";
-  const resources: Uint8Array[] = [];
+  let count = 0;
   const plain = forEachPlainField(bytes, (tag, start, end) => {
     if (tag === TAG_2) {
-      resources.push(bytes.subarray(start, end));
+      if (count === scratchStarts.length) {
+        const starts = new Int32Array(count * 2);
+        const ends = new Int32Array(count * 2);
+        starts.set(scratchStarts);
+        ends.set(scratchEnds);
+        scratchStarts = starts;
+        scratchEnds = ends;
+      }
+      scratchStarts[count] = start;
+      scratchEnds[count] = end;
+      count++;
       return true;
     }
     const text = tag === TAG_1 || tag === TAG_4 || tag === TAG_5 ? asciiText(bytes, start, end) : undefined;
@@ -90,16 +108,8 @@ export function readPlainSotwResponse(bytes: Uint8Array): SotwResponseBytes | un
     return true;
   });
   if (!plain) return undefined;
-  // The keys in protobuf-es's order, so that the shape is the one of a message it reads.
-  return {
-    $typeName: "xdskit.client.v1.SotwResponseBytes",
-    versionInfo,
-    resources,
-    canary: false,
-    typeUrl,
-    nonce,
-    resourceErrors: [],
-  };
+  const entries = { memory: bytes, starts: scratchStarts.slice(0, count), ends: scratchEnds.slice(0, count) };
+  return { $typeName: "xdskit.client.v1.SotwResponseRanges", versionInfo, typeUrl, nonce, entries };
 }
 
 /**

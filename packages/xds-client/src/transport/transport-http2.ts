@@ -21,10 +21,18 @@ import { openGrpcStream } from "./grpc-stream.js";
 import { readDeltaResponse, readSotwResponse } from "./response-reader.js";
 import { withEncodedNames } from "./sotw-request-bytes.js";
 import { createTlsDialer, readTlsCredentials } from "./transport-tls.js";
-import type { XdsStream, XdsTransportFactory } from "./transport-types.js";
+import type { SotwResponseRanges, XdsStream, XdsTransportFactory } from "./transport-types.js";
 
 /** How long a stream must stay open on an established connection for its address to count as working. */
 const HEALTHY_STREAM_MS = 1000;
+
+/**
+ * The HTTP/2 receive window of each stream and of the connection (docs/limits.md#client): how much a server may send
+ * before the client has read it. HTTP/2's default, 64 KiB, makes a response of 1 MB wait for about 15 window updates,
+ * each a round trip between the two event loops; gRPC's own clients grow their windows to 16 MiB (BDP probing) or
+ * start at 1 MiB.
+ */
+export const RECEIVE_WINDOW_BYTES = 8 << 20;
 
 /** The 'error' listener every session, stream and socket of this transport carries for its whole life. */
 const ignoreError = (): void => {};
@@ -54,6 +62,13 @@ class HandshakeAwareSessionManager extends Http2SessionManager {
     if (session !== undefined && !this.guarded.has(session)) {
       this.guarded.add(session);
       session.on("error", ignoreError);
+      // The connection's window (each stream's is in the SETTINGS the session opened with). Set before any response
+      // to this first request can have arrived.
+      try {
+        session.setLocalWindowSize(RECEIVE_WINDOW_BYTES);
+      } catch {
+        // A session already destroyed: the stream on it fails and reports why.
+      }
     }
     const waiting = this.waiting;
     this.waiting = [];
@@ -115,7 +130,11 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
   const sessionManager = new HandshakeAwareSessionManager(
     baseUrl,
     { pingIntervalMs: 60_000, pingTimeoutMs: 20_000, pingIdleConnection: false },
-    { ...sessionOptions, createConnection },
+    {
+      ...sessionOptions,
+      createConnection,
+      settings: { initialWindowSize: RECEIVE_WINDOW_BYTES },
+    },
   );
   const client = createNodeHttpClient({ httpVersion: "2", sessionProvider: () => sessionManager });
   const readMaxBytes = options.maxReceiveMessageBytes;
@@ -178,7 +197,7 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
 
   return {
     streamAggregatedResources: () =>
-      open<DiscoveryRequest, SotwResponseBytes>((input, signal) =>
+      open<DiscoveryRequest, SotwResponseBytes | SotwResponseRanges>((input, signal) =>
         openGrpcStream(client, input, signal, {
           url: sotwUrl,
           readMaxBytes,

@@ -8,6 +8,20 @@ import type {
 import type { DeltaResponseBytes } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
 import type { SotwResponseBytes } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import type { XdsServerConfig } from "../bootstrap/bootstrap-types.js";
+import type { ResponseEntries } from "../wire/decode-memo.js";
+
+/**
+ * A SotW response as the default transport reads one holding only a version, resources, a type URL and a nonce (not
+ * a protobuf message): the `i`th resource is the bytes of its `Any`, `entries.memory[entries.starts[i],
+ * entries.ends[i])`.
+ */
+export interface SotwResponseRanges {
+  readonly $typeName: "xdskit.client.v1.SotwResponseRanges";
+  readonly versionInfo: string;
+  readonly typeUrl: string;
+  readonly nonce: string;
+  readonly entries: ResponseEntries;
+}
 
 /** One bidi stream. */
 export interface XdsStream<Req, Res> {
@@ -28,10 +42,10 @@ export interface XdsStream<Req, Res> {
 /** The streams of one xDS server. */
 export interface XdsTransport {
   /**
-   * SotW responses, decoded, or read as `SotwResponseBytes` (each resource the bytes of its `Any`, which lets the
-   * client skip what it already has before decoding it; the default transport does this).
+   * SotW responses, decoded, or read as `SotwResponseBytes` or `SotwResponseRanges` (each resource the bytes of its
+   * `Any`, which lets the client skip what it already has before decoding it; the default transport does this).
    */
-  streamAggregatedResources(): XdsStream<DiscoveryRequest, DiscoveryResponse | SotwResponseBytes>;
+  streamAggregatedResources(): XdsStream<DiscoveryRequest, DiscoveryResponse | SotwResponseBytes | SotwResponseRanges>;
   /**
    * Delta responses, decoded, or read as `DeltaResponseBytes` (each resource the bytes of its `Resource`, which the
    * client reads without protobuf-es when it is encoded as servers encode one; the default transport does this).

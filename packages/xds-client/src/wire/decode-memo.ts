@@ -21,114 +21,73 @@ const SCANNED_MISSES = 4;
  */
 const HOPELESS_SEARCHES = 64;
 
-/**
- * The entries of one read response: where each one's bytes are and what it gave. When every entry is a view into one
- * buffer (the default transport reads the whole response into one), the memo keeps that buffer and each entry's
- * range, not a view per entry; otherwise the views.
- */
-interface Entries {
-  readonly outcomes: readonly EntryOutcome[];
-  /** The shared buffer (a Buffer over the views' memory), and each entry's range in it: `starts[i] + shift`. */
-  readonly buffer: Buffer | undefined;
+/** A response's entries: the `i`th is `memory[starts[i], ends[i])`. */
+export interface ResponseEntries {
+  readonly memory: Uint8Array;
   readonly starts: Int32Array;
   readonly ends: Int32Array;
-  /** Added to `starts` and `ends`: a response laid out like the one before reuses its ranges. */
-  readonly shift: number;
-  /** The entries' own views, when they do not share a buffer. */
-  readonly views: readonly Uint8Array[] | undefined;
 }
 
-const NO_RANGES = new Int32Array(0);
+/** `views` as `ResponseEntries`: ranges of the memory they share, or of a copy of them all when they do not. */
+export function entriesOfViews(views: readonly Uint8Array[]): ResponseEntries {
+  const starts = new Int32Array(views.length);
+  const ends = new Int32Array(views.length);
+  const shared = views[0]?.buffer;
+  if (shared !== undefined && views.every((view) => view.buffer === shared)) {
+    views.forEach((view, i) => {
+      starts[i] = view.byteOffset;
+      ends[i] = view.byteOffset + view.length;
+    });
+    return { memory: new Uint8Array(shared), starts, ends };
+  }
+  const memory = Buffer.concat(views);
+  let at = 0;
+  views.forEach((view, i) => {
+    starts[i] = at;
+    at += view.length;
+    ends[i] = at;
+  });
+  return { memory, starts, ends };
+}
+
+/** A response's entries and what each gave: the reference the next response is compared with. */
+interface Entries {
+  /** The response's memory, as a Buffer (for its compare). */
+  readonly buffer: Buffer;
+  readonly starts: Int32Array;
+  readonly ends: Int32Array;
+  readonly outcomes: readonly EntryOutcome[];
+}
+
 const NO_ENTRIES: Entries = {
+  buffer: Buffer.alloc(0),
+  starts: new Int32Array(0),
+  ends: new Int32Array(0),
   outcomes: [],
-  buffer: undefined,
-  starts: NO_RANGES,
-  ends: NO_RANGES,
-  shift: 0,
-  views: [],
 };
 
-/** The memory every view is in, if they share one. */
-function sharedMemory(views: readonly Uint8Array[]): ArrayBufferLike | undefined {
-  const memory = views[0]?.buffer;
-  for (let i = 1; i < views.length; i++) if (views[i]!.buffer !== memory) return undefined;
-  return memory;
-}
+const bufferOf = (memory: Uint8Array): Buffer => Buffer.from(memory.buffer, memory.byteOffset, memory.byteLength);
 
 /**
- * How far `views` sit from the ranges of `previous` (`starts`, not counting its `shift`), when they are laid out alike
- * (as many, each as long, the same distance apart: a re-push whose changed entries kept their lengths); undefined
- * otherwise.
+ * How far the entries of `current` sit from those of `previous`, when they are laid out alike (as many, each as long,
+ * the same distance apart: a re-push whose changed entries kept their lengths); undefined otherwise.
  */
-function shiftFrom(previous: Entries, views: readonly Uint8Array[]): number | undefined {
-  if (previous.buffer === undefined || views.length !== previous.outcomes.length || views.length === 0) {
-    return undefined;
-  }
-  const { starts, ends } = previous;
-  const shift = views[0]!.byteOffset - starts[0]!;
-  for (let i = 0; i < views.length; i++) {
-    const view = views[i]!;
-    if (view.byteOffset - starts[i]! !== shift || view.length !== ends[i]! - starts[i]!) return undefined;
+function shiftFrom(previous: Entries, current: ResponseEntries): number | undefined {
+  const { starts, ends } = current;
+  const count = starts.length;
+  if (count !== previous.starts.length || count === 0) return undefined;
+  const shift = starts[0]! - previous.starts[0]!;
+  for (let i = 0; i < count; i++) {
+    if (starts[i]! - previous.starts[i]! !== shift || ends[i]! - previous.ends[i]! !== shift) return undefined;
   }
   return shift;
 }
 
-/** The entries read, as `Entries`: ranges into their shared memory when they have one. */
-function entriesOf(views: readonly Uint8Array[], outcomes: readonly EntryOutcome[], previous: Entries): Entries {
-  const memory = sharedMemory(views);
-  if (memory === undefined) return { outcomes, buffer: undefined, starts: NO_RANGES, ends: NO_RANGES, shift: 0, views };
-  return { ...rangesOf(views, memory, previous, shiftFrom(previous, views)), outcomes };
-}
-
-/**
- * `views`, all in `memory`, as ranges: those of `previous` moved by `shift` when they are laid out alike (`shiftFrom`),
- * else their own. Without outcomes yet.
- */
-function rangesOf(
-  views: readonly Uint8Array[],
-  memory: ArrayBufferLike,
-  previous: Entries,
-  shift: number | undefined,
-): Entries {
-  const buffer = Buffer.from(memory as ArrayBuffer);
-  if (shift !== undefined) {
-    return { outcomes: [], buffer, starts: previous.starts, ends: previous.ends, shift, views: undefined };
-  }
-  const starts = new Int32Array(views.length);
-  const ends = new Int32Array(views.length);
-  for (let i = 0; i < views.length; i++) {
-    const view = views[i]!;
-    starts[i] = view.byteOffset;
-    ends[i] = view.byteOffset + view.length;
-  }
-  return { outcomes: [], buffer, starts, ends, shift: 0, views: undefined };
-}
-
-/** Whether two lists hold the same views, in the same order. */
-function sameViews(a: readonly Uint8Array[], b: readonly Uint8Array[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-/** Whether the `i`th of `entries` holds exactly `bytes`. */
-function holds(entries: Entries, i: number, bytes: Uint8Array): boolean {
-  const { buffer, views } = entries;
-  if (buffer === undefined) {
-    const view = views![i]!;
-    return view.length === bytes.length && (view === bytes || Buffer.compare(view, bytes) === 0);
-  }
-  const start = entries.starts[i]! + entries.shift;
-  const end = entries.ends[i]! + entries.shift;
-  return end - start === bytes.length && buffer.compare(bytes, 0, bytes.length, start, end) === 0;
-}
-
-function hashOf(entries: Entries, i: number): number {
-  if (entries.buffer === undefined) {
-    const view = entries.views![i]!;
-    return hashBytes(view, 0, view.length);
-  }
-  return hashBytes(entries.buffer, entries.starts[i]! + entries.shift, entries.ends[i]! + entries.shift);
+/** Whether the `i`th of `entries` holds `buffer[start, end)`. */
+function holds(entries: Entries, i: number, buffer: Buffer, start: number, end: number): boolean {
+  const from = entries.starts[i]!;
+  const to = entries.ends[i]!;
+  return to - from === end - start && entries.buffer.compare(buffer, start, end, from, to) === 0;
 }
 
 /**
@@ -136,16 +95,13 @@ function hashOf(entries: Entries, i: number): number {
  * entries is compared at once, and halved where it differs, so k changed entries of n cost about k log n compares
  * (the bytes between entries, their tags and lengths, are equal in both when the layout is).
  */
-function sameEntries(previous: Entries, views: readonly Uint8Array[], shift: number): Uint8Array {
-  const same = new Uint8Array(views.length);
-  const buffer = previous.buffer!;
-  const current = Buffer.from(views[0]!.buffer as ArrayBuffer);
-  const { starts, ends } = previous;
-  const base = previous.shift;
+function sameEntries(previous: Entries, current: Buffer, shift: number): Uint8Array {
+  const { buffer, starts, ends } = previous;
+  const same = new Uint8Array(starts.length);
   const compare = (from: number, to: number): void => {
     const start = starts[from]!;
     const end = ends[to - 1]!;
-    if (buffer.compare(current, start + shift, end + shift, start + base, end + base) === 0) {
+    if (buffer.compare(current, start + shift, end + shift, start, end) === 0) {
       same.fill(1, from, to);
     } else if (to - from > 1) {
       const middle = (from + to) >>> 1;
@@ -153,47 +109,46 @@ function sameEntries(previous: Entries, views: readonly Uint8Array[], shift: num
       compare(middle, to);
     }
   };
-  compare(0, views.length);
+  compare(0, starts.length);
   return same;
 }
 
 /**
- * The same position is tried first (the cheap case: a server that keeps its order); the first few misses (entries that
- * changed, usually) are looked for by a scan of the previous response; after that, its entries are indexed by a hash
- * of their bytes, once per response.
+ * A response is read in three steps: `expect` its entries, then for each entry `find` what its bytes gave before
+ * (or decode it) and `keep` what it gave, then `rotate`. The same position is tried first (the cheap case: a server
+ * that keeps its order); the first few misses (entries that changed, usually) are looked for by a scan of the previous
+ * response; after that, its entries are indexed by a hash of their bytes, once per response.
  */
 export class DecodeMemo {
   private previous: Entries = NO_ENTRIES;
+  /** The response being read, from `expect`. */
+  private current: { readonly buffer: Buffer; readonly starts: Int32Array; readonly ends: Int32Array } | undefined;
   /** Set by `expect` for a response laid out like the previous one: 1 where an entry's bytes are the same. */
   private same: Uint8Array | undefined;
-
-  /** Whether `expect` found the response laid out like the previous one (for tests). */
-  get laidOutAlike(): boolean {
-    return this.same !== undefined;
-  }
-  private views: Uint8Array[] = [];
   private outcomes: EntryOutcome[] = [];
   private byHash: Map<number, number | number[]> | undefined;
   private misses = 0;
   /** Entries looked for beyond their position, and how many of them were found. */
   private searches = 0;
   private found = 0;
-  /** What `expect` worked out, for `rotate` to reuse when the entries kept are those it was given. */
-  private expected: { readonly views: readonly Uint8Array[]; readonly entries: Entries } | undefined;
 
   /** `scannedMisses`: for tests, which check both ways of finding an entry. */
   constructor(private readonly scannedMisses = SCANNED_MISSES) {}
 
+  /** Whether `expect` found the response laid out like the previous one (for tests). */
+  get laidOutAlike(): boolean {
+    return this.same !== undefined;
+  }
+
   /**
-   * Before a response's entries are looked up one by one: when they are laid out like the previous response's, finds
-   * at once which are unchanged (most of a re-push), by comparing runs of entries rather than each.
+   * Starts reading a response: when its entries are laid out like the previous response's, finds at once which are
+   * unchanged (most of a re-push), by comparing runs of entries rather than each.
    */
-  expect(entries: readonly Uint8Array[]): void {
-    const memory = sharedMemory(entries);
-    const shift = memory === undefined ? undefined : shiftFrom(this.previous, entries);
-    this.same = shift === undefined ? undefined : sameEntries(this.previous, entries, shift);
-    this.expected =
-      memory === undefined ? undefined : { views: entries, entries: rangesOf(entries, memory, this.previous, shift) };
+  expect(entries: ResponseEntries): void {
+    const buffer = bufferOf(entries.memory);
+    this.current = { buffer, starts: entries.starts, ends: entries.ends };
+    const shift = shiftFrom(this.previous, entries);
+    this.same = shift === undefined ? undefined : sameEntries(this.previous, buffer, shift);
   }
 
   /**
@@ -202,57 +157,55 @@ export class DecodeMemo {
    * an entry whose position holds other bytes changed (a search would cost about as much as decoding it again, and
    * find it only where two entries of equal length swapped places); and in a response whose searches keep failing.
    */
-  find(index: number, bytes: Uint8Array): EntryOutcome | undefined {
+  find(index: number): EntryOutcome | undefined {
     const previous = this.previous;
     const same = this.same;
     if (same !== undefined) return same[index] === 1 ? previous.outcomes[index] : undefined;
+    const { buffer, starts, ends } = this.current!;
+    const start = starts[index]!;
+    const end = ends[index]!;
     const count = previous.outcomes.length;
-    if (index < count && holds(previous, index, bytes)) return previous.outcomes[index];
+    if (index < count && holds(previous, index, buffer, start, end)) return previous.outcomes[index];
     if (count === 0 || (this.searches >= HOPELESS_SEARCHES && this.found * 8 < this.searches)) return undefined;
     this.searches += 1;
-    const i = this.search(bytes);
+    const i = this.search(buffer, start, end);
     if (i === undefined) return undefined;
     this.found += 1;
     return previous.outcomes[i];
   }
 
-  /** Where the previous response held `bytes` (not at the position tried first). */
-  private search(bytes: Uint8Array): number | undefined {
+  /** Where the previous response held `buffer[start, end)` (not at the position tried first). */
+  private search(buffer: Buffer, start: number, end: number): number | undefined {
     const previous = this.previous;
     const count = previous.outcomes.length;
     if (this.misses < this.scannedMisses) {
       this.misses += 1;
-      for (let i = 0; i < count; i++) if (holds(previous, i, bytes)) return i;
+      for (let i = 0; i < count; i++) if (holds(previous, i, buffer, start, end)) return i;
       return undefined;
     }
-    const found = this.index().get(hashBytes(bytes, 0, bytes.length));
+    const found = this.index().get(hashBytes(buffer, start, end));
     if (found === undefined) return undefined;
-    if (typeof found === "number") return holds(previous, found, bytes) ? found : undefined;
-    return found.find((candidate) => holds(previous, candidate, bytes));
+    if (typeof found === "number") return holds(previous, found, buffer, start, end) ? found : undefined;
+    return found.find((candidate) => holds(previous, candidate, buffer, start, end));
   }
 
   /** Records what the `index`th entry of the response being read gave. */
-  keep(index: number, bytes: Uint8Array, outcome: EntryOutcome): void {
-    this.views[index] = bytes;
+  keep(index: number, outcome: EntryOutcome): void {
     this.outcomes[index] = outcome;
   }
 
   /** Call after each response read: its entries become the reference for the next one. */
   rotate(): void {
-    const expected = this.expected;
-    this.previous =
-      expected !== undefined && sameViews(expected.views, this.views)
-        ? { ...expected.entries, outcomes: this.outcomes }
-        : entriesOf(this.views, this.outcomes, this.previous);
+    const current = this.current;
+    if (current !== undefined) this.previous = { ...current, outcomes: this.outcomes };
     this.byHash = undefined;
     this.discard();
   }
 
   /** The response could not be read: the previous one stays the reference. */
   discard(): void {
+    this.current = undefined;
     this.same = undefined;
-    this.expected = undefined;
-    this.views = [];
     this.outcomes = [];
     this.misses = 0;
     this.searches = 0;
@@ -262,9 +215,9 @@ export class DecodeMemo {
   private index(): Map<number, number | number[]> {
     if (this.byHash) return this.byHash;
     const byHash = new Map<number, number | number[]>();
-    const previous = this.previous;
-    for (let i = 0; i < previous.outcomes.length; i++) {
-      const hash = hashOf(previous, i);
+    const { buffer, starts, ends, outcomes } = this.previous;
+    for (let i = 0; i < outcomes.length; i++) {
+      const hash = hashBytes(buffer, starts[i]!, ends[i]!);
       const held = byHash.get(hash);
       if (held === undefined) byHash.set(hash, i);
       else if (typeof held === "number") byHash.set(hash, [held, i]);

@@ -23,6 +23,7 @@ import {
 import { DeltaResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
 import { SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import type { XdsStream, XdsTransport, XdsTransportFactory } from "../../src/index.js";
+import { readSotwResponse } from "../../src/transport/response-reader.js";
 
 export type Protocol = "sotw" | "delta";
 
@@ -251,7 +252,9 @@ export function createFakeServer({ decodedSotw = false, decodedDelta = false }: 
           }) as DiscoveryResponse as Res;
         }
         const resources = r.resourceBytes ?? (r.resources ?? []).map((any) => toBinary(AnySchema, any));
-        return create(SotwResponseBytesSchema, { ...fields, resources }) as Res;
+        // Encoded and read back by the default transport's reader: resources as ranges of the message.
+        const message = create(SotwResponseBytesSchema, { ...fields, resources });
+        return readSotwResponse(toBinary(SotwResponseBytesSchema, message)) as Res;
       }
       // As the default transport reads them (decodedDelta: as a transport that hands decoded Resources does).
       const version = r.versionInfo ?? "";
