@@ -1,7 +1,8 @@
 // The default transport's reading of an ADS response message (docs/architecture.md#the-response-reader): SotW as
-// `SotwResponseRanges` or `SotwResponseBytes`, delta as `DeltaResponseBytes` (each resource the bytes it arrived as). A message encoded as servers
-// encode one is read here, without protobuf-es's reflection; any other is read by protobuf-es, which gives the same
-// message (test/fuzz/response-reader.test.ts) or fails as Connect's transport did (INTERNAL, `parse binary: …`).
+// `SotwResponseRanges` or `SotwResponseBytes`, delta as `DeltaResponseBytes` (each resource the bytes it arrived as).
+// A message encoded as servers encode one is read here, without protobuf-es's reflection; any other is read by
+// protobuf-es, which gives the same message (test/fuzz/response-reader.test.ts) or fails as Connect's transport did
+// (INTERNAL, `parse binary: …`).
 import { type DescMessage, fromBinary, type MessageShape } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type DeltaResponseBytes, DeltaResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
@@ -71,7 +72,10 @@ export function readDeltaResponse(bytes: Uint8Array): DeltaResponseBytes {
   return readPlainDeltaResponse(bytes) ?? slowRead(DeltaResponseBytesSchema, bytes);
 }
 
-/** Where the resources of the message being read start and end, grown as needed (one message is read at a time). */
+/**
+ * Where the resources of the message being read start and end (one message is read at a time), grown as needed: as
+ * large as the largest response's count, 8 bytes per resource, for the life of the process.
+ */
 let scratchStarts = new Int32Array(1024);
 let scratchEnds = new Int32Array(1024);
 

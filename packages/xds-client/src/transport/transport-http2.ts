@@ -138,7 +138,7 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
   );
   const client = createNodeHttpClient({ httpVersion: "2", sessionProvider: () => sessionManager });
   const readMaxBytes = options.maxReceiveMessageBytes;
-  // SotW responses read as SotwResponseBytes, delta responses as DeltaResponseBytes: the same wire formats, each
+  // SotW responses read as SotwResponseRanges (or SotwResponseBytes), delta responses as DeltaResponseBytes: each
   // resource kept as the bytes it arrived as (docs/architecture.md#the-byte-identical-skip,
   // docs/architecture.md#the-delta-envelope), read by response-reader.ts.
   const sotwUrl = createMethodUrl(baseUrl, AggregatedDiscoveryService.method.streamAggregatedResources);
