@@ -1,7 +1,8 @@
 // The default transport reads gRPC's message framing itself (src/transport/grpc-stream.ts). The splitter gives the
 // messages of a body however its bytes are cut into chunks, and refuses a message too large or oddly flagged from its
 // 5-byte prefix alone; over real HTTP/2, the client reads compressed messages and messages cut into tiny DATA frames,
-// and a trailers-only error, a bad flag or a cut message fail the stream with what went wrong.
+// and a trailers-only error, a bad flag, a cut message or one inflating past the limit fail the stream with what went
+// wrong.
 import { gzipSync } from "node:zlib";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -121,6 +122,19 @@ describe("gRPC framing over HTTP/2", () => {
     const events = await firstEventsOf(port);
     expect(summarize(events)).toEqual(["resource:1:L"]);
     expect(encoding).toContain("gzip");
+  });
+
+  it("fails the stream when a compressed message inflates past maxReceiveMessageBytes", async () => {
+    // 100 bytes on the wire, 1 MiB once inflated, against a limit of 64 KiB.
+    const bomb = gzipSync(new Uint8Array(1 << 20));
+    expect(bomb.length).toBeLessThan(2000);
+    const port = await serveRaw((stream) => {
+      stream.respond({ ":status": 200, "content-type": "application/grpc", "grpc-encoding": "gzip" });
+      stream.write(framed(bomb, 1));
+    });
+    const events = await firstEventsOf(port, 1, 1 << 16);
+    expect(summarize(events)).toEqual(["error:UNAVAILABLE:connection"]);
+    expect(events[0]?.kind === "error" && events[0].error.message).toContain("RESOURCE_EXHAUSTED");
   });
 
   it("fails the stream with the status of a trailers-only response", async () => {

@@ -37,13 +37,18 @@ export async function serveRaw(
 }
 
 /** A client watching listener "L" on the server at `port`: its first `count` events (waits up to 3 s). */
-export async function firstEventsOf(port: number, count = 1): Promise<WatchEvent<TestListener>[]> {
+export async function firstEventsOf(
+  port: number,
+  count = 1,
+  maxReceiveMessageBytes?: number,
+): Promise<WatchEvent<TestListener>[]> {
   client = createXdsClient({
     bootstrap: {
       xds_servers: [{ server_uri: `127.0.0.1:${port}`, channel_creds: [{ type: "insecure" }] }],
       node: { id: "n" },
     },
     env: {},
+    ...(maxReceiveMessageBytes === undefined ? {} : { maxReceiveMessageBytes }),
   });
   const w = recordingWatcher<TestListener>();
   client.watch(testListenerType, "L", w);
