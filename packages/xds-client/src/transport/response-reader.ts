@@ -8,16 +8,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { type DeltaResponseBytes, DeltaResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
 import { type SotwResponseBytes, SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import { errorMessage } from "../shared/xds-error.js";
+import { asciiText, forEachPlainField } from "../wire/plain-fields.js";
 import type { SotwResponseRanges } from "./transport-types.js";
-
-type Latin1Slice = (this: Uint8Array, start: number, end: number) => string;
-const latin1Slice = (Buffer.prototype as unknown as { latin1Slice: Latin1Slice }).latin1Slice;
-
-/** `bytes[start, end)` as a string when every byte is ASCII (then Latin-1 and UTF-8 read alike), else undefined. */
-function asciiText(bytes: Uint8Array, start: number, end: number): string | undefined {
-  for (let i = start; i < end; i++) if (bytes[i]! >= 0x80) return undefined;
-  return latin1Slice.call(bytes, start, end);
-}
 
 /** protobuf-es's reading, failing as Connect's transport fails a message it cannot parse. */
 function slowRead<Desc extends DescMessage>(schema: Desc, bytes: Uint8Array): MessageShape<Desc> {
@@ -26,30 +18,6 @@ function slowRead<Desc extends DescMessage>(schema: Desc, bytes: Uint8Array): Me
   } catch (error) {
     throw new ConnectError(`parse binary: ${errorMessage(error)}`, Code.Internal);
   }
-}
-
-/**
- * Calls `field(tag, start, end)` for each field of `bytes` (a one-byte tag, then a length below 2^28 that fits in the
- * message: `field` refuses any tag but those of the length-delimited fields it takes) until it returns false. False
- * when `bytes` is not so encoded or `field` refused one.
- */
-function forEachPlainField(bytes: Uint8Array, field: (tag: number, start: number, end: number) => boolean): boolean {
-  let pos = 0;
-  const end = bytes.length;
-  while (pos < end) {
-    const tag = bytes[pos++]!;
-    let length = 0;
-    for (let shift = 0; ; shift += 7) {
-      const byte = bytes[pos++];
-      if (byte === undefined || shift === 28) return false;
-      length += (byte & 0x7f) * 2 ** shift;
-      if (byte < 0x80) break;
-    }
-    const next = pos + length;
-    if (next > end || !field(tag, pos, next)) return false;
-    pos = next;
-  }
-  return true;
 }
 
 /** Field tags (number << 3 | 2, length-delimited) of the fields the plain readers take. */

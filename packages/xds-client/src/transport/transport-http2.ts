@@ -32,7 +32,7 @@ const HEALTHY_STREAM_MS = 1000;
  * each a round trip between the two event loops; gRPC's own clients grow their windows to 16 MiB (BDP probing) or
  * start at 1 MiB.
  */
-export const RECEIVE_WINDOW_BYTES = 8 << 20;
+const RECEIVE_WINDOW_BYTES = 8 << 20;
 
 /** The 'error' listener every session, stream and socket of this transport carries for its whole life. */
 const ignoreError = (): void => {};

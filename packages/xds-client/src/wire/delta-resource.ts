@@ -7,15 +7,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { type Resource, ResourceSchema } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { type ExpectedTypeUrls, readPlainAnyIn, UnreadableResponseError } from "./any-reader.js";
-
-type Latin1Slice = (this: Uint8Array, start: number, end: number) => string;
-const latin1Slice = (Buffer.prototype as unknown as { latin1Slice: Latin1Slice }).latin1Slice;
-
-/** `bytes[start, end)` as a string when every byte is ASCII (then Latin-1 and UTF-8 read alike), else undefined. */
-function asciiText(bytes: Uint8Array, start: number, end: number): string | undefined {
-  for (let i = start; i < end; i++) if (bytes[i]! >= 0x80) return undefined;
-  return latin1Slice.call(bytes, start, end);
-}
+import { asciiText, forEachPlainField } from "./plain-fields.js";
 
 /**
  * The plain encoding: fields 1 (version), 2 (resource) and 3 (name), each length-delimited, at most once, in any
@@ -25,33 +17,23 @@ export function readPlainResource(bytes: Uint8Array, expected: ExpectedTypeUrls)
   let name: string | undefined;
   let version: string | undefined;
   let resource: Any | undefined;
-  let pos = 0;
-  const end = bytes.length;
-  while (pos < end) {
-    const tag = bytes[pos++]!;
-    let length = 0;
-    for (let shift = 0; ; shift += 7) {
-      const byte = bytes[pos++];
-      if (byte === undefined || shift === 28) return undefined;
-      length += (byte & 0x7f) * 2 ** shift;
-      if (byte < 0x80) break;
-    }
-    const next = pos + length;
-    if (next > end) return undefined;
+  // A field that is not plain (a non-ASCII string, an Any left to protobuf-es) reads as undefined.
+  const plain = forEachPlainField(bytes, (tag, start, end) => {
     if (tag === 0x0a && version === undefined) {
-      version = asciiText(bytes, pos, next);
-      if (version === undefined) return undefined;
-    } else if (tag === 0x12 && resource === undefined) {
-      resource = readPlainAnyIn(bytes, pos, next, expected);
-      if (resource === undefined) return undefined;
-    } else if (tag === 0x1a && name === undefined) {
-      name = asciiText(bytes, pos, next);
-      if (name === undefined) return undefined;
-    } else {
-      return undefined;
+      version = asciiText(bytes, start, end);
+      return version !== undefined;
     }
-    pos = next;
-  }
+    if (tag === 0x12 && resource === undefined) {
+      resource = readPlainAnyIn(bytes, start, end, expected);
+      return resource !== undefined;
+    }
+    if (tag === 0x1a && name === undefined) {
+      name = asciiText(bytes, start, end);
+      return name !== undefined;
+    }
+    return false;
+  });
+  if (!plain) return undefined;
   // The keys in protobuf-es's order (a message it reads has them so), each shape made whole at once.
   const $typeName = "envoy.service.discovery.v3.Resource";
   return (

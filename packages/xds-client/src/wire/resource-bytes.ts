@@ -4,10 +4,7 @@
 // exactly the resource's bytes, on the heap, and compares with `===`. The bytes are rebuilt only where a message is
 // wanted: CSDS, a NACKed update's `failed_configuration`, an update's `raw`.
 import type { Any } from "@bufbuild/protobuf/wkt";
-
-type Latin1Slice = (this: Uint8Array, start: number, end: number) => string;
-/** Node's Buffer method that turns bytes into a string one byte per character. */
-const latin1Slice = (Buffer.prototype as unknown as { latin1Slice: Latin1Slice }).latin1Slice;
+import { latin1Slice } from "./plain-fields.js";
 
 /**
  * The last view `bytesText` read, and its string: a built-in decoder reads a resource's value for the update's `raw`,

@@ -1,0 +1,40 @@
+// Reading messages encoded as servers encode them, without protobuf-es: the field walk and the strings that the plain
+// readers share (the ADS response reader in transport/, the delta `Resource` reader). Each reader accepts only what
+// it recognises and leaves anything else to protobuf-es, which its property test checks it against.
+
+type Latin1Slice = (this: Uint8Array, start: number, end: number) => string;
+/** Node's Buffer method that turns bytes into a string one byte per character. */
+export const latin1Slice = (Buffer.prototype as unknown as { latin1Slice: Latin1Slice }).latin1Slice;
+
+/** `bytes[start, end)` as a string when every byte is ASCII (then Latin-1 and UTF-8 read alike), else undefined. */
+export function asciiText(bytes: Uint8Array, start: number, end: number): string | undefined {
+  for (let i = start; i < end; i++) if (bytes[i]! >= 0x80) return undefined;
+  return latin1Slice.call(bytes, start, end);
+}
+
+/**
+ * Calls `field(tag, start, end)` for each field of `bytes` (a one-byte tag, then a length below 2^28 that fits in the
+ * message: `field` refuses any tag but those of the length-delimited fields it takes) until it returns false. False
+ * when `bytes` is not so encoded or `field` refused one.
+ */
+export function forEachPlainField(
+  bytes: Uint8Array,
+  field: (tag: number, start: number, end: number) => boolean,
+): boolean {
+  let pos = 0;
+  const end = bytes.length;
+  while (pos < end) {
+    const tag = bytes[pos++]!;
+    let length = 0;
+    for (let shift = 0; ; shift += 7) {
+      const byte = bytes[pos++];
+      if (byte === undefined || shift === 28) return false;
+      length += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) break;
+    }
+    const next = pos + length;
+    if (next > end || !field(tag, pos, next)) return false;
+    pos = next;
+  }
+  return true;
+}
