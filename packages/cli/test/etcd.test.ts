@@ -206,7 +206,7 @@ describe.skipIf(!hasEtcd)("xdskit and etcd", () => {
     expect(ports(await endpoints.until((r) => ports(r)[0] === 50053))).toEqual([50053]);
     expect(endpoints.results.every((r) => r.ok)).toBe(true);
     expect((await serve.interrupt()).code).toBe(0);
-  });
+  }, 90_000);
 
   it("serve --etcd prints load reports (--loads-json), says when it stops, names --port when the port is taken, and logs its source as XDSKIT_LOG says", async () => {
     const etcd = await testEtcd();
