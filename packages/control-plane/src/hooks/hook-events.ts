@@ -33,6 +33,7 @@ export type StreamCloseReason =
   | "unauthorized" // refused at its first request: PERMISSION_DENIED, or UNAUTHENTICATED (a certificate that did not verify)
   | "queue-full" // the client does not read and its queue reached maxQueuedBytesPerStream: RESOURCE_EXHAUSTED
   | "server-stopped" // stop(), restart() or close()
+  | "deadline-exceeded" // the request's grpc-timeout elapsed: DEADLINE_EXCEEDED
   | "internal-error";
 
 interface EventBase {

@@ -68,6 +68,12 @@ export function serveLrsCall(call: GrpcServerCall, peer: PeerIdentity, deps: Lrs
       abort.abort();
     },
     refuse: (code, message) => requests.end(new InvalidRequestError(message, code)),
+    deadlineExceeded(message) {
+      // The status goes out now; the sink's loop, stopped by the abort, ends a call already ended.
+      call.end(Code.DeadlineExceeded, message);
+      requests.end();
+      abort.abort();
+    },
   });
 
   void (async () => {

@@ -2,6 +2,7 @@ import * as http2 from "node:http2";
 import * as zlib from "node:zlib";
 import { Code } from "@connectrpc/connect";
 import type { ScopedLogger } from "../logger.js";
+import { clearLongTimer, type LongTimer, setLongTimeout } from "../long-timer.js";
 import type { WireMessage } from "./encoded-response.js";
 import { createFrameReader, FRAME_HEADER_BYTES, frameHeader, writeFrameHeader } from "./grpc-frames.js";
 
@@ -20,6 +21,8 @@ export interface GrpcCallHandlers {
   cancel(): void;
   /** The request stream cannot be read on (a frame too large, a truncated or undecodable message). */
   refuse(code: number, message: string): void;
+  /** The call's `grpc-timeout` elapsed: it ends with DEADLINE_EXCEEDED (`message`). */
+  deadlineExceeded(message: string): void;
 }
 
 export interface GrpcServerCall {
@@ -72,8 +75,34 @@ function framed(parts: readonly Uint8Array[], size: number): Buffer {
 }
 
 /**
+ * Each `grpc-timeout` unit in milliseconds (hours, minutes, seconds, milliseconds) or as how many make one
+ * (microseconds, nanoseconds: divided by, which is exact where a multiplication by 1e-3 is not).
+ */
+const TIMEOUT_UNITS: Readonly<Record<string, { readonly ms: number } | { readonly perMs: number }>> = {
+  H: { ms: 3_600_000 },
+  M: { ms: 60_000 },
+  S: { ms: 1_000 },
+  m: { ms: 1 },
+  u: { perMs: 1_000 },
+  n: { perMs: 1_000_000 },
+};
+
+/**
+ * A `grpc-timeout` header's value in milliseconds (gRPC over HTTP/2: one to eight ASCII digits, then a unit); undefined
+ * when it is not so written. The longest, 99,999,999 hours, is past Node's timer limit: the deadline is kept with a
+ * long timer (docs/decisions.md#long-timers).
+ */
+export function parseGrpcTimeout(value: string): number | undefined {
+  const match = /^([0-9]{1,8})([HMSmun])$/.exec(value);
+  if (!match) return undefined;
+  const unit = TIMEOUT_UNITS[match[2]!]!;
+  return "ms" in unit ? Number(match[1]) * unit.ms : Number(match[1]) / unit.perMs;
+}
+
+/**
  * Checks that a request is a gRPC call this server can read (POST, `application/grpc[+proto]`, a known
- * `grpc-encoding`) and returns it as a call; otherwise answers it (HTTP 415 or a gRPC status) and returns undefined.
+ * `grpc-encoding`, a well-formed `grpc-timeout`) and returns it as a call; otherwise answers it (HTTP 415 or a gRPC
+ * status) and returns undefined.
  */
 export function openGrpcCall(
   req: http2.Http2ServerRequest,
@@ -92,13 +121,25 @@ export function openGrpcCall(
     refuseCall(res, Code.Unimplemented, `grpc-encoding ${encoding} is not supported`);
     return undefined;
   }
-  return createCall(req, res, encoding, options);
+  const header = req.headers["grpc-timeout"];
+  const timeout = Array.isArray(header) ? header.join(", ") : header;
+  let deadline: { readonly text: string; readonly ms: number } | undefined;
+  if (timeout !== undefined) {
+    const ms = parseGrpcTimeout(timeout);
+    if (ms === undefined) {
+      refuseCall(res, Code.Internal, `malformed grpc-timeout "${timeout}"`);
+      return undefined;
+    }
+    deadline = { text: timeout, ms };
+  }
+  return createCall(req, res, encoding, deadline, options);
 }
 
 function createCall(
   req: http2.Http2ServerRequest,
   res: http2.Http2ServerResponse,
   encoding: "identity" | "gzip" | "deflate",
+  timeout: { readonly text: string; readonly ms: number } | undefined,
   options: GrpcCallOptions,
 ): GrpcServerCall {
   const stream = res.stream;
@@ -109,6 +150,8 @@ function createCall(
   let queuedBytes = 0;
   let ended = false;
   let clientDone = false;
+  /** Runs from the request's arrival (`grpc-timeout` is relative to it) until the call ends. */
+  let deadline: LongTimer | undefined;
 
   const decompress = (bytes: Uint8Array): Uint8Array | undefined => {
     const limit = { maxOutputLength: options.maxRequestBytes };
@@ -163,6 +206,13 @@ function createCall(
     },
     start(h) {
       handlers = h;
+      if (timeout !== undefined) {
+        deadline = setLongTimeout(() => {
+          if (!ended) h.deadlineExceeded(`deadline exceeded: the call's grpc-timeout (${timeout.text}) elapsed`);
+        }, timeout.ms);
+        // An unreferenced timer: an open call keeps the server's socket, not the process, alive.
+        deadline.unref();
+      }
       req.on("data", onData);
       // The request also ends when the stream is reset or its connection goes away; a client cancelling right
       // after half-closing sends both at once: look a turn later.
@@ -176,6 +226,7 @@ function createCall(
         }),
       );
       stream.once("close", () => {
+        clearLongTimer(deadline);
         if (!ended) h.cancel();
       });
       stream.on("error", (error) => options.logger.trace("HTTP/2 stream error", error));
@@ -209,6 +260,7 @@ function createCall(
     end(code, message, stuck = false) {
       if (ended) return;
       ended = true;
+      clearLongTimer(deadline);
       req.off("data", onData);
       if (stream.destroyed || stream.closed) return;
       if (code === undefined) {

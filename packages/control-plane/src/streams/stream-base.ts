@@ -230,6 +230,7 @@ export abstract class StreamBase<Req, Res extends DiscoveryResponse | DeltaDisco
         this.logger.warn(`refused request: ${message}`);
         this.end(code, "invalid-request", message);
       },
+      deadlineExceeded: (message) => this.end(Code.DeadlineExceeded, "deadline-exceeded", message),
     });
   }
 
