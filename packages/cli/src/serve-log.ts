@@ -59,6 +59,7 @@ const CLOSE_REASONS: Record<HookEventMap["stream-close"]["reason"], string> = {
   unauthorized: "refused: unauthorized",
   "queue-full": "the client does not read: queue full",
   "server-stopped": "the server stopped",
+  "deadline-exceeded": "its grpc-timeout elapsed",
   "internal-error": "internal error",
 };
 
