@@ -34,7 +34,7 @@ import {
   DiscoveryResponseSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { type ChangeCpuFigures, changeCpuRows, withChangeCpu } from "./lib/change-cpu.js";
-import { median } from "./lib/measure.js";
+import { median, medianOfRuns } from "./lib/measure.js";
 import {
   ClientProcess,
   printResult,
@@ -338,14 +338,6 @@ function runKind(kind: ServerKind, scenario: Scenario): Measured {
   return runInOwnProcess<Measured>(fileURLToPath(import.meta.url), args, TIMEOUT_MS * 3);
 }
 
-/** Each figure's median over the runs. */
-function medianOf(runs: readonly Measured[]): Measured {
-  const first = runs[0]!;
-  const out = {} as Record<keyof Measured, number>;
-  for (const key of Object.keys(first) as (keyof Measured)[]) out[key] = median(runs.map((run) => run[key]));
-  return out;
-}
-
 function runScenario(scenario: Scenario): void {
   const pairs = scenario.streams <= 100 ? PAIRS_UP_TO_100_STREAMS : 1;
   const ours: Measured[] = [];
@@ -354,8 +346,8 @@ function runScenario(scenario: Scenario): void {
     ours.push(runKind("control-plane", scenario));
     theirs.push(runKind("baseline", scenario));
   }
-  const controlPlane = medianOf(ours);
-  const baseline = medianOf(theirs);
+  const controlPlane = medianOfRuns(ours);
+  const baseline = medianOfRuns(theirs);
   const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
   const ms = (value: number): string => `${int(value)} ms`;
   const cpu = (value: number): string => `${value < 10 ? value.toFixed(1) : int(value)} ms`;

@@ -13,8 +13,9 @@
 // costs), the median is what each later change costs (one shot of it swings too much to compare); (5) the same
 // changes against a baseline measured in the same run: a grpc-js server holding the 10,000 responses pre-encoded and
 // a map from parameters to response, with no xDS logic (the floor: what serving a variant costs without choosing
-// it). Ratios are control plane / baseline. The server's CPU time over each change, all threads and the
-// main thread alone, is reported beside the wall clock (lib/change-cpu.ts). Not a test: nothing asserts on time.
+// it). Ratios are control plane / baseline, each figure the median over five process pairs (PAIRS). The server's CPU
+// time over each change, all threads and the main thread alone, is reported beside the wall clock (lib/change-cpu.ts).
+// Not a test: nothing asserts on time.
 //
 //   node tools/bench/dist/control-plane-variants.js [sotw|delta]   (default: both)
 import { performance } from "node:perf_hooks";
@@ -33,7 +34,7 @@ import {
   ResourceSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { type ChangeCpuFigures, changeCpuRows, withChangeCpu } from "./lib/change-cpu.js";
-import { median } from "./lib/measure.js";
+import { median, medianOfRuns } from "./lib/measure.js";
 import {
   ClientProcess,
   printResult,
@@ -58,6 +59,11 @@ const FIRST_CHANGED = 7;
 const LATER_CHANGES = 7;
 const QUIET_MS = 300;
 const TIMEOUT_MS = 300_000;
+/**
+ * Server process pairs (control plane, then baseline) per protocol: the first change is one shot per process, so
+ * each figure is the median over the pairs, and the first change's ratio in each pair is printed under the table.
+ */
+const PAIRS = 5;
 
 type ServerKind = "control-plane" | "baseline";
 
@@ -309,8 +315,16 @@ async function runServer(kind: ServerKind, protocol: Protocol): Promise<void> {
 function runProtocol(protocol: Protocol): void {
   const run = (kind: ServerKind) =>
     runInOwnProcess<Measured>(fileURLToPath(import.meta.url), ["--server", kind, protocol], TIMEOUT_MS * 3);
-  const controlPlane = run("control-plane");
-  const baseline = run("baseline");
+  const ours: Measured[] = [];
+  const theirs: Measured[] = [];
+  for (let i = 0; i < PAIRS; i++) {
+    ours.push(run("control-plane"));
+    theirs.push(run("baseline"));
+  }
+  // Medians, but every pair's stray responses count: there should be none.
+  const sumOthers = (runs: readonly Measured[]) => runs.reduce((sum, r) => sum + r.others + r.laterOthers, 0);
+  const controlPlane = { ...medianOfRuns(ours), others: sumOthers(ours), laterOthers: 0 };
+  const baseline = { ...medianOfRuns(theirs), others: sumOthers(theirs), laterOthers: 0 };
   const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
   const ms = (n: number): string => `${n < 10 ? n.toFixed(1) : int(n)} ms`;
   const cpu = (n: number): string => `${n < 10 ? n.toFixed(2) : int(n)} ms`;
@@ -321,7 +335,7 @@ function runProtocol(protocol: Protocol): void {
     ratio(a / b),
   ];
   printTable(
-    `control plane variants, ${protocol === "sotw" ? "SotW" : "delta"}: 1 name in ${int(VARIANTS)} exact-value variants to ${int(STREAMS)} streams, each with its own parameters (server and clients in separate processes)`,
+    `control plane variants, ${protocol === "sotw" ? "SotW" : "delta"}: 1 name in ${int(VARIANTS)} exact-value variants to ${int(STREAMS)} streams, each with its own parameters (server and clients in separate processes; medians of ${PAIRS} process pairs)`,
     ["step", "@xdskit/control-plane", "baseline: grpc-js, responses pre-encoded per variant", "ratio"],
     [
       row(`setup: publish the ${int(VARIANTS)} variants`, controlPlane.setupMs, baseline.setupMs, ms),
@@ -331,7 +345,7 @@ function runProtocol(protocol: Protocol): void {
       row(`  (later changes, median of ${LATER_CHANGES})`, controlPlane.laterUpdateMs, baseline.laterUpdateMs, ms),
       ...changeCpuRows((label, a, b) => row(label, a, b, cpu), controlPlane, baseline),
       [
-        `  other streams with a response within ${QUIET_MS} ms`,
+        `  other streams with a response within ${QUIET_MS} ms (all ${PAIRS} pairs)`,
         String(controlPlane.others + controlPlane.laterOthers),
         String(baseline.others + baseline.laterOthers),
         "",
@@ -339,6 +353,10 @@ function runProtocol(protocol: Protocol): void {
       row("server RSS peak", controlPlane.peakRss, baseline.peakRss, mb),
       row("server heap after a forced GC", controlPlane.heapAfterGc, baseline.heapAfterGc, mb),
     ],
+  );
+  const each = ours.map((r, i) => r.updateMs / theirs[i]!.updateMs);
+  console.log(
+    `1 variant changes, the first change in each pair (control plane / baseline): ${each.map((r) => ratio(r)).join(", ")}; median ${ratio(median(each))}\n`,
   );
 }
 

@@ -45,3 +45,12 @@ export function median(values: readonly number[]): number {
   if (middle === undefined) throw new Error("median of nothing");
   return middle;
 }
+
+/** Each figure's median over runs of one measurement (every run has the same keys). */
+export function medianOfRuns<T extends { [K in keyof T]: number }>(runs: readonly T[]): T {
+  const first = runs[0];
+  if (first === undefined) throw new Error("median of no runs");
+  const out = {} as T;
+  for (const key of Object.keys(first) as (keyof T)[]) out[key] = median(runs.map((run) => run[key])) as T[keyof T];
+  return out;
+}
