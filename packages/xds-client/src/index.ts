@@ -136,5 +136,5 @@ export type {
   XdsStream,
   XdsTransport,
   XdsTransportFactory,
-} from "./transport/transport.js";
+} from "./transport/transport-types.js";
 export type { ResponseEntries } from "./wire/decode-memo.js";

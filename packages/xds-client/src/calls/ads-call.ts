@@ -10,7 +10,7 @@ import type { ScopedLogger } from "../observability/logger.js";
 import type { Clock } from "../shared/clock.js";
 import { StatusCode } from "../shared/xds-error.js";
 import type { ResourceState } from "../state/resource-state.js";
-import type { XdsStream } from "../transport/transport.js";
+import type { XdsStream } from "../transport/transport-types.js";
 import type { DecodedResponse, DecodeSettings } from "../wire/decoded-response.js";
 import { nackDetail } from "../wire/nack-detail.js";
 import type { ResourceType } from "../wire/resource-type.js";

@@ -14,7 +14,7 @@ import {
 import type { DeltaResponseBytes } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
 import { canonicalName } from "../shared/resource-name.js";
 import type { ResourceState } from "../state/resource-state.js";
-import type { XdsStream } from "../transport/transport.js";
+import type { XdsStream } from "../transport/transport-types.js";
 import { expectTypeUrls } from "../wire/any-reader.js";
 import { emptyResponse, UNCONSTRAINED } from "../wire/decoded-response.js";
 import { readResource } from "../wire/delta-resource.js";

@@ -10,9 +10,8 @@ import {
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { SotwResponseBytes } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import type { ResourceState } from "../state/resource-state.js";
-import type { XdsStream } from "../transport/transport.js";
-import type { SotwResponseRanges } from "../transport/transport-types.js";
-import { expectTypeUrls, readAny } from "../wire/any-reader.js";
+import type { SotwResponseRanges, XdsStream } from "../transport/transport-types.js";
+import { expectTypeUrls, readAnyIn } from "../wire/any-reader.js";
 import { type DecodeMemo, entriesOfViews } from "../wire/decode-memo.js";
 import { emptyResponse } from "../wire/decoded-response.js";
 import { addOutcome, type EntryOutcome, outcomeOf } from "../wire/entry-outcome.js";
@@ -96,7 +95,7 @@ export function createSotwCall(
     const type = host.typeOf(typeUrl);
     if (!type) {
       // Ignored, once it is known to be readable (an unreadable one fails the stream, whatever its type).
-      for (let i = 0; i < count; i++) readAny(bytes.subarray(starts[i]!, ends[i]!));
+      for (let i = 0; i < count; i++) readAnyIn(bytes, starts[i]!, ends[i]!);
       responseType(host, typeUrl);
       return undefined;
     }
@@ -110,11 +109,7 @@ export function createSotwCall(
       for (let i = 0; i < count; i++) {
         const outcome =
           memo?.find(i) ??
-          outcomeOf(
-            type,
-            unwrapAny(readAny(bytes.subarray(starts[i]!, ends[i]!), expected), typeUrl, features),
-            host.decode,
-          );
+          outcomeOf(type, unwrapAny(readAnyIn(bytes, starts[i]!, ends[i]!, expected), typeUrl, features), host.decode);
         memo?.keep(i, outcome);
         outcomes[i] = outcome;
       }

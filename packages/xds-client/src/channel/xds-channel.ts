@@ -16,7 +16,7 @@ import type { XdsFeatures } from "../shared/features.js";
 import { errorMessage, StatusCode, statusCodeName, XdsError } from "../shared/xds-error.js";
 import type { CallbackQueue } from "../state/callback-queue.js";
 import type { ResourceState } from "../state/resource-state.js";
-import type { XdsTransport } from "../transport/transport.js";
+import type { XdsTransport } from "../transport/transport-types.js";
 import type { DecodeMemo } from "../wire/decode-memo.js";
 import type { DecodedResponse } from "../wire/decoded-response.js";
 import type { ResourceType } from "../wire/resource-type.js";

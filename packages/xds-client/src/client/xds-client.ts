@@ -20,11 +20,8 @@ import { OLD_STYLE_AUTHORITY, parseResourceName } from "../shared/resource-name.
 import { StatusCode, XdsError } from "../shared/xds-error.js";
 import { createCallbackQueue } from "../state/callback-queue.js";
 import type { ResourceWatcher, WatcherEntry } from "../state/resource-state.js";
-import {
-  createConnectTransport,
-  DEFAULT_MAX_RECEIVE_MESSAGE_BYTES,
-  type XdsTransportFactory,
-} from "../transport/transport.js";
+import { createConnectTransport, DEFAULT_MAX_RECEIVE_MESSAGE_BYTES } from "../transport/transport.js";
+import type { XdsTransportFactory } from "../transport/transport-types.js";
 import type { ResourceType } from "../wire/resource-type.js";
 import { decoderLoading } from "./builtin-types.js";
 import { createProcessHold } from "./process-hold.js";

@@ -6,14 +6,6 @@ import { StatusCode } from "../shared/xds-error.js";
 import type * as Http2Module from "./transport-http2.js";
 import type { XdsStream, XdsTransport, XdsTransportFactory } from "./transport-types.js";
 
-export type {
-  SotwResponseRanges,
-  TransportOptions,
-  XdsStream,
-  XdsTransport,
-  XdsTransportFactory,
-} from "./transport-types.js";
-
 /** Default receive limit: 1 GiB, enough for 100,000 clusters in one response (grpc-js-xds is stuck at 4 MiB). */
 export const DEFAULT_MAX_RECEIVE_MESSAGE_BYTES = 1 << 30;
 

@@ -80,10 +80,15 @@ export function readPlainAnyIn(
  * `expected` type URL encoded as servers encode it is read directly (`readPlainAny`), to the same message.
  */
 export function readAny(bytes: Uint8Array, expected?: ExpectedTypeUrls): Any {
-  const plain = expected === undefined ? undefined : readPlainAny(bytes, expected);
+  return readAnyIn(bytes, 0, bytes.length, expected);
+}
+
+/** `readAny` of the entry that is `bytes[start, end)`: a view of it is made only for protobuf-es. */
+export function readAnyIn(bytes: Uint8Array, start: number, end: number, expected?: ExpectedTypeUrls): Any {
+  const plain = expected === undefined ? undefined : readPlainAnyIn(bytes, start, end, expected);
   if (plain !== undefined) return plain;
   try {
-    return fromBinary(AnySchema, bytes, { recursionLimit: 99 });
+    return fromBinary(AnySchema, bytes.subarray(start, end), { recursionLimit: 99 });
   } catch (error) {
     throw new UnreadableResponseError(error);
   }

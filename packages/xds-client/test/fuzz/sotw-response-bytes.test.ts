@@ -19,7 +19,7 @@ import { SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_re
 import fc from "fast-check";
 import { expect, it } from "vitest";
 import { errorMessage } from "../../src/shared/xds-error.js";
-import { expectTypeUrls, readAny, UnreadableResponseError } from "../../src/wire/any-reader.js";
+import { expectTypeUrls, readAny, readAnyIn, UnreadableResponseError } from "../../src/wire/any-reader.js";
 import { RESOURCE_WRAPPER_TYPE_URL } from "../../src/wire/resource-unwrap.js";
 import { applyMutations, INTERESTING_BYTES, mutationsArb } from "./mutations.js";
 import { RESOURCE_KINDS } from "./resource-arbitraries.js";
@@ -147,16 +147,22 @@ it("readAny reads an entry as protobuf-es reads the Any, directly when it is enc
   fc.assert(
     fc.property(entryArb, (bytes) => {
       let decoded: Any;
+      // The same entry inside a larger message, as the transport hands it (a range of the response).
+      const inside = new Uint8Array([0x12, ...bytes, 0x0a]);
+      const fromInside = () => readAnyIn(inside, 1, 1 + bytes.length, expected);
       try {
         decoded = fromBinary(AnySchema, bytes, { recursionLimit: 99 });
       } catch (error) {
-        expect(() => readAny(bytes, expected)).toThrow(new UnreadableResponseError(error).message);
+        const message = new UnreadableResponseError(error).message;
+        expect(() => readAny(bytes, expected)).toThrow(message);
+        expect(fromInside).toThrow(message);
         seen.failed += 1;
         return;
       }
       const read = readAny(bytes, expected);
       expect(read).toStrictEqual(decoded);
       expect(Object.keys(read)).toEqual(Object.keys(decoded));
+      expect(fromInside()).toStrictEqual(decoded);
       seen.read += 1;
     }),
     fuzzParameters(1000),
