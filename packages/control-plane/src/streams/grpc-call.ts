@@ -1,6 +1,7 @@
 import * as http2 from "node:http2";
 import * as zlib from "node:zlib";
 import { Code } from "@connectrpc/connect";
+import { parseTimeout } from "@connectrpc/connect/protocol-grpc";
 import type { ScopedLogger } from "../logger.js";
 import { clearLongTimer, type LongTimer, setLongTimeout } from "../long-timer.js";
 import type { WireMessage } from "./encoded-response.js";
@@ -75,31 +76,6 @@ function framed(parts: readonly Uint8Array[], size: number): Buffer {
 }
 
 /**
- * Each `grpc-timeout` unit in milliseconds (hours, minutes, seconds, milliseconds) or as how many make one
- * (microseconds, nanoseconds: divided by, which is exact where a multiplication by 1e-3 is not).
- */
-const TIMEOUT_UNITS: Readonly<Record<string, { readonly ms: number } | { readonly perMs: number }>> = {
-  H: { ms: 3_600_000 },
-  M: { ms: 60_000 },
-  S: { ms: 1_000 },
-  m: { ms: 1 },
-  u: { perMs: 1_000 },
-  n: { perMs: 1_000_000 },
-};
-
-/**
- * A `grpc-timeout` header's value in milliseconds (gRPC over HTTP/2: one to eight ASCII digits, then a unit); undefined
- * when it is not so written. The longest, 99,999,999 hours, is past Node's timer limit: the deadline is kept with a
- * long timer (docs/decisions.md#long-timers).
- */
-export function parseGrpcTimeout(value: string): number | undefined {
-  const match = /^([0-9]{1,8})([HMSmun])$/.exec(value);
-  if (!match) return undefined;
-  const unit = TIMEOUT_UNITS[match[2]!]!;
-  return "ms" in unit ? Number(match[1]) * unit.ms : Number(match[1]) / unit.perMs;
-}
-
-/**
  * Checks that a request is a gRPC call this server can read (POST, `application/grpc[+proto]`, a known
  * `grpc-encoding`, a well-formed `grpc-timeout`) and returns it as a call; otherwise answers it (HTTP 415 or a gRPC
  * status) and returns undefined.
@@ -121,16 +97,19 @@ export function openGrpcCall(
     refuseCall(res, Code.Unimplemented, `grpc-encoding ${encoding} is not supported`);
     return undefined;
   }
+  // Read as Connect reads it for the server's other services (one to eight digits and a unit; a malformed value is
+  // INVALID_ARGUMENT), so that every method of the server answers alike. The longest, 99,999,999 hours, is past
+  // Node's timer limit: the deadline is kept with a long timer (docs/decisions.md#long-timers).
   const header = req.headers["grpc-timeout"];
   const timeout = Array.isArray(header) ? header.join(", ") : header;
   let deadline: { readonly text: string; readonly ms: number } | undefined;
   if (timeout !== undefined) {
-    const ms = parseGrpcTimeout(timeout);
-    if (ms === undefined) {
-      refuseCall(res, Code.Internal, `malformed grpc-timeout "${timeout}"`);
+    const parsed = parseTimeout(timeout, Number.POSITIVE_INFINITY);
+    if (parsed.error !== undefined || parsed.timeoutMs === undefined) {
+      refuseCall(res, Code.InvalidArgument, `malformed grpc-timeout "${timeout}"`);
       return undefined;
     }
-    deadline = { text: timeout, ms };
+    deadline = { text: timeout, ms: parsed.timeoutMs };
   }
   return createCall(req, res, encoding, deadline, options);
 }
