@@ -25,6 +25,29 @@ import { ResourceFacade } from "./resource-facade.js";
 import { checkPort, createServerLifecycle, type ServerLifecycle } from "./server-lifecycle.js";
 import { createStreamAuthorization, type StreamAuthorization } from "./stream-authorization.js";
 import { createStreamRegistry, type StreamRegistry } from "./stream-registry.js";
+import { type WarmUpReport, warmUp } from "./warm-up.js";
+
+/** The warm-up of each protocol in this process (warm-up.ts), started by the first stream of the protocol. */
+const warmUps = new Map<StreamKind, Promise<WarmUpReport>>();
+
+/** Whether this process has started the warm-up of `kind` (for tests). */
+export function warmUpStarted(kind: StreamKind): boolean {
+  return warmUps.has(kind);
+}
+
+/**
+ * Runs the change paths of `kind` once in this process, on a private server with no listener (warm-up.ts); later
+ * calls return the first one's report. Exported for the tests that check it ran to its end and left nothing behind.
+ */
+export function warmUpOnce(kind: StreamKind): Promise<WarmUpReport> {
+  let report = warmUps.get(kind);
+  if (!report) {
+    const server = new ManagementServerImpl({ listen: false, historyLimit: 0, logger: noopLogger }, undefined);
+    report = warmUp(server, kind);
+    warmUps.set(kind, report);
+  }
+  return report;
+}
 
 /** Starts a management server; resolves once it listens. */
 export async function createManagementServer(options: ManagementServerOptions = {}): Promise<ManagementServer> {
@@ -147,6 +170,12 @@ class ManagementServerImpl extends ResourceFacade implements ManagementServer, S
         admit: this.#access.admit,
         admitted: (node, peer) => this.#access.lrsAdmitted(node, peer),
       }),
+      opening: (kind) => {
+        if (warmUpStarted(kind)) return;
+        void warmUpOnce(kind).then(({ error }) => {
+          if (error !== undefined) this.logger.debug(`the ${kind} warm-up stopped early: ${error}`);
+        });
+      },
     });
   }
 

@@ -6,6 +6,7 @@ import { Code } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { AggregatedDiscoveryService } from "@xdskit/protos/envoy/service/discovery/v3/ads_pb";
 import { LoadReportingService } from "@xdskit/protos/envoy/service/load_stats/v3/lrs_pb";
+import type { StreamKind } from "../hooks/hook-events.js";
 import { type LrsCallDeps, serveLrsCall } from "../lrs/lrs-call.js";
 import { clientStatusAccess, clientStatusPolicy } from "../security/client-status-access.js";
 import { createPeerLookup, refuseUnverifiedPeers } from "../security/identity-peers.js";
@@ -28,6 +29,8 @@ export interface RequestRouterOptions {
   readonly options: ManagementServerOptions;
   /** What answers an LRS stream, and the admission of its first node. */
   readonly lrs: () => Pick<LrsCallDeps, "sink" | "admit" | "admitted">;
+  /** Called before each ADS stream of `kind` is served: the first of a protocol warms its change paths (warm-up.ts). */
+  readonly opening: (kind: StreamKind) => void;
 }
 
 /**
@@ -35,7 +38,7 @@ export interface RequestRouterOptions {
  * written to many streams and each stream sees its own write queue; LRS over the same calls, so its requests are
  * read and refused as ADS requests are; other services go through connect-node.
  */
-export function createRequestRouter({ host, options, lrs }: RequestRouterOptions): ServeRequest {
+export function createRequestRouter({ host, options, lrs, opening }: RequestRouterOptions): ServeRequest {
   const { limits, logger } = host;
   const peers = createPeerLookup();
   const csdsPolicy = clientStatusPolicy(options);
@@ -76,10 +79,12 @@ export function createRequestRouter({ host, options, lrs }: RequestRouterOptions
     const id = ++nextStreamId;
     const streamLogger = logger.child(`[ads #${id}]`);
     const peer = peers.peerOf(req);
+    const kind = path === SOTW_PATH ? "sotw" : "delta";
+    opening(kind);
     const stream =
-      path === SOTW_PATH
-        ? new SotwStream(host, id, "sotw", call, streamLogger, peer)
-        : new DeltaStream(host, id, "delta", call, streamLogger, peer);
+      kind === "sotw"
+        ? new SotwStream(host, id, kind, call, streamLogger, peer)
+        : new DeltaStream(host, id, kind, call, streamLogger, peer);
     stream.serve();
   };
 }
