@@ -28,16 +28,10 @@ import type { GrpcCallHandlers, GrpcServerCall } from "../streams/grpc-call.js";
 import { SotwStream } from "../streams/sotw-stream.js";
 import type { StreamHost } from "../streams/stream-base.js";
 import { CDS_TYPE_URL } from "../type-urls.js";
+import type { WarmUpReport } from "./management-server.js";
 
 /** What the warm-up needs of a server: a stream host with resource methods, that listens nowhere. */
 export type WarmUpServer = StreamHost & Pick<ResourceSet, "setResources" | "setResource">;
-
-/** How a warm-up went: the responses each of its streams got, or why it stopped. */
-export interface WarmUpReport {
-  /** Per stream: the one subscribing by name, then the wildcard. */
-  readonly responses: readonly number[];
-  readonly error?: string;
-}
 
 const NAME = "warm-up";
 const PEER: PeerIdentity = { address: undefined, tls: false, certificate: undefined, certificateError: undefined };
