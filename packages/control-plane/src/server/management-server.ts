@@ -26,16 +26,7 @@ import { checkPort, createServerLifecycle, type ServerLifecycle } from "./server
 import { createStreamAuthorization, type StreamAuthorization } from "./stream-authorization.js";
 import { createStreamRegistry, type StreamRegistry } from "./stream-registry.js";
 import { warmUp } from "./warm-up.js";
-
-/**
- * How a warm-up (warm-up.ts) went: the responses each of its streams got (the one subscribing by name, then the
- * wildcard), or why it stopped. Declared here, not beside the warm-up, so that this module's declarations reach no
- * stream internals (whose types need Node's).
- */
-export interface WarmUpReport {
-  readonly responses: readonly number[];
-  readonly error?: string;
-}
+import type { WarmUpReport } from "./warm-up-report.js";
 
 /** The warm-up of each protocol in this process (warm-up.ts), started by the first stream of the protocol. */
 const warmUps = new Map<StreamKind, Promise<WarmUpReport>>();

@@ -28,7 +28,7 @@ import type { GrpcCallHandlers, GrpcServerCall } from "../streams/grpc-call.js";
 import { SotwStream } from "../streams/sotw-stream.js";
 import type { StreamHost } from "../streams/stream-base.js";
 import { CDS_TYPE_URL } from "../type-urls.js";
-import type { WarmUpReport } from "./management-server.js";
+import type { WarmUpReport } from "./warm-up-report.js";
 
 /** What the warm-up needs of a server: a stream host with resource methods, that listens nowhere. */
 export type WarmUpServer = StreamHost & Pick<ResourceSet, "setResources" | "setResource">;
