@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, test } from "vitest";
 import { buildCluster, CDS_TYPE_URL, createManagementServer, type ManagementServer } from "../src/index.js";
 import { warmUpOnce, warmUpStarted } from "../src/server/management-server.js";
+import { WARM_UP_CHANGES } from "../src/server/warm-up.js";
 import { createHarness, type Harness } from "./ads-client.js";
 
 let server: ManagementServer | undefined;
@@ -34,7 +35,7 @@ describe("the warm-up", () => {
     const first = await d.next();
     expect(warmUpStarted("delta")).toBe(true);
     expect(warmUpStarted("sotw")).toBe(false);
-    expect(await warmUpOnce("delta")).toEqual({ responses: [2, 2] });
+    expect(await warmUpOnce("delta")).toEqual({ responses: [WARM_UP_CHANGES + 1, WARM_UP_CHANGES + 1] });
 
     // The server's own numbering is untouched: its first stream, nonce and version are the first ones.
     expect(version).toBe("1");
@@ -53,11 +54,11 @@ describe("the warm-up", () => {
     expect(responses).toEqual(["1:1:1", "1:2:2"]);
   });
 
-  test("each protocol's runs to its end: both streams get their first response and the change", async () => {
+  test("each protocol's runs to its end: both streams get their first response and every change", async () => {
     // Called directly, as a first stream does (the SotW one starts here): a report per protocol, the same every time.
     for (const kind of ["sotw", "delta"] as const) {
       const report = await warmUpOnce(kind);
-      expect(report).toEqual({ responses: [2, 2] });
+      expect(report).toEqual({ responses: [WARM_UP_CHANGES + 1, WARM_UP_CHANGES + 1] });
       expect(warmUpOnce(kind)).toBe(warmUpOnce(kind));
     }
   });
