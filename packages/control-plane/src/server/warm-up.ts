@@ -80,7 +80,7 @@ function openStream(server: WarmUpServer, id: number, kind: StreamKind, byName: 
       : new DeltaStream(server, id, kind, call, logger, PEER);
   stream.serve();
   const locators = byName ? [{ name: NAME, dynamicParameters: { shard: "0" } }] : [];
-  const node = { id: `warm-up-${String(id)}` };
+  const node = { id: `warm-up${String(id)}` };
   const send = (bytes: Uint8Array): void => {
     if (!call.handlers) throw new Error(`the ${kind} stream ${String(id)} ended`);
     call.handlers.message(bytes);
@@ -138,7 +138,8 @@ export async function warmUp(server: WarmUpServer, kind: StreamKind): Promise<Wa
   const streams: WarmStream[] = [];
   try {
     server.setResources([variant(0, ""), variant(1, ""), { resource: buildCluster({ name: `${NAME}-plain` }) }]);
-    streams.push(openStream(server, 1, kind, true), openStream(server, 2, kind, false));
+    // Ids below 1, which no real stream has: code that tells streams apart by id never takes these for a real one.
+    streams.push(openStream(server, -1, kind, true), openStream(server, -2, kind, false));
     for (const stream of streams) stream.request(true);
     await responsesReach(streams, 1);
     for (const stream of streams) stream.request(false);
