@@ -7,8 +7,8 @@
 // after start. V8 compiles a function when it is first called and runs it slowly until it has seen it run, so that
 // first change cost about twice what later ones do. Here a private server with no listener serves two streams over
 // calls that never touch a socket, and changes a resource each of them holds, 50 times, so that by the first real
-// change that code is compiled and optimised. Nothing of it is seen from outside: the private server has its own resource store,
-// streams, hooks and versions, and nothing refers to it afterwards.
+// change that code is compiled and optimised. Nothing of it is seen from outside: the private server has its own
+// resource store, streams, hooks and versions, and nothing refers to it afterwards.
 
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
