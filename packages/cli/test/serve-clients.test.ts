@@ -7,9 +7,12 @@
 //  3. --tls-cert/--tls-key/--tls-ca: mTLS; a client with a certificate the CA signed gets the resources, through
 //     @xdskit/xds-client and through `xdskit list` with the same bootstrap.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import * as http2 from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { create, toBinary } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
+import { DiscoveryRequestSchema } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import { createTestCa, issueLocalhost, writeCertificate } from "@xdskit/test-pki";
 import { clusterResourceType, createXdsClient, listenerResourceType, type XdsClient } from "@xdskit/xds-client";
 import { afterAll, describe, expect, it } from "vitest";
@@ -115,6 +118,46 @@ describe("xdskit serve and its clients", () => {
       expect(log).toMatch(new RegExp(`^${time} ${line}$`, "m"));
     }
     expect(log).not.toMatch(/error/i);
+    expect((await serve.interrupt()).code).toBe(0);
+  });
+
+  it("--verbose: a stream whose grpc-timeout elapses is logged with that reason and its status", async () => {
+    const files = mkdtempSync(join(dir, "deadline-"));
+    writeFileSync(join(files, "cluster.yaml"), CLUSTER_YAML);
+    const serve = startXdskit(["serve", files, "--port", "0", "--verbose"]);
+    const address = addressOf(await serve.waitFor(/^serving .*\n/));
+    // A raw HTTP/2 call, so that only the server's timer can end it (a gRPC client cancels at its own deadline).
+    const session = http2.connect(`http://${address}`);
+    const call = session.request({
+      ":method": "POST",
+      ":path": "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources",
+      "content-type": "application/grpc",
+      te: "trailers",
+      "grpc-timeout": "300m",
+    });
+    const message = toBinary(
+      DiscoveryRequestSchema,
+      create(DiscoveryRequestSchema, {
+        node: { id: "deadline-node" },
+        typeUrl: "type.googleapis.com/envoy.config.cluster.v3.Cluster",
+        resourceNames: ["echo"],
+      }),
+    );
+    const frame = Buffer.alloc(5 + message.length);
+    frame.writeUInt32BE(message.length, 1);
+    frame.set(message, 5);
+    call.write(frame);
+    call.resume();
+    const status = await new Promise<string | undefined>((resolve) => {
+      call.on("trailers", (trailers) => resolve(String(trailers["grpc-status"])));
+      call.on("close", () => resolve(undefined));
+    });
+    session.close();
+    expect(status).toBe("4");
+    const log = await serve.waitFor(/closed \[stream \d+, node deadline-node\] .*\n/, { from: "stderr" });
+    expect(log).toMatch(
+      /closed \[stream 1, node deadline-node\] its grpc-timeout elapsed \(status 4: deadline exceeded: the call's grpc-timeout \(300m\) elapsed\)$/m,
+    );
     expect((await serve.interrupt()).code).toBe(0);
   });
 
