@@ -21,7 +21,7 @@ import { parseDurationMs } from "./duration.js";
 import { HEALTH_STATUS_NAMES, type HealthStatusName } from "./endpoint.js";
 import { parseLbPolicy } from "./lb-policy.js";
 import { parseUpstreamTls } from "./upstream-tls.js";
-import { deepFreezeJson, EMPTY, type ValidationErrors } from "./validation.js";
+import { deepFreezeJson, EMPTY, keptList, type ValidationErrors } from "./validation.js";
 import { readView } from "./view-runtime.js";
 
 type ClusterBody = ClusterUpdate extends infer U ? (U extends unknown ? Omit<U, "raw"> : never) : never;
@@ -258,7 +258,7 @@ function overrideHostStatuses(cluster: ClusterView): readonly HealthStatusName[]
     const name = HEALTH_STATUS_NAMES[status];
     if (name !== undefined && USABLE_OVERRIDE_STATUSES.has(name) && !statuses.includes(name)) statuses.push(name);
   }
-  return Object.freeze(statuses);
+  return keptList(statuses);
 }
 
 function parseMetadata(cluster: ClusterView): {

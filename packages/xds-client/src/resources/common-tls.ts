@@ -6,7 +6,7 @@ import type { Bootstrap } from "../bootstrap/bootstrap-types.js";
 import type { CertificateValidationContextView } from "../gen/envoy/extensions/transport_sockets/tls/v3/common_view.js";
 import type { CommonTlsContextView } from "../gen/envoy/extensions/transport_sockets/tls/v3/tls_view.js";
 import { parseStringMatcher, type StringMatcher } from "./matchers.js";
-import { EMPTY, type ValidationErrors } from "./validation.js";
+import { EMPTY, keptList, type ValidationErrors } from "./validation.js";
 
 /** A certificate provider instance of the bootstrap's `certificate_providers`, and the certificate it serves. */
 export interface CertificateProviderInstance {
@@ -81,7 +81,7 @@ function parseValidationContext(
   }
   if (proto.crl !== undefined) errors.add(`${path}.crl`, UNSUPPORTED);
   if (proto.customValidatorConfig !== undefined) errors.add(`${path}.custom_validator_config`, UNSUPPORTED);
-  const frozen = sans.length === 0 ? EMPTY : Object.freeze(sans);
+  const frozen = keptList(sans);
   return ca === undefined ? { sans: frozen } : { ca, sans: frozen };
 }
 

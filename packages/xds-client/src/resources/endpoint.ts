@@ -15,7 +15,7 @@ import type { DecodeContext, DecodeResult, ResourceType } from "../wire/resource
 import { decodeResource, type ResourceMessage } from "./decode-view.js";
 import { hashKeyFromMetadata } from "./endpoint-hash-key.js";
 import { perMillion } from "./fraction.js";
-import { UINT32_MAX, type ValidationErrors } from "./validation.js";
+import { keptList, UINT32_MAX, type ValidationErrors } from "./validation.js";
 
 /** envoy `HealthStatus` names. gRPC uses endpoints that are UNKNOWN, HEALTHY or (for overrides) DRAINING. */
 export type HealthStatusName = "UNKNOWN" | "HEALTHY" | "UNHEALTHY" | "DRAINING" | "TIMEOUT" | "DEGRADED";
@@ -174,7 +174,7 @@ function parseLbEndpoints(
     if (addresses.length === 0) continue;
     out.push(
       Object.freeze({
-        addresses: Object.freeze(addresses),
+        addresses: keptList(addresses),
         healthStatus,
         weight,
         hostname: endpoint.hostname,
@@ -249,6 +249,30 @@ function addLocalityName(builder: PriorityBuilder, region: string, zone: string,
   return true;
 }
 
+/** How many locality names `localityName` remembers. */
+const REMEMBERED_LOCALITY_NAMES = 8;
+const rememberedLocalityNames: LocalityName[] = [];
+let nextForgotten = 0;
+
+/**
+ * The frozen name of a locality, the same object as an earlier resource's when it named the same locality lately: a
+ * mesh's EDS resources name a few localities over and over, and each cached one would otherwise hold its own copy of
+ * the name and its strings (docs/architecture.md, "What a cached resource holds").
+ */
+function localityName(region: string, zone: string, subZone: string): LocalityName {
+  for (let i = 0; i < rememberedLocalityNames.length; i++) {
+    const name = rememberedLocalityNames[i]!;
+    if (name.region === region && name.zone === zone && name.subZone === subZone) return name;
+  }
+  const name = Object.freeze({ region, zone, subZone });
+  if (rememberedLocalityNames.length < REMEMBERED_LOCALITY_NAMES) rememberedLocalityNames.push(name);
+  else {
+    rememberedLocalityNames[nextForgotten] = name;
+    nextForgotten = (nextForgotten + 1) % REMEMBERED_LOCALITY_NAMES;
+  }
+  return name;
+}
+
 /** Builders past this many are found through a map (a resource may hold any number of priorities). */
 const SCANNED_PRIORITIES = 8;
 
@@ -301,9 +325,9 @@ function parseEndpoints(proto: ClusterLoadAssignmentView, errors: ValidationErro
     builder.totalWeight += weight;
     builder.localities.push(
       Object.freeze({
-        locality: Object.freeze({ region, zone, subZone }),
+        locality: localityName(region, zone, subZone),
         weight,
-        endpoints: Object.freeze(endpoints),
+        endpoints: keptList(endpoints),
       }),
     );
   }
@@ -320,7 +344,7 @@ function parseEndpoints(proto: ClusterLoadAssignmentView, errors: ValidationErro
     if (builder.totalWeight > UINT32_MAX) {
       errors.add("endpoints", `sum of locality weights for priority ${priority} exceeds uint32 max`);
     }
-    priorities.push(Object.freeze({ localities: Object.freeze(builder.localities) }));
+    priorities.push(Object.freeze({ localities: keptList(builder.localities) }));
     expected = priority + 1;
   }
   if (gaps > MAX_REPORTED_GAPS) errors.add("endpoints", `${gaps - MAX_REPORTED_GAPS} more empty priorities`);
@@ -371,8 +395,8 @@ export function validateClusterLoadAssignment(
   const dropOverloads = parseDropOverloads(proto, errors);
   return {
     clusterName: proto.clusterName,
-    priorities: Object.freeze(priorities),
-    dropOverloads: Object.freeze(dropOverloads),
+    priorities: keptList(priorities),
+    dropOverloads: keptList(dropOverloads),
   };
 }
 

@@ -10,7 +10,7 @@ import type { ServerHttpFilterConfig } from "./http-filter-config.js";
 import { type HttpFilterKind, httpFilterForConfigType, validateFilterConfig } from "./http-filters.js";
 import type { HttpFilter, ListenerRouteSource, ServerHttpFilter } from "./listener-types.js";
 import { parseRouteConfigurationBody } from "./route-configuration.js";
-import type { ValidationErrors } from "./validation.js";
+import { keptList, type ValidationErrors } from "./validation.js";
 
 export const HCM_TYPE = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
 
@@ -137,7 +137,7 @@ export function parseHttpConnectionManager<F extends HttpFilter>(
   if (route === undefined) return undefined;
   return {
     route,
-    httpFilters: Object.freeze(httpFilters),
+    httpFilters: keptList(httpFilters),
     ...(maxStreamDurationMs === undefined ? {} : { maxStreamDurationMs }),
   };
 }

@@ -22,7 +22,7 @@ import { type CidrRange, parseCidrRange } from "../shared/ip-address.js";
 import { decodeExtension, type XdsExtension } from "./extension.js";
 import { parseHeaderMatcher, parseStringMatcher } from "./matchers.js";
 import type { RbacFilterConfig, RbacPolicy, RbacRule, RbacRules } from "./rbac-types.js";
-import { EMPTY, type ValidationErrors } from "./validation.js";
+import { keptList, type ValidationErrors } from "./validation.js";
 
 const ACTIONS = ["ALLOW", "DENY", "LOG"] as const;
 const NO_RULES: RbacFilterConfig = Object.freeze({});
@@ -60,7 +60,7 @@ function parseUrlPath(view: PathMatcherView, path: string, errors: ValidationErr
 }
 
 function freezeRules(rules: RbacRule[]): readonly RbacRule[] {
-  return rules.length === 0 ? EMPTY : Object.freeze(rules);
+  return keptList(rules);
 }
 
 function parsePermission(view: PermissionView, path: string, errors: ValidationErrors): RbacRule | undefined {

@@ -18,7 +18,7 @@ import type {
   RouteAction,
   WeightedClusterEntry,
 } from "./route-types.js";
-import { EMPTY, fieldPath, UINT32_MAX, type ValidationErrors } from "./validation.js";
+import { EMPTY, fieldPath, keptList, UINT32_MAX, type ValidationErrors } from "./validation.js";
 
 const RETRY_CODES: Readonly<Record<string, RetryableCode>> = {
   cancelled: "CANCELLED",
@@ -109,7 +109,7 @@ function parseHashPolicies(proto: RouteActionProto, path: string, errors: Valida
     }
     // Any other policy type is ignored.
   }
-  return Object.freeze(policies);
+  return keptList(policies);
 }
 
 /** What RE2 refuses in a `regex_rewrite` (the pattern, or a substitution RE2::Rewrite cannot apply), and where. */
@@ -217,7 +217,7 @@ export function parseRouteAction(
       return Object.freeze({
         ...common,
         type: "weighted_clusters",
-        weightedClusters: Object.freeze(entries),
+        weightedClusters: keptList(entries),
         totalWeight,
       });
     }

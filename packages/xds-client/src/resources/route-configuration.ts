@@ -29,7 +29,7 @@ import type {
   RouteMatch,
   VirtualHost,
 } from "./route-types.js";
-import { EMPTY, fieldPath, type ValidationErrors } from "./validation.js";
+import { EMPTY, fieldPath, keptList, type ValidationErrors } from "./validation.js";
 
 const SUPPORTED_CLUSTER_SPECIFIER_PLUGINS = new Set(["grpc.lookup.v1.RouteLookupClusterSpecifier"]);
 function isUsablePrefix(prefix: string): boolean {
@@ -92,7 +92,7 @@ function parseRouteMatch(proto: RouteMatchProto, path: string, errors: Validatio
       errors,
     );
   }
-  const headerList = headers === undefined ? EMPTY : Object.freeze(headers);
+  const headerList = headers === undefined ? EMPTY : keptList(headers);
   return Object.freeze(
     fractionPerMillion === undefined
       ? { path: pathMatcher, headers: headerList }
@@ -207,7 +207,7 @@ export function parseRouteConfigurationBody(
       Object.freeze({
         name: vhost.name,
         domains: Object.freeze([...vhost.domains]),
-        routes: Object.freeze(routes),
+        routes: keptList(routes),
         typedPerFilterConfig,
         ...(retryPolicy === undefined ? {} : { retryPolicy }),
       }),
@@ -219,7 +219,7 @@ export function parseRouteConfigurationBody(
     if (plugin) clusterSpecifierPlugins[name] = plugin;
   }
   return Object.freeze({
-    virtualHosts: Object.freeze(virtualHosts),
+    virtualHosts: keptList(virtualHosts),
     clusterSpecifierPlugins: Object.freeze(clusterSpecifierPlugins),
   });
 }

@@ -24,7 +24,7 @@ import type {
   ServerHttpFilter,
   ServerListenerUpdate,
 } from "./listener-types.js";
-import { EMPTY, type ValidationErrors } from "./validation.js";
+import { EMPTY, keptList, type ValidationErrors } from "./validation.js";
 
 /**
  * Most normalised match entries one Listener may expand to (the Cartesian product of every chain's destination
@@ -72,7 +72,7 @@ function parseRanges(views: readonly CidrRangeView[], path: string, errors: Vali
     if (typeof range === "string") errors.add(`${path}[${i}].address_prefix`, range);
     else ranges.push(range);
   }
-  return Object.freeze(ranges);
+  return keptList(ranges);
 }
 
 function parseMatch(view: FilterChainMatchView | undefined, path: string, errors: ValidationErrors): FilterChainMatch {
@@ -253,7 +253,7 @@ export function parseServerListener(
   if (address === undefined || filterChainTable === undefined) return undefined;
   return {
     address,
-    filterChains: Object.freeze(chains),
+    filterChains: keptList(chains),
     filterChainTable,
     ...(defaultFilterChain === undefined ? {} : { defaultFilterChain }),
   };

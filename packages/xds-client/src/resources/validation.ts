@@ -99,5 +99,15 @@ export function withLazyRaw<T extends object, R>(
 /** The shared empty array of updates (frozen; never mutated). */
 export const EMPTY: readonly never[] = Object.freeze([]);
 
+/**
+ * `items` as an update keeps them: frozen, in an array of exactly their length, or the shared `EMPTY` when there are
+ * none. An array grown by `push` has room for more (17 slots after its first push: about 130 bytes more than one item
+ * needs), and an update lives as long as its resource is cached: a cached EDS resource of one endpoint held four such
+ * arrays, about 45% of its heap (docs/architecture.md, "What a cached resource holds").
+ */
+export function keptList<T>(items: readonly T[]): readonly T[] {
+  return items.length === 0 ? EMPTY : Object.freeze(items.slice());
+}
+
 /** An uint32 wrapper value above 2^32-1 cannot arrive on the wire; sums of them can. */
 export const UINT32_MAX = 0xffffffff;

@@ -392,6 +392,38 @@ describe("endpointResourceType", () => {
     });
   });
 
+  it("gives resources naming the same recent locality one shared name object; names stay equal by value", () => {
+    const nameOf = (zone: string, subZone = "") => {
+      const update = expectOk(
+        decode({
+          endpoints: [{ ...locality(zone, [endpoint("10.0.0.1", 80)]), locality: { region: "r", zone, subZone } }],
+        }),
+      );
+      return update.priorities[0]!.localities[0]!.locality;
+    };
+    const first = nameOf("shared-a");
+    expect(nameOf("shared-a")).toBe(first);
+    expect(nameOf("shared-a", "s")).not.toBe(first);
+    expect(nameOf("shared-a", "s")).toEqual({ region: "r", zone: "shared-a", subZone: "s" });
+    expect(Object.isFrozen(first)).toBe(true);
+    // Only a few recent names are remembered: after many others, the same name is a new (equal) object.
+    for (let i = 0; i < 20; i++) nameOf(`other-${i}`);
+    const again = nameOf("shared-a");
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
+  });
+
+  it("keeps each list in a frozen array of its own length, and every empty list as one shared empty array", () => {
+    const update = expectOk(
+      decode({ endpoints: [locality("z1", [endpoint("10.0.0.1", 80), endpoint("10.0.0.2", 80)])] }),
+    );
+    const other = expectOk(decode({ endpoints: [locality("z2", [endpoint("10.0.0.3", 80)])] }));
+    expect(update.priorities[0]!.localities[0]!.endpoints).toHaveLength(2);
+    expect(Object.isFrozen(update.priorities[0]!.localities[0]!.endpoints)).toBe(true);
+    expect(update.dropOverloads).toHaveLength(0);
+    expect(update.dropOverloads).toBe(other.dropOverloads);
+  });
+
   // Sized to what it proves (a duplicate found at the end of a long list); decoding 100,000 endpoints is measured in
   // tools/bench (eds-100k-endpoints).
   it("detects a duplicate among 10,000 endpoints", () => {
