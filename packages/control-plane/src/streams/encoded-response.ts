@@ -1,6 +1,15 @@
-import { create, type DescMessage, type Message, type MessageShape, toBinary } from "@bufbuild/protobuf";
+import {
+  create,
+  type DescField,
+  type DescMessage,
+  fromBinary,
+  type Message,
+  type MessageShape,
+  ScalarType,
+  toBinary,
+} from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
-import type { Any } from "@bufbuild/protobuf/wkt";
+import { type Any, FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import type {
   DeltaDiscoveryResponseSchema,
   DiscoveryResponseSchema,
@@ -10,10 +19,10 @@ import { FRAME_HEADER_BYTES, writeFrameHeader } from "./grpc-frames.js";
 
 // A discovery response encoded once for every stream that sends it. The only field that differs per stream is the
 // nonce, so the body is kept as the bytes before the nonce field and the bytes after it; a stream writes
-// head + its nonce + tail. Both are written in field number order (the order `toBinary` writes) by protobuf-es
-// itself, except the resources, which are written here in the shapes this server sends (anything else by
-// protobuf-es) and framed as protobuf-es frames them; the concatenation is byte for byte what `toBinary` writes for
-// the whole message (encoded-response.test.ts checks that property).
+// head + its nonce + tail. Both are written in field number order (the order `toBinary` writes): the envelope's
+// strings and the resources in the shapes this server sends are written here, anything else by protobuf-es, and the
+// resources are framed as protobuf-es frames them; the concatenation is byte for byte what `toBinary` writes for the
+// whole message (encoded-response.test.ts and prepared-response.test.ts check that property).
 
 /** The bytes of a response around its nonce field. */
 export interface EncodedBody {
@@ -34,14 +43,64 @@ export interface WireMessage {
 
 type ResponseSchema = typeof DiscoveryResponseSchema | typeof DeltaDiscoveryResponseSchema;
 
-/** `message` with only the fields in `names` set, encoded. */
+const NO_BYTES = new Uint8Array(0);
+
+/** proto3's presence: a field left out when at its default. */
+const IMPLICIT_PRESENCE = FeatureSet_FieldPresence.IMPLICIT;
+/** A proto3 string field without presence: written when not empty. */
+const isPlainString = (field: DescField): boolean =>
+  field.fieldKind === "scalar" && field.scalar === ScalarType.STRING && field.presence === IMPLICIT_PRESENCE;
+
+/** Whether `value` is what protobuf-es leaves out for `field`: a false bool, an empty list, an unset message. */
+function leftOut(field: DescField, value: unknown): boolean {
+  switch (field.fieldKind) {
+    case "scalar":
+      return field.scalar === ScalarType.BOOL && field.presence === IMPLICIT_PRESENCE && value === false;
+    case "list":
+      return (value as readonly unknown[]).length === 0;
+    case "message":
+      return value === undefined;
+    default:
+      return false;
+  }
+}
+
+/**
+ * `message` with only `fields` set, encoded. A response's envelope is nearly always strings (its versions, type URL
+ * and nonce), a false `canary`, empty lists and no `control_plane`: those are written here, the strings as protobuf-es
+ * writes them and the rest left out as it leaves them out, without building a message for its reflection to walk
+ * (three per response). Any other value sends the whole set to protobuf-es.
+ */
 function encodeFields<S extends DescMessage>(
   schema: S,
   message: MessageShape<S>,
-  names: readonly string[],
+  fields: readonly DescField[],
+): Uint8Array {
+  const values = message as Record<string, unknown>;
+  let size = 0;
+  for (const field of fields) {
+    const value = values[field.localName];
+    if (isPlainString(field) && typeof value === "string") size += stringSize(value);
+    else if (!leftOut(field, value)) return encodeByProtobufEs(schema, values, fields);
+  }
+  if (size === 0) return NO_BYTES;
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const field of fields) {
+    if (isPlainString(field)) at = writeString(out, at, field.number, values[field.localName] as string);
+  }
+  // Sizing and writing follow the same rules; a mismatch would send uninitialised memory.
+  if (at !== size) throw new Error(`encoded ${at} of ${size} bytes`);
+  return out;
+}
+
+function encodeByProtobufEs(
+  schema: DescMessage,
+  values: Record<string, unknown>,
+  fields: readonly DescField[],
 ): Uint8Array {
   const partial: Record<string, unknown> = {};
-  for (const name of names) partial[name] = (message as Record<string, unknown>)[name];
+  for (const field of fields) partial[field.localName] = values[field.localName];
   return toBinary(schema, create(schema, partial as never));
 }
 
@@ -91,14 +150,20 @@ function writeBytes(out: Buffer, at: number, field: number, bytes: Uint8Array): 
 type WithUnknown = { readonly $unknown?: unknown };
 
 /**
- * A delta `Resource` of the plain shape given by its parts rather than as a message: building one message per
- * resource is most of the cost of a first delta response of many resources, and nothing needs the message to write
- * it. Written as protobuf-es writes `Resource { version, resource, name }`, the version in decimal.
+ * A `Resource` given by its parts rather than as a message: building one message per resource is most of the cost of
+ * a first delta response of many resources, and nothing needs the message to write it. Written as protobuf-es writes
+ * `Resource { version, resource, name }`, the version in decimal, then `trailer`.
  */
 export interface PlainResourceParts {
+  /** Left out when empty (a variant is named by its `resource_name`, in the trailer). */
   readonly name: string;
   readonly version: number;
   readonly any: Any;
+  /**
+   * The encoded fields after `name`, in field number order: `cache_control` (7) and `resource_name` (8), as
+   * `resourceTrailer` writes them; undefined when neither is set.
+   */
+  readonly trailer?: Uint8Array | undefined;
 }
 
 /** What goes in a response's `resources`: a message, or (delta) a plain Resource by its parts. */
@@ -109,8 +174,10 @@ const isParts = (resource: ResponseResource): resource is PlainResourceParts => 
 const isDecimal = (version: number): boolean => Number.isSafeInteger(version) && version >= 0;
 
 // The shapes this server puts in `resources`, written here at a fraction of the cost of protobuf-es's reflection:
-// an Any (SotW), and a delta `Resource` with only a version, the resource and a name (how this server sends one
-// unless it is a variant or not to be cached), as a message or by its parts. Anything else is left to protobuf-es.
+// an Any (SotW), and a `Resource` with a version, the resource and a name (how this server sends one unless it is a
+// variant or not to be cached), as a message or by its parts; by its parts, also with the `cache_control` and
+// `resource_name` of a variant or a resource not to be cached (SotW sends such a `Resource` in an Any). Anything else
+// is left to protobuf-es.
 
 // The resources of a response nearly always share one type URL: its field is encoded once and copied.
 let lastTypeUrl = "";
@@ -150,17 +217,66 @@ function isPlain(r: Resource & WithUnknown): r is Resource & { readonly resource
 }
 
 /**
- * A plain Resource: version = 1, resource = 2 (written even when empty: a message field), name = 3. Given by its
- * parts, the version is a number, written in decimal (ASCII: its length is its size).
+ * A plain Resource: version = 1, resource = 2 (written even when empty: a message field), name = 3, then the
+ * trailer's fields. Given by its parts, the version is a number, written in decimal (ASCII: its length is its size).
  */
-const plainSize = (version: string | number, any: Any, name: string): number =>
+const plainSize = (version: string | number, any: Any, name: string, trailer?: Uint8Array): number =>
   (typeof version === "number" ? framedSize(decimalLength(version)) : stringSize(version)) +
   framedSize(anySize(any)) +
-  stringSize(name);
-function writePlain(out: Buffer, at: number, version: string | number, any: Any, name: string): number {
+  stringSize(name) +
+  (trailer?.length ?? 0);
+function writePlain(
+  out: Buffer,
+  at: number,
+  version: string | number,
+  any: Any,
+  name: string,
+  trailer?: Uint8Array,
+): number {
   at = typeof version === "number" ? writeDecimal(out, at, 1, version) : writeString(out, at, 1, version);
   at = writeAny(out, writeHeader(out, at, 2, anySize(any)), any);
-  return writeString(out, at, 3, name);
+  at = writeString(out, at, 3, name);
+  if (trailer === undefined) return at;
+  out.set(trailer, at);
+  return at + trailer.length;
+}
+
+/** `Resource.CacheControl { do_not_cache: true }` as field 7: tag, length 2, then field 1's tag and `true`. */
+const DO_NOT_CACHE_FIELD = Uint8Array.of((7 << 3) | WireType.LengthDelimited, 2, (1 << 3) | WireType.Varint, 1);
+
+/**
+ * The fields of a `Resource` after its name, encoded: `cache_control { do_not_cache: true }` when `doNotCache`, then
+ * `resource_name` (field 8) holding `resourceName`, an encoded `ResourceName`, when given. Undefined when neither.
+ */
+export function resourceTrailer(doNotCache: boolean, resourceName: Uint8Array | undefined): Uint8Array | undefined {
+  if (resourceName === undefined) return doNotCache ? DO_NOT_CACHE_FIELD : undefined;
+  const size = (doNotCache ? DO_NOT_CACHE_FIELD.length : 0) + framedSize(resourceName.length);
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  if (doNotCache) {
+    out.set(DO_NOT_CACHE_FIELD, 0);
+    at = DO_NOT_CACHE_FIELD.length;
+  }
+  at = writeHeader(out, at, 8, resourceName.length);
+  out.set(resourceName, at);
+  return out;
+}
+
+/** Whether `parts` are written here (else a message is built for protobuf-es). */
+const writable = (parts: PlainResourceParts): boolean => plainAny(parts.any) && isDecimal(parts.version);
+
+/**
+ * The bytes of the `Resource` `parts` stand for (a SotW response's wrapped resource is an Any of them); undefined when
+ * they are not written here (`writable`).
+ */
+export function encodeResourceParts(parts: PlainResourceParts): Uint8Array | undefined {
+  if (!writable(parts)) return undefined;
+  const size = plainSize(parts.version, parts.any, parts.name, parts.trailer);
+  const out = Buffer.allocUnsafe(size);
+  // Sizing and writing follow the same rules; a mismatch would send uninitialised memory.
+  const at = writePlain(out, 0, parts.version, parts.any, parts.name, parts.trailer);
+  if (at !== size) throw new Error(`encoded ${at} of ${size} bytes`);
+  return out;
 }
 
 /** The number of decimal digits of a non-negative integer. */
@@ -187,9 +303,7 @@ function writeDecimal(out: Buffer, at: number, field: number, value: number): nu
 /** The size of a resource written here; undefined for a shape left to protobuf-es. */
 function shapeSize(resource: ResponseResource): number | undefined {
   if (isParts(resource)) {
-    return plainAny(resource.any) && isDecimal(resource.version)
-      ? plainSize(resource.version, resource.any, resource.name)
-      : undefined;
+    return writable(resource) ? plainSize(resource.version, resource.any, resource.name, resource.trailer) : undefined;
   }
   if (resource.$typeName === "google.protobuf.Any") {
     return (resource as Any & WithUnknown).$unknown === undefined ? anySize(resource as Any) : undefined;
@@ -202,7 +316,9 @@ function shapeSize(resource: ResponseResource): number | undefined {
 }
 
 function writeShape(out: Buffer, at: number, resource: ResponseResource): number {
-  if (isParts(resource)) return writePlain(out, at, resource.version, resource.any, resource.name);
+  if (isParts(resource)) {
+    return writePlain(out, at, resource.version, resource.any, resource.name, resource.trailer);
+  }
   if (resource.$typeName === "google.protobuf.Any") return writeAny(out, at, resource as Any);
   const r = resource as Resource & { readonly resource: Any };
   return writePlain(out, at, r.version, r.resource, r.name);
@@ -211,7 +327,14 @@ function writeShape(out: Buffer, at: number, resource: ResponseResource): number
 /** A resource left to protobuf-es, as a message of the list's schema (`Resource` when given by its parts). */
 function asMessage(schema: DescMessage, resource: ResponseResource): Message {
   if (!isParts(resource)) return resource;
-  return create(schema, { name: resource.name, version: String(resource.version), resource: resource.any } as never);
+  // The trailer holds a Resource's fields 7 and 8: read back, they are those fields of the message.
+  const trailed = resource.trailer === undefined ? {} : fromBinary(schema, resource.trailer);
+  return create(schema, {
+    ...trailed,
+    name: resource.name,
+    version: String(resource.version),
+    resource: resource.any,
+  } as never);
 }
 
 const RESOURCES_FIELD = 2;
@@ -269,11 +392,11 @@ function encodeHead(
 
 /** A response schema's fields in field number order, cut around `resources` and the nonce. */
 interface Layout {
-  readonly before: readonly string[];
+  readonly before: readonly DescField[];
   /** The schema of `resources`' elements. */
   readonly resourceSchema: DescMessage;
-  readonly between: readonly string[];
-  readonly after: readonly string[];
+  readonly between: readonly DescField[];
+  readonly after: readonly DescField[];
 }
 
 const layouts = new Map<ResponseSchema, Layout>();
@@ -282,8 +405,7 @@ function layoutOf(schema: ResponseSchema): Layout {
   let layout = layouts.get(schema);
   if (!layout) {
     const fields = schema.fields.concat().sort((a, b) => a.number - b.number);
-    const names = fields.map((field) => field.localName);
-    const nonceAt = names.indexOf("nonce");
+    const nonceAt = fields.findIndex((field) => field.localName === "nonce");
     const resourcesAt = fields.findIndex((field) => field.number === RESOURCES_FIELD);
     const resources = fields[resourcesAt];
     if (
@@ -295,10 +417,10 @@ function layoutOf(schema: ResponseSchema): Layout {
       throw new Error(`${schema.typeName}: field 2 is not a repeated message \`resources\` before the nonce`);
     }
     layout = {
-      before: names.slice(0, resourcesAt),
+      before: fields.slice(0, resourcesAt),
       resourceSchema: resources.message,
-      between: names.slice(resourcesAt + 1, nonceAt),
-      after: names.slice(nonceAt + 1),
+      between: fields.slice(resourcesAt + 1, nonceAt),
+      after: fields.slice(nonceAt + 1),
     };
     layouts.set(schema, layout);
   }

@@ -1,5 +1,5 @@
-import { create, type Message, type MessageShape } from "@bufbuild/protobuf";
-import { type Any, anyPack } from "@bufbuild/protobuf/wkt";
+import { create, type Message, type MessageShape, toBinary } from "@bufbuild/protobuf";
+import { type Any, AnySchema, anyPack } from "@bufbuild/protobuf/wkt";
 import {
   type DeltaDiscoveryResponse,
   type DeltaDiscoveryResponseSchema,
@@ -8,10 +8,18 @@ import {
   type Resource,
   type ResourceError,
   ResourceErrorSchema,
+  ResourceNameSchema,
   ResourceSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
-import type { ErrorEntry, ResourceEntry } from "../resources/entry.js";
-import { type EncodedBody, encodeBody, type ResponseResource } from "./encoded-response.js";
+import type { ErrorEntry, ResourceEntry, VariantRef } from "../resources/entry.js";
+import {
+  type EncodedBody,
+  encodeBody,
+  encodeResourceParts,
+  type PlainResourceParts,
+  type ResponseResource,
+  resourceTrailer,
+} from "./encoded-response.js";
 
 /** What a response says, short of the nonce: the message and the names its hook event lists. */
 export interface ResponseParts {
@@ -79,6 +87,30 @@ export function toResourceErrors(errors: readonly ErrorEntry[]): ResourceError[]
 
 const wrappedAnys = new WeakMap<ResourceEntry, Any>();
 const deltaResources = new WeakMap<ResourceEntry, Resource>();
+/** A variant's `resource_name`, encoded: once per variant, which all its versions share. */
+const resourceNameBytes = new WeakMap<VariantRef, Uint8Array>();
+const RESOURCE_TYPE_URL = `type.googleapis.com/${ResourceSchema.typeName}`;
+
+/**
+ * The entry wrapped in `Resource`, by its parts: the `Resource` message `resourceFor` builds, without building it or
+ * encoding it by reflection (a variant's change would otherwise pay for both, on code a change runs once in a while).
+ */
+export function wrappedParts(entry: ResourceEntry): PlainResourceParts {
+  let resourceName: Uint8Array | undefined;
+  if (entry.variant) {
+    resourceName = resourceNameBytes.get(entry.variant);
+    if (!resourceName) {
+      resourceName = toBinary(ResourceNameSchema, entry.variant.resourceName);
+      resourceNameBytes.set(entry.variant, resourceName);
+    }
+  }
+  return {
+    name: entry.variant ? "" : entry.name,
+    version: entry.version,
+    any: entry.any,
+    trailer: resourceTrailer(entry.doNotCache, resourceName),
+  };
+}
 
 /**
  * The Any to put in a SotW response: the packed message, or it wrapped in `Resource`, as a variant (which must name
@@ -88,15 +120,18 @@ export function anyFor(entry: ResourceEntry, wrapResources: boolean): Any {
   if (!(entry.variant !== undefined || entry.doNotCache || (entry.wrap ?? wrapResources))) return entry.any;
   let wrapped = wrappedAnys.get(entry);
   if (!wrapped) {
-    wrapped = anyPack(ResourceSchema, resourceFor(entry));
+    const value = encodeResourceParts(wrappedParts(entry));
+    wrapped = value
+      ? create(AnySchema, { typeUrl: RESOURCE_TYPE_URL, value })
+      : anyPack(ResourceSchema, resourceFor(entry));
     wrappedAnys.set(entry, wrapped);
   }
   return wrapped;
 }
 
-/** A delta response's resource as written: by its parts in the plain shape (no message built), else wrapped. */
+/** A delta response's resource as written: by its parts (no message built), wrapped ones with their trailer. */
 export function deltaWireResource(entry: ResourceEntry): ResponseResource {
-  return entry.variant === undefined && !entry.doNotCache ? entry : resourceFor(entry);
+  return entry.variant === undefined && !entry.doNotCache ? entry : wrappedParts(entry);
 }
 
 /**
