@@ -14,6 +14,7 @@ import {
 } from "@xdskit/constraint-matcher";
 import {
   type DynamicParameterConstraints,
+  type ResourceName,
   ResourceNameSchema,
 } from "@xdskit/protos/envoy/service/discovery/v3/discovery_pb";
 import type { Entry, VariantRef } from "./entry.js";
@@ -65,15 +66,36 @@ export function parseConstraints(input: ConstraintsInput | undefined, what: stri
   }
 }
 
+/**
+ * A variant's identity. Its `resource_name` message is made when first read: setting a new version of a variant
+ * the set holds makes a `Variant` only to find the one it already has (entry.ts: one per variant, shared by its
+ * versions), and nothing reads that one's message.
+ */
+class Variant implements VariantRef {
+  readonly name: string;
+  readonly text: string;
+  readonly constraints: Expr;
+  #resourceName: ResourceName | undefined;
+
+  constructor(name: string, constraints: Expr) {
+    this.name = name;
+    this.text = canonicalText(constraints);
+    this.constraints = constraints;
+    Object.freeze(this);
+  }
+
+  get resourceName(): ResourceName {
+    this.#resourceName ??= create(ResourceNameSchema, {
+      name: this.name,
+      dynamicParameterConstraints: toProto(this.constraints),
+    });
+    return this.#resourceName;
+  }
+}
+
 /** The identity of the variant of `name` with `constraints` (canonical); undefined for `TRUE`. */
 export function variantRef(name: string, constraints: Expr): VariantRef | undefined {
-  if (constraints.kind === "true") return undefined;
-  return Object.freeze({
-    name,
-    text: canonicalText(constraints),
-    constraints,
-    resourceName: create(ResourceNameSchema, { name, dynamicParameterConstraints: toProto(constraints) }),
-  });
+  return constraints.kind === "true" ? undefined : new Variant(name, constraints);
 }
 
 /** A variant about to be published, for the overlap check. */
