@@ -80,7 +80,9 @@ test("a SotW response's wrapped resource is the Any protobuf-es packs of the Res
 test("a wrapped resource's parts are written by hand exactly when protobuf-es would write the same bytes", () => {
   fc.assert(
     fc.property(entry, (e) => {
-      const bytes = encodeResourceParts(wrappedParts(e));
+      const parts = wrappedParts(e);
+      expect(wrappedParts(e)).toBe(parts);
+      const bytes = encodeResourceParts(parts);
       const handWritable = Number.isSafeInteger(e.version) && e.version >= 0 && e.any.$unknown === undefined;
       expect(bytes !== undefined).toBe(handWritable);
       if (bytes) expect(new Uint8Array(bytes)).toEqual(toBinary(ResourceSchema, resourceFor(e)));

@@ -87,6 +87,7 @@ export function toResourceErrors(errors: readonly ErrorEntry[]): ResourceError[]
 
 const wrappedAnys = new WeakMap<ResourceEntry, Any>();
 const deltaResources = new WeakMap<ResourceEntry, Resource>();
+const wrappedPartsOf = new WeakMap<ResourceEntry, PlainResourceParts>();
 /** A variant's `resource_name`, encoded: once per variant, which all its versions share. */
 const resourceNameBytes = new WeakMap<VariantRef, Uint8Array>();
 const RESOURCE_TYPE_URL = `type.googleapis.com/${ResourceSchema.typeName}`;
@@ -94,8 +95,18 @@ const RESOURCE_TYPE_URL = `type.googleapis.com/${ResourceSchema.typeName}`;
 /**
  * The entry wrapped in `Resource`, by its parts: the `Resource` message `resourceFor` builds, without building it or
  * encoding it by reflection (a variant's change would otherwise pay for both, on code a change runs once in a while).
+ * One per entry, for SotW's Any and delta's responses alike.
  */
 export function wrappedParts(entry: ResourceEntry): PlainResourceParts {
+  let parts = wrappedPartsOf.get(entry);
+  if (!parts) {
+    parts = partsOf(entry);
+    wrappedPartsOf.set(entry, parts);
+  }
+  return parts;
+}
+
+function partsOf(entry: ResourceEntry): PlainResourceParts {
   let resourceName: Uint8Array | undefined;
   if (entry.variant) {
     resourceName = resourceNameBytes.get(entry.variant);
