@@ -1,7 +1,7 @@
 // A real etcd for tests: the `etcd` binary on 127.0.0.1, free ports, a temporary data directory, killed with the
 // test process whatever way it ends.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
@@ -75,17 +75,45 @@ export interface EtcdInstance extends AsyncDisposable {
   log(): string;
 }
 
-/** A port nothing listens on right now (etcd binds it a moment later). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** The first port of the kernel's ephemeral range (what `listen(0)` and outgoing connections get); 32768 if unknown. */
+function ephemeralStart(): number {
+  try {
+    const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 0 ? low : 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+/** Listens on `port` of 127.0.0.1 (0: any) and closes again; the port, or undefined when it was taken. */
+function tryPort(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
+    server.once("error", () => resolve(undefined));
+    server.listen(port, "127.0.0.1", () => {
       const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+      server.close(() => resolve(typeof address === "object" && address ? address.port : undefined));
     });
   });
+}
+
+/**
+ * A port nothing listens on now, for something to bind a moment or some seconds later (etcd, etcd restarted, a server
+ * that listens only once etcd answers). Chosen below the kernel's ephemeral range: a port `listen(0)` gave is handed to
+ * any process's next listener or outgoing connection once closed, and under a busy test run one was taken before it
+ * was bound again. Below that range only a process choosing ports this way can take it.
+ */
+export async function freePort(): Promise<number> {
+  const top = ephemeralStart();
+  const bottom = Math.max(1024, top - 12_000);
+  for (let attempt = 0; top - bottom >= 1_000 && attempt < 50; attempt++) {
+    const port = await tryPort(bottom + Math.floor(Math.random() * (top - bottom)));
+    if (port !== undefined) return port;
+  }
+  const any = await tryPort(0);
+  if (any === undefined) throw new Error("no free port on 127.0.0.1");
+  return any;
 }
 
 // Runs etcd in the background and prints its pid. A watchdog kills etcd and removes its data directory when stdin
