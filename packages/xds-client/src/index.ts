@@ -131,6 +131,7 @@ export type {
 } from "./bootstrap/bootstrap-types.js";
 export { createConnectTransport, DEFAULT_MAX_RECEIVE_MESSAGE_BYTES } from "./transport/transport.js";
 export type {
+  DeltaResponseRanges,
   SotwResponseRanges,
   TransportOptions,
   XdsStream,

@@ -14,10 +14,10 @@ import {
 import type { DeltaResponseBytes } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
 import { canonicalName } from "../shared/resource-name.js";
 import type { ResourceState } from "../state/resource-state.js";
-import type { XdsStream } from "../transport/transport-types.js";
+import type { DeltaResponseRanges, XdsStream } from "../transport/transport-types.js";
 import { expectTypeUrls } from "../wire/any-reader.js";
 import { emptyResponse, UNCONSTRAINED } from "../wire/decoded-response.js";
-import { readResource } from "../wire/delta-resource.js";
+import { readResource, readResourceIn } from "../wire/delta-resource.js";
 import { addOutcome, outcomeOf } from "../wire/entry-outcome.js";
 import { addResourceErrors } from "../wire/resource-errors.js";
 import { readVariantRef, unwrapResource } from "../wire/resource-unwrap.js";
@@ -35,19 +35,25 @@ type SentOfType = Map<string, Map<string, Sent>>;
 
 export function createDeltaCall(
   host: CallHost,
-  stream: XdsStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse | DeltaResponseBytes>,
+  stream: XdsStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse | DeltaResponseBytes | DeltaResponseRanges>,
 ): AdsCall {
   /** What the server was told it is subscribed to, per type, on this stream, and how many subscriptions that is. */
   const sent = new Map<string, { readonly byName: SentOfType; count: number }>();
   let pass = 0;
   const core = createCallCore(host, stream, decode, "delta ADS call");
 
-  function decode(response: DeltaDiscoveryResponse | DeltaResponseBytes) {
+  function decode(response: DeltaDiscoveryResponse | DeltaResponseBytes | DeltaResponseRanges) {
     const typeUrl = response.typeUrl;
     // The default transport keeps each resource as the bytes it arrived as; another may hand decoded Resources.
+    // Every entry is read (an unreadable one fails the stream, whatever the type) before anything is decoded.
     let resources: readonly Resource[];
-    if (response.$typeName === "xdskit.client.v1.DeltaResponseBytes") {
-      // Every entry is read (an unreadable one fails the stream, whatever the type) before anything is decoded.
+    if (response.$typeName === "xdskit.client.v1.DeltaResponseRanges") {
+      const expected = expectTypeUrls(typeUrl);
+      const { memory, starts, ends } = response.entries;
+      const read: Resource[] = new Array(starts.length);
+      for (let i = 0; i < starts.length; i++) read[i] = readResourceIn(memory, starts[i]!, ends[i]!, expected);
+      resources = read;
+    } else if (response.$typeName === "xdskit.client.v1.DeltaResponseBytes") {
       const expected = expectTypeUrls(typeUrl);
       resources = response.resources.map((bytes) => readResource(bytes, expected));
     } else {
@@ -64,6 +70,8 @@ export function createDeltaCall(
     for (const name of response.removedResources) {
       out.removals.push({ name: canonicalName(name), constraints: TRUE, variant: UNCONSTRAINED });
     }
+    // A response read as ranges has neither (the plain reader leaves one that has them to protobuf-es).
+    if (response.$typeName === "xdskit.client.v1.DeltaResponseRanges") return out;
     response.removedResourceNames.forEach((removed, i) => {
       const ref = readVariantRef(removed, features);
       if ("error" in ref) out.errors.push(`removed_resource_names[${i}]: ${ref.error}`);

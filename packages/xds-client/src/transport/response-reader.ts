@@ -1,5 +1,6 @@
 // The default transport's reading of an ADS response message (docs/architecture.md#the-response-reader): SotW as
-// `SotwResponseRanges` or `SotwResponseBytes`, delta as `DeltaResponseBytes` (each resource the bytes it arrived as).
+// `SotwResponseRanges` or `SotwResponseBytes`, delta as `DeltaResponseRanges` or `DeltaResponseBytes` (each resource
+// the bytes it arrived as).
 // A message encoded as servers encode one is read here, without protobuf-es's reflection; any other is read by
 // protobuf-es, which gives the same message (test/fuzz/response-reader.test.ts) or fails as Connect's transport did
 // (INTERNAL, `parse binary: …`).
@@ -8,8 +9,9 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { type DeltaResponseBytes, DeltaResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
 import { type SotwResponseBytes, SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import { errorMessage } from "../shared/xds-error.js";
+import type { ResponseEntries } from "../wire/decode-memo.js";
 import { asciiText, forEachPlainField } from "../wire/plain-fields.js";
-import type { SotwResponseRanges } from "./transport-types.js";
+import type { DeltaResponseRanges, SotwResponseRanges } from "./transport-types.js";
 
 /** protobuf-es's reading, failing as Connect's transport fails a message it cannot parse. */
 function slowRead<Desc extends DescMessage>(schema: Desc, bytes: Uint8Array): MessageShape<Desc> {
@@ -35,8 +37,8 @@ export function readSotwResponse(bytes: Uint8Array): SotwResponseRanges | SotwRe
   return readPlainSotwResponse(bytes) ?? slowRead(SotwResponseBytesSchema, bytes);
 }
 
-/** A delta response, as protobuf-es reads it. */
-export function readDeltaResponse(bytes: Uint8Array): DeltaResponseBytes {
+/** A delta response: as `DeltaResponseRanges` when plain, else as protobuf-es reads it. */
+export function readDeltaResponse(bytes: Uint8Array): DeltaResponseRanges | DeltaResponseBytes {
   return readPlainDeltaResponse(bytes) ?? slowRead(DeltaResponseBytesSchema, bytes);
 }
 
@@ -46,6 +48,25 @@ export function readDeltaResponse(bytes: Uint8Array): DeltaResponseBytes {
  */
 let scratchStarts = new Int32Array(1024);
 let scratchEnds = new Int32Array(1024);
+
+/** Records the `index`th resource's range. */
+function addRange(index: number, start: number, end: number): void {
+  if (index === scratchStarts.length) {
+    const starts = new Int32Array(index * 2);
+    const ends = new Int32Array(index * 2);
+    starts.set(scratchStarts);
+    ends.set(scratchEnds);
+    scratchStarts = starts;
+    scratchEnds = ends;
+  }
+  scratchStarts[index] = start;
+  scratchEnds[index] = end;
+}
+
+/** The `count` ranges recorded, over `memory`. */
+function rangesOf(memory: Uint8Array, count: number): ResponseEntries {
+  return { memory, starts: scratchStarts.slice(0, count), ends: scratchEnds.slice(0, count) };
+}
 
 /**
  * A SotW response holding only `version_info` (1), `resources` (2), `type_url` (4) and `nonce` (5), its strings
@@ -58,17 +79,7 @@ export function readPlainSotwResponse(bytes: Uint8Array): SotwResponseRanges | u
   let count = 0;
   const plain = forEachPlainField(bytes, (tag, start, end) => {
     if (tag === TAG_2) {
-      if (count === scratchStarts.length) {
-        const starts = new Int32Array(count * 2);
-        const ends = new Int32Array(count * 2);
-        starts.set(scratchStarts);
-        ends.set(scratchEnds);
-        scratchStarts = starts;
-        scratchEnds = ends;
-      }
-      scratchStarts[count] = start;
-      scratchEnds[count] = end;
-      count++;
+      addRange(count++, start, end);
       return true;
     }
     const text = tag === TAG_1 || tag === TAG_4 || tag === TAG_5 ? asciiText(bytes, start, end) : undefined;
@@ -80,23 +91,28 @@ export function readPlainSotwResponse(bytes: Uint8Array): SotwResponseRanges | u
     return true;
   });
   if (!plain) return undefined;
-  const entries = { memory: bytes, starts: scratchStarts.slice(0, count), ends: scratchEnds.slice(0, count) };
-  return { $typeName: "xdskit.client.v1.SotwResponseRanges", versionInfo, typeUrl, nonce, entries };
+  return {
+    $typeName: "xdskit.client.v1.SotwResponseRanges",
+    versionInfo,
+    typeUrl,
+    nonce,
+    entries: rangesOf(bytes, count),
+  };
 }
 
 /**
  * A delta response holding only `system_version_info` (1), `resources` (2), `type_url` (4), `nonce` (5) and
  * `removed_resources` (6), its strings ASCII; undefined for any other.
  */
-export function readPlainDeltaResponse(bytes: Uint8Array): DeltaResponseBytes | undefined {
+export function readPlainDeltaResponse(bytes: Uint8Array): DeltaResponseRanges | undefined {
   let systemVersionInfo = "";
   let typeUrl = "";
   let nonce = "";
-  const resources: Uint8Array[] = [];
+  let count = 0;
   const removedResources: string[] = [];
   const plain = forEachPlainField(bytes, (tag, start, end) => {
     if (tag === TAG_2) {
-      resources.push(bytes.subarray(start, end));
+      addRange(count++, start, end);
       return true;
     }
     const text =
@@ -110,13 +126,11 @@ export function readPlainDeltaResponse(bytes: Uint8Array): DeltaResponseBytes | 
   });
   if (!plain) return undefined;
   return {
-    $typeName: "xdskit.client.v1.DeltaResponseBytes",
+    $typeName: "xdskit.client.v1.DeltaResponseRanges",
     systemVersionInfo,
-    resources,
     typeUrl,
-    removedResources,
-    removedResourceNames: [],
     nonce,
-    resourceErrors: [],
+    removedResources,
+    entries: rangesOf(bytes, count),
   };
 }

@@ -21,7 +21,7 @@ import { openGrpcStream } from "./grpc-stream.js";
 import { readDeltaResponse, readSotwResponse } from "./response-reader.js";
 import { withEncodedNames } from "./sotw-request-bytes.js";
 import { createTlsDialer, readTlsCredentials } from "./transport-tls.js";
-import type { SotwResponseRanges, XdsStream, XdsTransportFactory } from "./transport-types.js";
+import type { DeltaResponseRanges, SotwResponseRanges, XdsStream, XdsTransportFactory } from "./transport-types.js";
 
 /** How long a stream must stay open on an established connection for its address to count as working. */
 const HEALTHY_STREAM_MS = 1000;
@@ -138,7 +138,8 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
   );
   const client = createNodeHttpClient({ httpVersion: "2", sessionProvider: () => sessionManager });
   const readMaxBytes = options.maxReceiveMessageBytes;
-  // SotW responses read as SotwResponseRanges (or SotwResponseBytes), delta responses as DeltaResponseBytes: each
+  // SotW responses read as SotwResponseRanges (or SotwResponseBytes), delta responses as DeltaResponseRanges (or
+  // DeltaResponseBytes): each
   // resource kept as the bytes it arrived as (docs/architecture.md#the-byte-identical-skip,
   // docs/architecture.md#the-delta-envelope), read by response-reader.ts.
   const sotwUrl = createMethodUrl(baseUrl, AggregatedDiscoveryService.method.streamAggregatedResources);
@@ -206,7 +207,7 @@ export const createHttp2Transport: XdsTransportFactory = (server, options) => {
         }),
       ),
     deltaAggregatedResources: () =>
-      open<DeltaDiscoveryRequest, DeltaResponseBytes>((input, signal) =>
+      open<DeltaDiscoveryRequest, DeltaResponseBytes | DeltaResponseRanges>((input, signal) =>
         openGrpcStream(client, input, signal, {
           url: deltaUrl,
           readMaxBytes,

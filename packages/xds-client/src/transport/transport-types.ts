@@ -23,6 +23,20 @@ export interface SotwResponseRanges {
   readonly entries: ResponseEntries;
 }
 
+/**
+ * A delta response as the default transport reads one holding only a system version, resources, a type URL, a nonce
+ * and `removed_resources` (not a protobuf message): the `i`th resource is the bytes of its `Resource`,
+ * `entries.memory[entries.starts[i], entries.ends[i])`.
+ */
+export interface DeltaResponseRanges {
+  readonly $typeName: "xdskit.client.v1.DeltaResponseRanges";
+  readonly systemVersionInfo: string;
+  readonly typeUrl: string;
+  readonly nonce: string;
+  readonly removedResources: readonly string[];
+  readonly entries: ResponseEntries;
+}
+
 /** One bidi stream. */
 export interface XdsStream<Req, Res> {
   /** Queues a request; resolves once it was handed to the connection, rejects if the stream has ended. */
@@ -47,10 +61,14 @@ export interface XdsTransport {
    */
   streamAggregatedResources(): XdsStream<DiscoveryRequest, DiscoveryResponse | SotwResponseBytes | SotwResponseRanges>;
   /**
-   * Delta responses, decoded, or read as `DeltaResponseBytes` (each resource the bytes of its `Resource`, which the
-   * client reads without protobuf-es when it is encoded as servers encode one; the default transport does this).
+   * Delta responses, decoded, or read as `DeltaResponseBytes` or `DeltaResponseRanges` (each resource the bytes of its
+   * `Resource`, which the client reads without protobuf-es when it is encoded as servers encode one; the default
+   * transport does this).
    */
-  deltaAggregatedResources(): XdsStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse | DeltaResponseBytes>;
+  deltaAggregatedResources(): XdsStream<
+    DeltaDiscoveryRequest,
+    DeltaDiscoveryResponse | DeltaResponseBytes | DeltaResponseRanges
+  >;
   /** Closes the connection and every stream on it. */
   close(): void;
   /**

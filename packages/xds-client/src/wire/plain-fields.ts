@@ -12,10 +12,33 @@ export function asciiText(bytes: Uint8Array, start: number, end: number): string
   return latin1Slice.call(bytes, start, end);
 }
 
+/** The field `nextPlainField` read last: its tag, and its value, `bytes[start, end)`. */
+export const plainField = { tag: 0, start: 0, end: 0 };
+
 /**
- * Calls `field(tag, start, end)` for each field of `bytes` (a one-byte tag, then a length below 2^28 that fits in the
- * message: `field` refuses any tag but those of the length-delimited fields it takes) until it returns false. False
- * when `bytes` is not so encoded or `field` refused one.
+ * Reads the field at `pos` of `bytes[.., end)` into `plainField` when it is a one-byte tag, then a length below 2^28
+ * that fits before `end`; false when it is not so encoded. The next field starts at `plainField.end`.
+ */
+export function nextPlainField(bytes: Uint8Array, pos: number, end: number): boolean {
+  const tag = bytes[pos++]!;
+  let length = 0;
+  for (let shift = 0; ; shift += 7) {
+    const byte = pos < end ? bytes[pos++] : undefined;
+    if (byte === undefined || shift === 28) return false;
+    length += (byte & 0x7f) * 2 ** shift;
+    if (byte < 0x80) break;
+  }
+  if (pos + length > end) return false;
+  plainField.tag = tag;
+  plainField.start = pos;
+  plainField.end = pos + length;
+  return true;
+}
+
+/**
+ * Calls `field(tag, start, end)` for each field of `bytes` (as `nextPlainField` reads them: `field` refuses any tag
+ * but those of the length-delimited fields it takes) until it returns false. False when `bytes` is not so encoded
+ * or `field` refused one.
  */
 export function forEachPlainField(
   bytes: Uint8Array,
@@ -24,16 +47,9 @@ export function forEachPlainField(
   let pos = 0;
   const end = bytes.length;
   while (pos < end) {
-    const tag = bytes[pos++]!;
-    let length = 0;
-    for (let shift = 0; ; shift += 7) {
-      const byte = bytes[pos++];
-      if (byte === undefined || shift === 28) return false;
-      length += (byte & 0x7f) * 2 ** shift;
-      if (byte < 0x80) break;
-    }
-    const next = pos + length;
-    if (next > end || !field(tag, pos, next)) return false;
+    if (!nextPlainField(bytes, pos, end)) return false;
+    const { tag, start, end: next } = plainField;
+    if (!field(tag, start, next)) return false;
     pos = next;
   }
   return true;

@@ -23,7 +23,7 @@ import {
 import { DeltaResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/delta_response_pb";
 import { SotwResponseBytesSchema } from "@xdskit/protos/xdskit/client/v1/sotw_response_pb";
 import type { XdsStream, XdsTransport, XdsTransportFactory } from "../../src/index.js";
-import { readSotwResponse } from "../../src/transport/response-reader.js";
+import { readDeltaResponse, readSotwResponse } from "../../src/transport/response-reader.js";
 
 export type Protocol = "sotw" | "delta";
 
@@ -270,7 +270,9 @@ export function createFakeServer({ decodedSotw = false, decodedDelta = false }: 
       if (decodedDelta)
         return create(DeltaDiscoveryResponseSchema, { ...fields, resources }) as DeltaDiscoveryResponse as Res;
       const bytes = r.resourceBytes ?? resources.map((resource) => toBinary(ResourceSchema, resource));
-      return create(DeltaResponseBytesSchema, { ...fields, resources: bytes }) as Res;
+      // Encoded and read back by the default transport's reader: ranges of the message when plain.
+      const message = create(DeltaResponseBytesSchema, { ...fields, resources: bytes });
+      return readDeltaResponse(toBinary(DeltaResponseBytesSchema, message)) as Res;
     };
     const fake: FakeStream = {
       id: ++seq,
