@@ -403,4 +403,30 @@ describe("delta ADS: variants", () => {
     expect(summarize(plain.take())).toEqual(["error:NOT_FOUND:does_not_exist"]);
     expect(localities(prod.take())).toEqual([1]);
   });
+
+  it("keeps a name's only subscription on its constrained variant when a response carries only the unconstrained one", async () => {
+    // A delta response carries what changed: the held variant env=prod stands, and is more specific than the
+    // unconstrained one the response brings.
+    const t = setup({ protocol: "delta", bootstrap: {} });
+    const prod = recordingWatcher<TestEndpoints>();
+    t.client.watch(testEndpointsType, "svc", prod, { dynamicParameters: { env: "prod" } });
+    const stream = await t.server.nextStream();
+    await stream.nextRequest();
+    await stream.exchange({
+      typeUrl: EDS,
+      versionInfo: "1",
+      nonce: "n1",
+      resources: [variant("svc", 2, value("env", "prod"))],
+    });
+    const ack = await stream.exchange({
+      typeUrl: EDS,
+      versionInfo: "2",
+      nonce: "n2",
+      resources: [endpointsAny("svc", 3)],
+    });
+    expect(ack.nack).toBe(false);
+    await flush();
+    expect(localities(prod.take())).toEqual([2]);
+    expect(csdsRows(t.client).map((r) => [r.name, r.status])).toEqual([["svc{env=prod}", "ACKED"]]);
+  });
 });

@@ -271,6 +271,9 @@ export function createVariantRouting(options: VariantRoutingOptions): VariantRou
 
 /** Some subscription of the name holds a constrained variant (which an unconstrained one must not overwrite blindly). */
 function holdsVariant(states: Subscriptions): boolean {
+  // A name's only subscription is read without an iterator (a delta response asks this of every resource).
+  const only = onlyState(states);
+  if (only !== undefined) return only.variant !== undefined && only.variant.key !== "";
   for (const state of states.values()) if (state.variant !== undefined && state.variant.key !== "") return true;
   return false;
 }
