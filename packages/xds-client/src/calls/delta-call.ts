@@ -17,7 +17,8 @@ import type { ResourceState } from "../state/resource-state.js";
 import type { DeltaResponseRanges, XdsStream } from "../transport/transport-types.js";
 import { expectTypeUrls } from "../wire/any-reader.js";
 import { emptyResponse, UNCONSTRAINED } from "../wire/decoded-response.js";
-import { readResource, readResourceIn } from "../wire/delta-resource.js";
+import { addDeltaEntries, type ReadDeltaEntries, readDeltaEntries } from "../wire/delta-entries.js";
+import { readResource } from "../wire/delta-resource.js";
 import { addOutcome, outcomeOf } from "../wire/entry-outcome.js";
 import { addResourceErrors } from "../wire/resource-errors.js";
 import { readVariantRef, unwrapResource } from "../wire/resource-unwrap.js";
@@ -46,13 +47,10 @@ export function createDeltaCall(
     const typeUrl = response.typeUrl;
     // The default transport keeps each resource as the bytes it arrived as; another may hand decoded Resources.
     // Every entry is read (an unreadable one fails the stream, whatever the type) before anything is decoded.
-    let resources: readonly Resource[];
+    let ranges: ReadDeltaEntries | undefined;
+    let resources: readonly Resource[] = [];
     if (response.$typeName === "xdskit.client.v1.DeltaResponseRanges") {
-      const expected = expectTypeUrls(typeUrl);
-      const { memory, starts, ends } = response.entries;
-      const read: Resource[] = new Array(starts.length);
-      for (let i = 0; i < starts.length; i++) read[i] = readResourceIn(memory, starts[i]!, ends[i]!, expected);
-      resources = read;
+      ranges = readDeltaEntries(response.entries, expectTypeUrls(typeUrl));
     } else if (response.$typeName === "xdskit.client.v1.DeltaResponseBytes") {
       const expected = expectTypeUrls(typeUrl);
       resources = response.resources.map((bytes) => readResource(bytes, expected));
@@ -63,6 +61,7 @@ export function createDeltaCall(
     if (!type) return undefined;
     const out = emptyResponse(typeUrl, type, response.systemVersionInfo, response.nonce, false);
     const { features } = host.decode;
+    if (ranges !== undefined) addDeltaEntries(out, ranges, host.decode);
     for (let i = 0; i < resources.length; i++) {
       const resource = resources[i]!;
       addOutcome(out, i, outcomeOf(type, unwrapResource(resource, typeUrl, features), host.decode, resource.version));

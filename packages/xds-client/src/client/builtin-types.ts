@@ -24,7 +24,7 @@ interface Decoder<T> {
 
 const decoders = new WeakMap<ResourceType<unknown>, Decoder<unknown>>();
 
-type Names = Pick<ResourceType<unknown>, "typeUrl" | "typeName" | "allResourcesRequiredInSotW">;
+type Names = Pick<ResourceType<unknown>, "typeUrl" | "typeName" | "allResourcesRequiredInSotW" | "usesWrapper">;
 
 /**
  * A resource type with these names whose real type comes from `load` (or `loadNow`, when `decode` is called before
@@ -91,6 +91,7 @@ const CLUSTER: Names = {
   typeUrl: "type.googleapis.com/envoy.config.cluster.v3.Cluster",
   typeName: "ClusterResource",
   allResourcesRequiredInSotW: true,
+  usesWrapper: false,
 };
 
 const CLUSTER_MODULE: ModuleRef<typeof ClusterModule> = {
@@ -116,6 +117,7 @@ export const endpointResourceType: ResourceType<EndpointUpdate> = builtin(
     typeUrl: "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
     typeName: "EndpointResource",
     allResourcesRequiredInSotW: false,
+    usesWrapper: false,
   },
   {
     path: "../resources/endpoint.js",
@@ -130,6 +132,7 @@ export const listenerResourceType: ResourceType<ListenerUpdate> = builtin(
     typeUrl: "type.googleapis.com/envoy.config.listener.v3.Listener",
     typeName: "ListenerResource",
     allResourcesRequiredInSotW: true,
+    usesWrapper: false,
   },
   {
     path: "../resources/listener.js",
@@ -144,6 +147,7 @@ export const routeConfigurationResourceType: ResourceType<RouteConfigurationUpda
     typeUrl: "type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
     typeName: "RouteConfigurationResource",
     allResourcesRequiredInSotW: false,
+    usesWrapper: false,
   },
   {
     path: "../resources/route-configuration.js",

@@ -343,6 +343,7 @@ export function createClusterResourceType(options: ClusterResourceTypeOptions = 
     typeUrl: CLUSTER.typeUrl,
     typeName: "ClusterResource",
     allResourcesRequiredInSotW: true,
+    usesWrapper: false,
     decode(resource: Any, context: DecodeContext): DecodeResult<ClusterUpdate> {
       return decodeResource(resource, CLUSTER, (view, errors) =>
         parseCluster(view, context, customLbPolicies, errors),

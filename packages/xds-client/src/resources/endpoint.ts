@@ -405,6 +405,7 @@ export const endpointResourceType: ResourceType<EndpointUpdate> = Object.freeze(
   typeUrl: CLUSTER_LOAD_ASSIGNMENT.typeUrl,
   typeName: "EndpointResource",
   allResourcesRequiredInSotW: false,
+  usesWrapper: false,
   decode(resource: Any, _context: DecodeContext): DecodeResult<EndpointUpdate> {
     return decodeResource(resource, CLUSTER_LOAD_ASSIGNMENT, validateClusterLoadAssignment);
   },

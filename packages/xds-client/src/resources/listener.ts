@@ -49,6 +49,7 @@ export const listenerResourceType: ResourceType<ListenerUpdate> = Object.freeze(
   typeUrl: LISTENER.typeUrl,
   typeName: "ListenerResource",
   allResourcesRequiredInSotW: true,
+  usesWrapper: false,
   decode(resource: Any, context: DecodeContext): DecodeResult<ListenerUpdate> {
     type Body = Omit<ClientListenerUpdate, "raw"> | Omit<ServerListenerUpdate, "raw">;
     return decodeResource(resource, LISTENER, (view, errors): Body | undefined => {

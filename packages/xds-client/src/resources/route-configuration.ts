@@ -236,6 +236,7 @@ export const routeConfigurationResourceType: ResourceType<RouteConfigurationUpda
   typeUrl: ROUTE_CONFIGURATION.typeUrl,
   typeName: "RouteConfigurationResource",
   allResourcesRequiredInSotW: false,
+  usesWrapper: false,
   decode(resource: Any, context: DecodeContext): DecodeResult<RouteConfigurationUpdate> {
     return decodeResource(resource, ROUTE_CONFIGURATION, (view, errors) => ({
       name: view.name,

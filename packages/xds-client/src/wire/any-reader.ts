@@ -52,25 +52,39 @@ export function readPlainAnyIn(
   end: number,
   expected: ExpectedTypeUrls,
 ): Any | undefined {
+  const valueStart = plainAnyValue(bytes, start, end, expected);
+  if (valueStart < 0) return undefined;
+  return { $typeName: "google.protobuf.Any", typeUrl: plainAny.typeUrl, value: bytes.subarray(valueStart, end) };
+}
+
+/** The type URL (one of `expected.urls`) of the Any `plainAnyValue` read last. */
+export const plainAny = { typeUrl: "" };
+
+/**
+ * Where the value of the Any that is `bytes[start, end)` starts (it ends at `end`) when the Any is plain, as
+ * `readPlainAnyIn` takes one, its type URL then in `plainAny`; -1 when it is not.
+ */
+export function plainAnyValue(bytes: Uint8Array, start: number, end: number, expected: ExpectedTypeUrls): number {
   const urlLength = bytes[start + 1]!;
-  if (end - start < 2 || bytes[start] !== 0x0a || urlLength >= 0x80) return undefined;
+  if (end - start < 2 || bytes[start] !== 0x0a || urlLength >= 0x80) return -1;
   let typeUrl: string | undefined;
   for (let i = 0; i < expected.urls.length; i++) {
     const url = expected.encoded[i]!;
     if (url.length === urlLength && holds(bytes, start + 2, url)) typeUrl = expected.urls[i];
   }
   let pos = start + 2 + urlLength;
-  if (typeUrl === undefined || pos >= end || bytes[pos] !== 0x12) return undefined;
+  if (typeUrl === undefined || pos >= end || bytes[pos] !== 0x12) return -1;
   pos += 1;
   let length = 0;
   for (let shift = 0; ; shift += 7) {
     const byte = pos < end ? bytes[pos++] : undefined;
-    if (byte === undefined || shift === 28) return undefined;
+    if (byte === undefined || shift === 28) return -1;
     length += (byte & 0x7f) * 2 ** shift;
     if (byte < 0x80) break;
   }
-  if (pos + length !== end) return undefined;
-  return { $typeName: "google.protobuf.Any", typeUrl, value: bytes.subarray(pos, end) };
+  if (pos + length !== end) return -1;
+  plainAny.typeUrl = typeUrl;
+  return pos;
 }
 
 /**

@@ -11,7 +11,7 @@ import type { DecodeContext, DecodeResult, ResourceType } from "./resource-type.
 import type { Unwrapped } from "./resource-unwrap.js";
 
 /** Decodes and validates, turning a throwing decoder into a failure (decoders should not throw, but may). */
-function safeDecode(type: ResourceType<unknown>, any: Any, context: DecodeContext): DecodeResult<unknown> {
+export function safeDecode(type: ResourceType<unknown>, any: Any, context: DecodeContext): DecodeResult<unknown> {
   try {
     return type.decode(any, context);
   } catch (error) {
@@ -38,8 +38,10 @@ class NamedOutcome implements DecodedResource, EntryOutcome {
     /** Why it is invalid (the decoder's text), and its NACK line (the name as sent, then the text); none if valid. */
     private readonly failure: { readonly detail: string; readonly error: string } | undefined,
     readonly bytes: string,
-    /** Its constraints, variant and version: `PLAIN` (shared) for most. The skip keeps one of these per entry. */
+    /** Its constraints and variant: `PLAIN` (shared) for most. The skip keeps one of these per entry. */
     private readonly placed: Placement,
+    /** Delta: the resource's own version. */
+    readonly version: string | undefined,
   ) {}
 
   get resource(): DecodedResource {
@@ -58,10 +60,6 @@ class NamedOutcome implements DecodedResource, EntryOutcome {
     return this.placed.variant;
   }
 
-  get version(): string | undefined {
-    return this.placed.version;
-  }
-
   get detail(): string | undefined {
     return this.failure?.detail;
   }
@@ -74,11 +72,10 @@ class NamedOutcome implements DecodedResource, EntryOutcome {
 interface Placement {
   readonly constraints: Expr;
   readonly variant: HeldVariant;
-  readonly version: string | undefined;
 }
 
-/** An unconstrained resource without a version of its own (every SotW resource without TP2 constraints). */
-const PLAIN: Placement = Object.freeze({ constraints: TRUE, variant: UNCONSTRAINED, version: undefined });
+/** An unconstrained resource (every resource sent without TP2 constraints). */
+const PLAIN: Placement = Object.freeze({ constraints: TRUE, variant: UNCONSTRAINED });
 
 /**
  * Decodes an entry: named by its wrapper, else by what the decoder read. A failure is a NACK line; a resource nobody
@@ -98,17 +95,27 @@ export function outcomeOf(
     ? { server: shared.server, bootstrap: shared.bootstrap, features: shared.features, wrapper: unwrapped.wrapper }
     : shared;
   const result = safeDecode(type, any, context);
-  const name = unwrapped.name ?? result.name;
+  return namedOutcome(result, any, unwrapped.name ?? result.name, unwrapped.constraints, unwrapped.variant, version);
+}
+
+/**
+ * What an entry gave once decoded (`result`, from `any`): named `name` (its wrapper's name, else what the decoder
+ * read); a resource nobody can name reaches no watcher.
+ */
+export function namedOutcome(
+  result: DecodeResult<unknown>,
+  any: Any,
+  name: string | undefined,
+  constraints: Expr,
+  variant: HeldVariant,
+  version: string | undefined,
+): EntryOutcome {
   if (name === undefined) return { resource: undefined, ok: result.ok, error: result.ok ? undefined : result.error };
-  const { constraints, variant } = unwrapped;
   const bytes = keptText(any.value);
   const failure = result.ok ? undefined : { detail: result.error, error: `${name}: ${result.error}` };
   const value = result.ok ? result.value : undefined;
-  const placed =
-    constraints === TRUE && variant === UNCONSTRAINED && version === undefined
-      ? PLAIN
-      : { constraints, variant, version };
-  return new NamedOutcome(canonicalName(name), value, failure, bytes, placed);
+  const placed = constraints === TRUE && variant === UNCONSTRAINED ? PLAIN : { constraints, variant };
+  return new NamedOutcome(canonicalName(name), value, failure, bytes, placed, version);
 }
 
 /** Adds the `index`th entry of a response to `out`: counted valid or invalid, its NACK line, its resource. */

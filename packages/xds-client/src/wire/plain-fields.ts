@@ -6,10 +6,22 @@ type Latin1Slice = (this: Uint8Array, start: number, end: number) => string;
 /** Node's Buffer method that turns bytes into a string one byte per character. */
 export const latin1Slice = (Buffer.prototype as unknown as { latin1Slice: Latin1Slice }).latin1Slice;
 
-/** `bytes[start, end)` as a string when every byte is ASCII (then Latin-1 and UTF-8 read alike), else undefined. */
+/** Whether every byte of `bytes[start, end)` is ASCII (then Latin-1 and UTF-8 read them alike). */
+export function isAscii(bytes: Uint8Array, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if (bytes[i]! >= 0x80) return false;
+  return true;
+}
+
+/** `bytes[start, end)` as a string when every byte is ASCII, else undefined. */
 export function asciiText(bytes: Uint8Array, start: number, end: number): string | undefined {
-  for (let i = start; i < end; i++) if (bytes[i]! >= 0x80) return undefined;
-  return latin1Slice.call(bytes, start, end);
+  return isAscii(bytes, start, end) ? latin1Slice.call(bytes, start, end) : undefined;
+}
+
+/** Whether `text` is the ASCII string `bytes[start, end)` (compared without making that string). */
+export function holdsText(bytes: Uint8Array, start: number, end: number, text: string): boolean {
+  if (text.length !== end - start) return false;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) !== bytes[start + i]) return false;
+  return true;
 }
 
 /** The field `nextPlainField` read last: its tag, and its value, `bytes[start, end)`. */

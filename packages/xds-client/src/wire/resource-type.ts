@@ -36,6 +36,12 @@ export interface ResourceType<T> {
   readonly typeName: string;
   /** SotW: a response that omits a cached resource of this type means it was deleted (LDS, CDS). */
   readonly allResourcesRequiredInSotW: boolean;
+  /**
+   * False when `decode` never reads `context.wrapper`: the client may then leave it out, and read a plain delta
+   * resource without making its `Resource` message (the built-in types). Absent or true: every wrapped resource is
+   * decoded with its wrapper.
+   */
+  readonly usesWrapper?: boolean;
   /** Decodes and validates one resource (the `Resource` wrapper, if any, already removed). */
   decode(resource: Any, context: DecodeContext): DecodeResult<T>;
 }

@@ -8,7 +8,6 @@
 //   - the new reading fails where the old one succeeded only when protobuf-es read a Resource past its own end and
 //     went on reading the envelope out of step with its fields (docs/limits.md): counted, from mutated bytes only.
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { AnySchema } from "@bufbuild/protobuf/wkt";
 import {
   type DeltaDiscoveryResponse,
   DeltaDiscoveryResponseSchema,
@@ -21,6 +20,7 @@ import { expect, it } from "vitest";
 import { errorMessage } from "../../src/shared/xds-error.js";
 import { expectTypeUrls, UnreadableResponseError } from "../../src/wire/any-reader.js";
 import { readPlainResource, readResource } from "../../src/wire/delta-resource.js";
+import { resourceEntryArb } from "./delta-resource-arbitrary.js";
 import { applyMutations, INTERESTING_BYTES, mutationsArb } from "./mutations.js";
 import { RESOURCE_KINDS } from "./resource-arbitraries.js";
 import { fuzzParameters, fuzzTimeoutMs } from "./settings.js";
@@ -28,59 +28,7 @@ import { fuzzParameters, fuzzTimeoutMs } from "./settings.js";
 const kind = RESOURCE_KINDS.find((k) => k.label === "CDS")!;
 const typeUrl = kind.type.typeUrl;
 const expected = expectTypeUrls(typeUrl);
-
-const text = fc.constantFrom("", "a", "cluster-1", "v2", "é", "xdstp://auth/envoy.config.cluster.v3.Cluster/c");
-
-/**
- * A Resource as a server might send it: name, version and payload (the plain encoding, or with non-ASCII text, an
- * empty or foreign payload), or with the fields the plain reading leaves to protobuf-es (aliases, resource_name, ttl,
- * cache_control, metadata).
- */
-const resourceArb: fc.Arbitrary<Resource> = fc
-  .record({
-    name: text,
-    version: text,
-    payload: fc.oneof(
-      kind.bytes("a").map((value) => create(AnySchema, { typeUrl, value })),
-      kind.bytes("b").map((value) => create(AnySchema, { typeUrl: "type.googleapis.com/x.Y", value })),
-      fc.constant(create(AnySchema, { typeUrl, value: new Uint8Array(0) })),
-      fc.constant(undefined),
-    ),
-    extra: fc.constantFrom("none", "none", "none", "aliases", "resourceName", "ttl", "cacheControl", "metadata"),
-  })
-  .map(({ name, version, payload, extra }) => {
-    return create(ResourceSchema, {
-      name,
-      version,
-      resource: payload,
-      ...(extra === "aliases" ? { aliases: ["x"] } : {}),
-      ...(extra === "resourceName" ? { resourceName: { name } } : {}),
-      ...(extra === "ttl" ? { ttl: { seconds: 5n } } : {}),
-      ...(extra === "cacheControl" ? { cacheControl: { doNotCache: true } } : {}),
-      ...(extra === "metadata" ? { metadata: { filterMetadata: {} } } : {}),
-    });
-  });
-
-/** One Resource's bytes: as protobuf-es writes it, or with its fields in another order, twice, or an unknown one. */
-const resourceBytesArb: fc.Arbitrary<Uint8Array> = fc
-  .record({
-    resource: resourceArb,
-    layout: fc.constantFrom("plain", "plain", "reversed", "nameTwice", "unknown"),
-  })
-  .map(({ resource, layout }) => {
-    const bytes = toBinary(ResourceSchema, resource);
-    if (layout === "reversed") {
-      const fields = [
-        toBinary(ResourceSchema, create(ResourceSchema, { name: resource.name })),
-        toBinary(ResourceSchema, create(ResourceSchema, { resource: resource.resource })),
-        toBinary(ResourceSchema, create(ResourceSchema, { version: resource.version })),
-      ];
-      return new Uint8Array(fields.flatMap((f) => [...f]));
-    }
-    if (layout === "nameTwice") return new Uint8Array([...bytes, 0x1a, 0x01, 0x7a]);
-    if (layout === "unknown") return new Uint8Array([...bytes, 0x58, 0x01]);
-    return bytes;
-  });
+const resourceBytesArb = resourceEntryArb(kind);
 
 const responseArb = fc
   .record({
