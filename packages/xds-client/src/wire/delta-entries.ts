@@ -3,7 +3,8 @@
 // whatever the type), plain ones only as far as where their fields are. The second decodes them. For a type that never
 // reads its wrapper (`ResourceType.usesWrapper` false: the built-in types), a plain entry is decoded without the
 // `Resource` message, its unwrapped form or a version string of its own: only the `Any` its decoder takes is made,
-// its name is the decoder's when the wrapper gives the same one, and entries with equal versions share one string.
+// its name is the decoder's when the wrapper gives the same one, and entries with equal versions share one string
+// and one placement.
 // Every other entry is read to its `Resource` and goes the general way (`outcomeOf`). The two ways give the same
 // response (test/fuzz/delta-entries.test.ts).
 import type { Any } from "@bufbuild/protobuf/wkt";
@@ -24,7 +25,7 @@ import {
   VERSION_END,
   VERSION_START,
 } from "./delta-resource.js";
-import { addOutcome, namedOutcome, outcomeOf, safeDecode } from "./entry-outcome.js";
+import { addOutcome, namedOutcome, outcomeOf, type Placement, safeDecode } from "./entry-outcome.js";
 import { holdsText, latin1Slice } from "./plain-fields.js";
 import { unwrapResource } from "./resource-unwrap.js";
 
@@ -75,8 +76,8 @@ export function addDeltaEntries(out: DecodedResponse, read: ReadDeltaEntries, se
   const { type } = out;
   const direct = type.usesWrapper === false;
   const { features, context } = settings;
-  // The last version made, and where its bytes are.
-  let version = "";
+  // The placement of the last version made (shared by a run of entries of equal versions), and where its bytes are.
+  let placed: Placement = { constraints: TRUE, variant: UNCONSTRAINED, version: "" };
   let versionStart = -1;
   let versionLength = 0;
   for (let i = 0; i < starts.length; i++) {
@@ -94,7 +95,8 @@ export function addDeltaEntries(out: DecodedResponse, read: ReadDeltaEntries, se
     const fromVersion = scratch[at + VERSION_START]!;
     const length = fromVersion < 0 ? 0 : scratch[at + VERSION_END]! - fromVersion;
     if (length !== versionLength || !sameBytes(memory, fromVersion, versionStart, length)) {
-      version = length === 0 ? "" : latin1Slice.call(memory, fromVersion, fromVersion + length);
+      const version = length === 0 ? "" : latin1Slice.call(memory, fromVersion, fromVersion + length);
+      placed = { constraints: TRUE, variant: UNCONSTRAINED, version };
       versionStart = fromVersion;
       versionLength = length;
     }
@@ -105,6 +107,6 @@ export function addDeltaEntries(out: DecodedResponse, read: ReadDeltaEntries, se
     if (fromName < toName && (name === undefined || !holdsText(memory, fromName, toName, name))) {
       name = latin1Slice.call(memory, fromName, toName);
     }
-    addOutcome(out, i, namedOutcome(result, any, name, TRUE, UNCONSTRAINED, version));
+    addOutcome(out, i, namedOutcome(result, any, name, placed));
   }
 }

@@ -38,10 +38,8 @@ class NamedOutcome implements DecodedResource, EntryOutcome {
     /** Why it is invalid (the decoder's text), and its NACK line (the name as sent, then the text); none if valid. */
     private readonly failure: { readonly detail: string; readonly error: string } | undefined,
     readonly bytes: string,
-    /** Its constraints and variant: `PLAIN` (shared) for most. The skip keeps one of these per entry. */
+    /** Its constraints, variant and version: `PLAIN` (shared) for most. The skip keeps one of these per entry. */
     private readonly placed: Placement,
-    /** Delta: the resource's own version. */
-    readonly version: string | undefined,
   ) {}
 
   get resource(): DecodedResource {
@@ -60,6 +58,10 @@ class NamedOutcome implements DecodedResource, EntryOutcome {
     return this.placed.variant;
   }
 
+  get version(): string | undefined {
+    return this.placed.version;
+  }
+
   get detail(): string | undefined {
     return this.failure?.detail;
   }
@@ -69,13 +71,15 @@ class NamedOutcome implements DecodedResource, EntryOutcome {
   }
 }
 
-interface Placement {
+/** Where an entry's resource goes: its constraints and variant, and its version (delta). */
+export interface Placement {
   readonly constraints: Expr;
   readonly variant: HeldVariant;
+  readonly version: string | undefined;
 }
 
-/** An unconstrained resource (every resource sent without TP2 constraints). */
-const PLAIN: Placement = Object.freeze({ constraints: TRUE, variant: UNCONSTRAINED });
+/** An unconstrained resource without a version of its own (every SotW resource without TP2 constraints). */
+const PLAIN: Placement = Object.freeze({ constraints: TRUE, variant: UNCONSTRAINED, version: undefined });
 
 /**
  * Decodes an entry: named by its wrapper, else by what the decoder read. A failure is a NACK line; a resource nobody
@@ -95,7 +99,12 @@ export function outcomeOf(
     ? { server: shared.server, bootstrap: shared.bootstrap, features: shared.features, wrapper: unwrapped.wrapper }
     : shared;
   const result = safeDecode(type, any, context);
-  return namedOutcome(result, any, unwrapped.name ?? result.name, unwrapped.constraints, unwrapped.variant, version);
+  const { constraints, variant } = unwrapped;
+  const placed =
+    constraints === TRUE && variant === UNCONSTRAINED && version === undefined
+      ? PLAIN
+      : { constraints, variant, version };
+  return namedOutcome(result, any, unwrapped.name ?? result.name, placed);
 }
 
 /**
@@ -106,16 +115,13 @@ export function namedOutcome(
   result: DecodeResult<unknown>,
   any: Any,
   name: string | undefined,
-  constraints: Expr,
-  variant: HeldVariant,
-  version: string | undefined,
+  placed: Placement,
 ): EntryOutcome {
   if (name === undefined) return { resource: undefined, ok: result.ok, error: result.ok ? undefined : result.error };
   const bytes = keptText(any.value);
   const failure = result.ok ? undefined : { detail: result.error, error: `${name}: ${result.error}` };
   const value = result.ok ? result.value : undefined;
-  const placed = constraints === TRUE && variant === UNCONSTRAINED ? PLAIN : { constraints, variant };
-  return new NamedOutcome(canonicalName(name), value, failure, bytes, placed, version);
+  return new NamedOutcome(canonicalName(name), value, failure, bytes, placed);
 }
 
 /** Adds the `index`th entry of a response to `out`: counted valid or invalid, its NACK line, its resource. */
