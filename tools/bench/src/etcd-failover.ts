@@ -131,10 +131,13 @@ async function runTop(): Promise<void> {
       await replicas[serving]!.crash();
       const moved = new Set<string>();
       for (let i = 0; i < active.length; i++) {
-        const next = survivor.ask<Message & { node: string; at: number }>(undefined, "request");
-        const timeout = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 60_000));
-        const request = await Promise.race([next, timeout]);
-        if (!request) break;
+        const request = await survivor.askWithin<Message & { node: string; at: number }>("request", 60_000);
+        if (!request) {
+          // The clients that did not move are no longer awaited; a request of theirs already on its way is dropped
+          // (left queued, it would be taken for the answer to the next round's first question).
+          await survivor.askDropping({ type: "disarm" }, "disarmed", "request");
+          break;
+        }
         moved.add(request.node);
         samples.get(request.node)?.push(request.at - at);
       }

@@ -38,6 +38,9 @@ export function runReplica(): void {
     } else if (message.type === "armRequests") {
       for (const node of message.nodes as string[]) awaited.add(node);
       send({ type: "armed" });
+    } else if (message.type === "disarm") {
+      awaited.clear();
+      send({ type: "disarmed" });
     } else if (message.type === "stats") {
       const streams = server?.streams() ?? [];
       send({

@@ -53,6 +53,39 @@ export class Peer {
     return next as T;
   }
 
+  /**
+   * The next message, of `type`, or undefined when none came within `ms`: then the waiter is withdrawn, and a message
+   * that comes later is left for the next `ask` (a waiter left behind would take the answer meant for the next one).
+   */
+  async askWithin<T extends Message>(type: string, ms: number): Promise<T | undefined> {
+    const queued = this.#queue.shift();
+    const next =
+      queued ??
+      (await new Promise<Message | undefined>((resolve) => {
+        const waiter = (message: Message) => {
+          clearTimeout(timer);
+          resolve(message);
+        };
+        const timer = setTimeout(() => {
+          this.#waiting.splice(this.#waiting.indexOf(waiter), 1);
+          resolve(undefined);
+        }, ms);
+        this.#waiting.push(waiter);
+      }));
+    if (next !== undefined && next.type !== type) throw new Error(`${this.role}: expected ${type}, got ${next.type}`);
+    return next as T | undefined;
+  }
+
+  /** Sends `message` and waits for an answer of `type`, dropping the messages of type `drop` that come before it. */
+  async askDropping<T extends Message>(message: Message, type: string, drop: string): Promise<T> {
+    this.send(message);
+    for (;;) {
+      const next = this.#queue.shift() ?? (await new Promise<Message>((resolve) => this.#waiting.push(resolve)));
+      if (next.type === type) return next as T;
+      if (next.type !== drop) throw new Error(`${this.role}: expected ${type}, got ${next.type}`);
+    }
+  }
+
   /** SIGKILL (a crash), resolved once the process is gone. */
   crash(): Promise<void> {
     return new Promise((resolve) => {
