@@ -96,17 +96,7 @@ const single = new Int32Array(RESOURCE_FIELDS);
 
 /** The plain encoding (`readPlainResourceFields`) read to a `Resource`; undefined for anything else. */
 export function readPlainResource(bytes: Uint8Array, expected: ExpectedTypeUrls): Resource | undefined {
-  return readPlainResourceIn(bytes, 0, bytes.length, expected);
-}
-
-/** `readPlainResource` of the Resource that is `bytes[start, end)`. */
-export function readPlainResourceIn(
-  bytes: Uint8Array,
-  start: number,
-  end: number,
-  expected: ExpectedTypeUrls,
-): Resource | undefined {
-  if (!readPlainResourceFields(bytes, start, end, expected, single, 0)) return undefined;
+  if (!readPlainResourceFields(bytes, 0, bytes.length, expected, single, 0)) return undefined;
   return plainResourceAt(bytes, single, 0, plainAny.typeUrl);
 }
 
@@ -116,12 +106,7 @@ export function readPlainResourceIn(
  * it did when the transport read the envelope with its `Resource`s. `expected` holds the response's type URL.
  */
 export function readResource(bytes: Uint8Array, expected: ExpectedTypeUrls): Resource {
-  return readResourceIn(bytes, 0, bytes.length, expected);
-}
-
-/** `readResource` of the entry that is `bytes[start, end)`: a view of it is made only for protobuf-es. */
-export function readResourceIn(bytes: Uint8Array, start: number, end: number, expected: ExpectedTypeUrls): Resource {
-  return readPlainResourceIn(bytes, start, end, expected) ?? slowReadResource(bytes.subarray(start, end));
+  return readPlainResource(bytes, expected) ?? slowReadResource(bytes);
 }
 
 /** protobuf-es's reading of a `Resource`, failing the response when it fails. */
