@@ -30,9 +30,25 @@ function readOneof(code, plan, desc) {
   return out;
 }
 
-/** A repeated field: its items appended, a packed run of scalars read whole. */
+/**
+ * A repeated field: its items appended, a packed run of scalars read whole. A list's first item makes an array of
+ * exactly one element (most lists a decoder reads hold one), where `push` onto an empty array would make room for 17.
+ */
 function readList(code, field, prop, block) {
   const item = code.valueType(field);
+  const scalar = field.listKind === "message" ? undefined : (field.scalar ?? ScalarType.INT32);
+  if (scalar === undefined || scalar === ScalarType.STRING || scalar === ScalarType.BYTES) {
+    return [
+      block,
+      "const item = ",
+      ...code.readValue(field, "undefined"),
+      `;\n        if (${prop} === `,
+      code.rt("NO_ITEMS"),
+      `) ${prop} = [item];\n        else (${prop} as `,
+      item,
+      "[]).push(item);\n        break;\n      }\n",
+    ];
+  }
   const items = [
     `const items = (${prop} === `,
     code.rt("NO_ITEMS"),
@@ -40,10 +56,6 @@ function readList(code, field, prop, block) {
     item,
     "[];\n        ",
   ];
-  const scalar = field.listKind === "message" ? undefined : (field.scalar ?? ScalarType.INT32);
-  if (scalar === undefined || scalar === ScalarType.STRING || scalar === ScalarType.BYTES) {
-    return [block, ...items, "items.push(", ...code.readValue(field, "undefined"), ");\n        break;\n      }\n"];
-  }
   const read = code.readValue(field, "undefined");
   return [
     block,

@@ -38,8 +38,9 @@ export function readCircuitBreakers(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1: {
-        const items = (view.thresholds === NO_ITEMS ? (view.thresholds = []) : view.thresholds) as CircuitBreakers_ThresholdsView[];
-        items.push(readCircuitBreakers_Thresholds(reader, reader.uint32(), depth + 1, undefined));
+        const item = readCircuitBreakers_Thresholds(reader, reader.uint32(), depth + 1, undefined);
+        if (view.thresholds === NO_ITEMS) view.thresholds = [item];
+        else (view.thresholds as CircuitBreakers_ThresholdsView[]).push(item);
         break;
       }
       default:

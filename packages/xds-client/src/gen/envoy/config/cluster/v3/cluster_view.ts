@@ -113,8 +113,9 @@ export function readCluster(
         view.lrsServer = readConfigSource(reader, reader.uint32(), depth + 1, view.lrsServer);
         break;
       case 57: {
-        const items = (view.lrsReportEndpointMetrics === NO_ITEMS ? (view.lrsReportEndpointMetrics = []) : view.lrsReportEndpointMetrics) as string[];
-        items.push(readString(reader));
+        const item = readString(reader);
+        if (view.lrsReportEndpointMetrics === NO_ITEMS) view.lrsReportEndpointMetrics = [item];
+        else (view.lrsReportEndpointMetrics as string[]).push(item);
         break;
       }
       default:
@@ -369,8 +370,9 @@ export function readLoadBalancingPolicy(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1: {
-        const items = (view.policies === NO_ITEMS ? (view.policies = []) : view.policies) as LoadBalancingPolicy_PolicyView[];
-        items.push(readLoadBalancingPolicy_Policy(reader, reader.uint32(), depth + 1, undefined));
+        const item = readLoadBalancingPolicy_Policy(reader, reader.uint32(), depth + 1, undefined);
+        if (view.policies === NO_ITEMS) view.policies = [item];
+        else (view.policies as LoadBalancingPolicy_PolicyView[]).push(item);
         break;
       }
       default:

@@ -49,8 +49,9 @@ export function readLocalityLbEndpoints(
         view.locality = readLocality(reader, reader.uint32(), depth + 1, view.locality);
         break;
       case 2: {
-        const items = (view.lbEndpoints === NO_ITEMS ? (view.lbEndpoints = []) : view.lbEndpoints) as LbEndpointView[];
-        items.push(readLbEndpoint(reader, reader.uint32(), depth + 1, undefined));
+        const item = readLbEndpoint(reader, reader.uint32(), depth + 1, undefined);
+        if (view.lbEndpoints === NO_ITEMS) view.lbEndpoints = [item];
+        else (view.lbEndpoints as LbEndpointView[]).push(item);
         break;
       }
       case 3:
@@ -158,8 +159,9 @@ export function readEndpoint(
         view.hostname = readString(reader);
         break;
       case 4: {
-        const items = (view.additionalAddresses === NO_ITEMS ? (view.additionalAddresses = []) : view.additionalAddresses) as Endpoint_AdditionalAddressView[];
-        items.push(readEndpoint_AdditionalAddress(reader, reader.uint32(), depth + 1, undefined));
+        const item = readEndpoint_AdditionalAddress(reader, reader.uint32(), depth + 1, undefined);
+        if (view.additionalAddresses === NO_ITEMS) view.additionalAddresses = [item];
+        else (view.additionalAddresses as Endpoint_AdditionalAddressView[]).push(item);
         break;
       }
       default:

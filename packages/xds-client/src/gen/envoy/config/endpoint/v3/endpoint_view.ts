@@ -46,8 +46,9 @@ export function readClusterLoadAssignment(
         view.clusterName = readString(reader);
         break;
       case 2: {
-        const items = (view.endpoints === NO_ITEMS ? (view.endpoints = []) : view.endpoints) as LocalityLbEndpointsView[];
-        items.push(readLocalityLbEndpoints(reader, reader.uint32(), depth + 1, undefined));
+        const item = readLocalityLbEndpoints(reader, reader.uint32(), depth + 1, undefined);
+        if (view.endpoints === NO_ITEMS) view.endpoints = [item];
+        else (view.endpoints as LocalityLbEndpointsView[]).push(item);
         break;
       }
       case 4:
@@ -98,8 +99,9 @@ export function readClusterLoadAssignment_Policy(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 2: {
-        const items = (view.dropOverloads === NO_ITEMS ? (view.dropOverloads = []) : view.dropOverloads) as ClusterLoadAssignment_Policy_DropOverloadView[];
-        items.push(readClusterLoadAssignment_Policy_DropOverload(reader, reader.uint32(), depth + 1, undefined));
+        const item = readClusterLoadAssignment_Policy_DropOverload(reader, reader.uint32(), depth + 1, undefined);
+        if (view.dropOverloads === NO_ITEMS) view.dropOverloads = [item];
+        else (view.dropOverloads as ClusterLoadAssignment_Policy_DropOverloadView[]).push(item);
         break;
       }
       default:

@@ -50,8 +50,9 @@ export function readFilterChain(
         view.filterChainMatch = readFilterChainMatch(reader, reader.uint32(), depth + 1, view.filterChainMatch);
         break;
       case 3: {
-        const items = (view.filters === NO_ITEMS ? (view.filters = []) : view.filters) as FilterView[];
-        items.push(readFilter(reader, reader.uint32(), depth + 1, undefined));
+        const item = readFilter(reader, reader.uint32(), depth + 1, undefined);
+        if (view.filters === NO_ITEMS) view.filters = [item];
+        else (view.filters as FilterView[]).push(item);
         break;
       }
       case 6:
@@ -108,21 +109,24 @@ export function readFilterChainMatch(
         view.destinationPort = readWrapper(reader, depth + 1, UInt32ValueSchema, view.destinationPort, 0, (reader) => reader.uint32());
         break;
       case 3: {
-        const items = (view.prefixRanges === NO_ITEMS ? (view.prefixRanges = []) : view.prefixRanges) as CidrRangeView[];
-        items.push(readCidrRange(reader, reader.uint32(), depth + 1, undefined));
+        const item = readCidrRange(reader, reader.uint32(), depth + 1, undefined);
+        if (view.prefixRanges === NO_ITEMS) view.prefixRanges = [item];
+        else (view.prefixRanges as CidrRangeView[]).push(item);
         break;
       }
       case 13: {
-        const items = (view.directSourcePrefixRanges === NO_ITEMS ? (view.directSourcePrefixRanges = []) : view.directSourcePrefixRanges) as CidrRangeView[];
-        items.push(readCidrRange(reader, reader.uint32(), depth + 1, undefined));
+        const item = readCidrRange(reader, reader.uint32(), depth + 1, undefined);
+        if (view.directSourcePrefixRanges === NO_ITEMS) view.directSourcePrefixRanges = [item];
+        else (view.directSourcePrefixRanges as CidrRangeView[]).push(item);
         break;
       }
       case 12:
         view.sourceType = reader.int32();
         break;
       case 6: {
-        const items = (view.sourcePrefixRanges === NO_ITEMS ? (view.sourcePrefixRanges = []) : view.sourcePrefixRanges) as CidrRangeView[];
-        items.push(readCidrRange(reader, reader.uint32(), depth + 1, undefined));
+        const item = readCidrRange(reader, reader.uint32(), depth + 1, undefined);
+        if (view.sourcePrefixRanges === NO_ITEMS) view.sourcePrefixRanges = [item];
+        else (view.sourcePrefixRanges as CidrRangeView[]).push(item);
         break;
       }
       case 7: {
@@ -134,16 +138,18 @@ export function readFilterChainMatch(
         break;
       }
       case 11: {
-        const items = (view.serverNames === NO_ITEMS ? (view.serverNames = []) : view.serverNames) as string[];
-        items.push(readString(reader));
+        const item = readString(reader);
+        if (view.serverNames === NO_ITEMS) view.serverNames = [item];
+        else (view.serverNames as string[]).push(item);
         break;
       }
       case 9:
         view.transportProtocol = readString(reader);
         break;
       case 10: {
-        const items = (view.applicationProtocols === NO_ITEMS ? (view.applicationProtocols = []) : view.applicationProtocols) as string[];
-        items.push(readString(reader));
+        const item = readString(reader);
+        if (view.applicationProtocols === NO_ITEMS) view.applicationProtocols = [item];
+        else (view.applicationProtocols as string[]).push(item);
         break;
       }
       default:

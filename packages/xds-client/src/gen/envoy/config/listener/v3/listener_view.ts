@@ -56,8 +56,9 @@ export function readListener(
         view.address = readAddress(reader, reader.uint32(), depth + 1, view.address);
         break;
       case 3: {
-        const items = (view.filterChains === NO_ITEMS ? (view.filterChains = []) : view.filterChains) as FilterChainView[];
-        items.push(readFilterChain(reader, reader.uint32(), depth + 1, undefined));
+        const item = readFilterChain(reader, reader.uint32(), depth + 1, undefined);
+        if (view.filterChains === NO_ITEMS) view.filterChains = [item];
+        else (view.filterChains as FilterChainView[]).push(item);
         break;
       }
       case 4:
@@ -67,8 +68,9 @@ export function readListener(
         view.defaultFilterChain = readFilterChain(reader, reader.uint32(), depth + 1, view.defaultFilterChain);
         break;
       case 9: {
-        const items = (view.listenerFilters === NO_ITEMS ? (view.listenerFilters = []) : view.listenerFilters) as ListenerFilterView[];
-        items.push(readListenerFilter(reader, reader.uint32(), depth + 1, undefined));
+        const item = readListenerFilter(reader, reader.uint32(), depth + 1, undefined);
+        if (view.listenerFilters === NO_ITEMS) view.listenerFilters = [item];
+        else (view.listenerFilters as ListenerFilterView[]).push(item);
         break;
       }
       case 19:

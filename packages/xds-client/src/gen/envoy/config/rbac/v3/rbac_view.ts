@@ -119,8 +119,9 @@ export function readRBAC_AuditLoggingOptions(
         view.auditCondition = reader.int32();
         break;
       case 2: {
-        const items = (view.loggerConfigs === NO_ITEMS ? (view.loggerConfigs = []) : view.loggerConfigs) as RBAC_AuditLoggingOptions_AuditLoggerConfigView[];
-        items.push(readRBAC_AuditLoggingOptions_AuditLoggerConfig(reader, reader.uint32(), depth + 1, undefined));
+        const item = readRBAC_AuditLoggingOptions_AuditLoggerConfig(reader, reader.uint32(), depth + 1, undefined);
+        if (view.loggerConfigs === NO_ITEMS) view.loggerConfigs = [item];
+        else (view.loggerConfigs as RBAC_AuditLoggingOptions_AuditLoggerConfigView[]).push(item);
         break;
       }
       default:
@@ -206,13 +207,15 @@ export function readPolicy(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1: {
-        const items = (view.permissions === NO_ITEMS ? (view.permissions = []) : view.permissions) as PermissionView[];
-        items.push(readPermission(reader, reader.uint32(), depth + 1, undefined));
+        const item = readPermission(reader, reader.uint32(), depth + 1, undefined);
+        if (view.permissions === NO_ITEMS) view.permissions = [item];
+        else (view.permissions as PermissionView[]).push(item);
         break;
       }
       case 2: {
-        const items = (view.principals === NO_ITEMS ? (view.principals = []) : view.principals) as PrincipalView[];
-        items.push(readPrincipal(reader, reader.uint32(), depth + 1, undefined));
+        const item = readPrincipal(reader, reader.uint32(), depth + 1, undefined);
+        if (view.principals === NO_ITEMS) view.principals = [item];
+        else (view.principals as PrincipalView[]).push(item);
         break;
       }
       case 3:
@@ -333,8 +336,9 @@ export function readPermission_Set(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1: {
-        const items = (view.rules === NO_ITEMS ? (view.rules = []) : view.rules) as PermissionView[];
-        items.push(readPermission(reader, reader.uint32(), depth + 1, undefined));
+        const item = readPermission(reader, reader.uint32(), depth + 1, undefined);
+        if (view.rules === NO_ITEMS) view.rules = [item];
+        else (view.rules as PermissionView[]).push(item);
         break;
       }
       default:
@@ -446,8 +450,9 @@ export function readPrincipal_Set(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1: {
-        const items = (view.ids === NO_ITEMS ? (view.ids = []) : view.ids) as PrincipalView[];
-        items.push(readPrincipal(reader, reader.uint32(), depth + 1, undefined));
+        const item = readPrincipal(reader, reader.uint32(), depth + 1, undefined);
+        if (view.ids === NO_ITEMS) view.ids = [item];
+        else (view.ids as PrincipalView[]).push(item);
         break;
       }
       default:

@@ -61,13 +61,15 @@ export function readVirtualHost(
         view.name = readString(reader);
         break;
       case 2: {
-        const items = (view.domains === NO_ITEMS ? (view.domains = []) : view.domains) as string[];
-        items.push(readString(reader));
+        const item = readString(reader);
+        if (view.domains === NO_ITEMS) view.domains = [item];
+        else (view.domains as string[]).push(item);
         break;
       }
       case 3: {
-        const items = (view.routes === NO_ITEMS ? (view.routes = []) : view.routes) as RouteView[];
-        items.push(readRoute(reader, reader.uint32(), depth + 1, undefined));
+        const item = readRoute(reader, reader.uint32(), depth + 1, undefined);
+        if (view.routes === NO_ITEMS) view.routes = [item];
+        else (view.routes as RouteView[]).push(item);
         break;
       }
       case 15: {
@@ -233,13 +235,15 @@ export function readRouteMatch(
         view.runtimeFraction = readRuntimeFractionalPercent(reader, reader.uint32(), depth + 1, view.runtimeFraction);
         break;
       case 6: {
-        const items = (view.headers === NO_ITEMS ? (view.headers = []) : view.headers) as HeaderMatcherView[];
-        items.push(readHeaderMatcher(reader, reader.uint32(), depth + 1, undefined));
+        const item = readHeaderMatcher(reader, reader.uint32(), depth + 1, undefined);
+        if (view.headers === NO_ITEMS) view.headers = [item];
+        else (view.headers as HeaderMatcherView[]).push(item);
         break;
       }
       case 7: {
-        const items = (view.queryParameters === NO_ITEMS ? (view.queryParameters = []) : view.queryParameters) as QueryParameterMatcherView[];
-        items.push(readQueryParameterMatcher(reader, reader.uint32(), depth + 1, undefined));
+        const item = readQueryParameterMatcher(reader, reader.uint32(), depth + 1, undefined);
+        if (view.queryParameters === NO_ITEMS) view.queryParameters = [item];
+        else (view.queryParameters as QueryParameterMatcherView[]).push(item);
         break;
       }
       default:
@@ -425,8 +429,9 @@ export function readRouteAction(
         view.retryPolicy = readRetryPolicy(reader, reader.uint32(), depth + 1, view.retryPolicy);
         break;
       case 15: {
-        const items = (view.hashPolicy === NO_ITEMS ? (view.hashPolicy = []) : view.hashPolicy) as RouteAction_HashPolicyView[];
-        items.push(readRouteAction_HashPolicy(reader, reader.uint32(), depth + 1, undefined));
+        const item = readRouteAction_HashPolicy(reader, reader.uint32(), depth + 1, undefined);
+        if (view.hashPolicy === NO_ITEMS) view.hashPolicy = [item];
+        else (view.hashPolicy as RouteAction_HashPolicyView[]).push(item);
         break;
       }
       case 36:
@@ -742,8 +747,9 @@ export function readWeightedCluster(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1: {
-        const items = (view.clusters === NO_ITEMS ? (view.clusters = []) : view.clusters) as WeightedCluster_ClusterWeightView[];
-        items.push(readWeightedCluster_ClusterWeight(reader, reader.uint32(), depth + 1, undefined));
+        const item = readWeightedCluster_ClusterWeight(reader, reader.uint32(), depth + 1, undefined);
+        if (view.clusters === NO_ITEMS) view.clusters = [item];
+        else (view.clusters as WeightedCluster_ClusterWeightView[]).push(item);
         break;
       }
       default:

@@ -44,13 +44,15 @@ export function readRouteConfiguration(
         view.name = readString(reader);
         break;
       case 2: {
-        const items = (view.virtualHosts === NO_ITEMS ? (view.virtualHosts = []) : view.virtualHosts) as VirtualHostView[];
-        items.push(readVirtualHost(reader, reader.uint32(), depth + 1, undefined));
+        const item = readVirtualHost(reader, reader.uint32(), depth + 1, undefined);
+        if (view.virtualHosts === NO_ITEMS) view.virtualHosts = [item];
+        else (view.virtualHosts as VirtualHostView[]).push(item);
         break;
       }
       case 12: {
-        const items = (view.clusterSpecifierPlugins === NO_ITEMS ? (view.clusterSpecifierPlugins = []) : view.clusterSpecifierPlugins) as ClusterSpecifierPluginView[];
-        items.push(readClusterSpecifierPlugin(reader, reader.uint32(), depth + 1, undefined));
+        const item = readClusterSpecifierPlugin(reader, reader.uint32(), depth + 1, undefined);
+        if (view.clusterSpecifierPlugins === NO_ITEMS) view.clusterSpecifierPlugins = [item];
+        else (view.clusterSpecifierPlugins as ClusterSpecifierPluginView[]).push(item);
         break;
       }
       default:

@@ -37,8 +37,9 @@ export function readClusterConfig(
     const tag = readTag(reader);
     switch (tag >>> 3) {
       case 1: {
-        const items = (view.clusters === NO_ITEMS ? (view.clusters = []) : view.clusters) as string[];
-        items.push(readString(reader));
+        const item = readString(reader);
+        if (view.clusters === NO_ITEMS) view.clusters = [item];
+        else (view.clusters as string[]).push(item);
         break;
       }
       default:

@@ -104,23 +104,27 @@ export function readCertificateValidationContext(
         view.systemRootCerts = readCertificateValidationContext_SystemRootCerts(reader, reader.uint32(), depth + 1, view.systemRootCerts);
         break;
       case 3: {
-        const items = (view.verifyCertificateSpki === NO_ITEMS ? (view.verifyCertificateSpki = []) : view.verifyCertificateSpki) as string[];
-        items.push(readString(reader));
+        const item = readString(reader);
+        if (view.verifyCertificateSpki === NO_ITEMS) view.verifyCertificateSpki = [item];
+        else (view.verifyCertificateSpki as string[]).push(item);
         break;
       }
       case 2: {
-        const items = (view.verifyCertificateHash === NO_ITEMS ? (view.verifyCertificateHash = []) : view.verifyCertificateHash) as string[];
-        items.push(readString(reader));
+        const item = readString(reader);
+        if (view.verifyCertificateHash === NO_ITEMS) view.verifyCertificateHash = [item];
+        else (view.verifyCertificateHash as string[]).push(item);
         break;
       }
       case 15: {
-        const items = (view.matchTypedSubjectAltNames === NO_ITEMS ? (view.matchTypedSubjectAltNames = []) : view.matchTypedSubjectAltNames) as SubjectAltNameMatcherView[];
-        items.push(readSubjectAltNameMatcher(reader, reader.uint32(), depth + 1, undefined));
+        const item = readSubjectAltNameMatcher(reader, reader.uint32(), depth + 1, undefined);
+        if (view.matchTypedSubjectAltNames === NO_ITEMS) view.matchTypedSubjectAltNames = [item];
+        else (view.matchTypedSubjectAltNames as SubjectAltNameMatcherView[]).push(item);
         break;
       }
       case 9: {
-        const items = (view.matchSubjectAltNames === NO_ITEMS ? (view.matchSubjectAltNames = []) : view.matchSubjectAltNames) as StringMatcherView[];
-        items.push(readStringMatcher(reader, reader.uint32(), depth + 1, undefined));
+        const item = readStringMatcher(reader, reader.uint32(), depth + 1, undefined);
+        if (view.matchSubjectAltNames === NO_ITEMS) view.matchSubjectAltNames = [item];
+        else (view.matchSubjectAltNames as StringMatcherView[]).push(item);
         break;
       }
       case 6:

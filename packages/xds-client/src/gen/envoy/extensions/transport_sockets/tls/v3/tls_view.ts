@@ -106,13 +106,15 @@ export function readCommonTlsContext(
         view.tlsParams = readTlsParameters(reader, reader.uint32(), depth + 1, view.tlsParams);
         break;
       case 2: {
-        const items = (view.tlsCertificates === NO_ITEMS ? (view.tlsCertificates = []) : view.tlsCertificates) as TlsCertificateView[];
-        items.push(readTlsCertificate(reader, reader.uint32(), depth + 1, undefined));
+        const item = readTlsCertificate(reader, reader.uint32(), depth + 1, undefined);
+        if (view.tlsCertificates === NO_ITEMS) view.tlsCertificates = [item];
+        else (view.tlsCertificates as TlsCertificateView[]).push(item);
         break;
       }
       case 6: {
-        const items = (view.tlsCertificateSdsSecretConfigs === NO_ITEMS ? (view.tlsCertificateSdsSecretConfigs = []) : view.tlsCertificateSdsSecretConfigs) as SdsSecretConfigView[];
-        items.push(readSdsSecretConfig(reader, reader.uint32(), depth + 1, undefined));
+        const item = readSdsSecretConfig(reader, reader.uint32(), depth + 1, undefined);
+        if (view.tlsCertificateSdsSecretConfigs === NO_ITEMS) view.tlsCertificateSdsSecretConfigs = [item];
+        else (view.tlsCertificateSdsSecretConfigs as SdsSecretConfigView[]).push(item);
         break;
       }
       case 14:

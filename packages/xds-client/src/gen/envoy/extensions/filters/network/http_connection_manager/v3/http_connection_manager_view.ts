@@ -57,8 +57,9 @@ export function readHttpConnectionManager(
         view.routeSpecifier = { case: "routeConfig", value: readRouteConfiguration(reader, reader.uint32(), depth + 1, view.routeSpecifier.case === "routeConfig" ? view.routeSpecifier.value : undefined) };
         break;
       case 5: {
-        const items = (view.httpFilters === NO_ITEMS ? (view.httpFilters = []) : view.httpFilters) as HttpFilterView[];
-        items.push(readHttpFilter(reader, reader.uint32(), depth + 1, undefined));
+        const item = readHttpFilter(reader, reader.uint32(), depth + 1, undefined);
+        if (view.httpFilters === NO_ITEMS) view.httpFilters = [item];
+        else (view.httpFilters as HttpFilterView[]).push(item);
         break;
       }
       case 35:
@@ -68,8 +69,9 @@ export function readHttpConnectionManager(
         view.xffNumTrustedHops = reader.uint32();
         break;
       case 46: {
-        const items = (view.originalIpDetectionExtensions === NO_ITEMS ? (view.originalIpDetectionExtensions = []) : view.originalIpDetectionExtensions) as TypedExtensionConfigView[];
-        items.push(readTypedExtensionConfig(reader, reader.uint32(), depth + 1, undefined));
+        const item = readTypedExtensionConfig(reader, reader.uint32(), depth + 1, undefined);
+        if (view.originalIpDetectionExtensions === NO_ITEMS) view.originalIpDetectionExtensions = [item];
+        else (view.originalIpDetectionExtensions as TypedExtensionConfigView[]).push(item);
         break;
       }
       default:
