@@ -75,8 +75,25 @@ export function createWatchTimers(clock: Clock, ms: number, onExpire: (state: Re
     settle(typeUrl) {
       // Linear in the timers still running for the type, usually none once the first response arrived.
       const timers = byType.get(typeUrl);
-      if (!timers) return;
-      for (const [state, batch] of timers) if (!state.isWaiting()) stop(timers, state, batch);
+      if (!timers || timers.size === 0) return;
+      let answered = 0;
+      timers.forEach((_batch, state) => {
+        if (!state.isWaiting()) answered += 1;
+      });
+      if (answered < timers.size) {
+        if (answered > 0) {
+          timers.forEach((batch, state) => {
+            if (!state.isWaiting()) stop(timers, state, batch);
+          });
+        }
+        return;
+      }
+      // Every timer stops (the first response to a request of 10,000 names): the map is emptied at once.
+      timers.forEach((batch) => {
+        batch.running -= 1;
+        if (batch.running === 0) clock.clearTimeout(batch.handle);
+      });
+      timers.clear();
     },
     retain(typeUrl, subscribed) {
       const timers = byType.get(typeUrl);

@@ -117,4 +117,49 @@ describe("the callback queue", () => {
     await expect(group.settled()).resolves.toBeUndefined();
     release();
   });
+
+  it("runs a queued change in its turn among the other callbacks, only if its target is still active then", async () => {
+    const errors: unknown[] = [];
+    const queue = createCallbackQueue((error) => errors.push(error));
+    const ran: unknown[] = [];
+    const watcher = { onResourceChanged: (result: unknown) => ran.push(result) };
+    const kept = { active: true, watcher };
+    const dropped = { active: true, watcher };
+    const failing = new Error("watcher failed");
+    const throwing = {
+      active: true,
+      watcher: {
+        onResourceChanged: () => {
+          throw failing;
+        },
+      },
+    };
+    let release: () => void = () => {};
+    const slow = {
+      active: true,
+      watcher: { onResourceChanged: () => new Promise<void>((resolve) => (release = resolve)) },
+    };
+    const group = queue.grouped(() => {
+      queue.push(() => ran.push("before"));
+      queue.pushChange(kept, "to kept");
+      queue.pushChange(dropped, "to dropped");
+      queue.pushChange(throwing, "to throwing");
+      queue.pushChange(slow, "to slow");
+      queue.push(() => ran.push("after"));
+    });
+    // Deactivated after queueing, before its turn: nothing is delivered to it.
+    dropped.active = false;
+    let settled = false;
+    void group.settled().then(() => {
+      settled = true;
+    });
+    await tick();
+    expect(ran).toEqual(["before", "to kept", "after"]);
+    expect(errors).toEqual([failing]);
+    // The group waits for the promise the slow watcher returned.
+    expect(settled).toBe(false);
+    release();
+    await tick();
+    expect(settled).toBe(true);
+  });
 });

@@ -8,8 +8,17 @@ export interface CallbackGroup {
   settled(): Promise<void>;
 }
 
+/** Who hears of a change (`pushChange`): a watcher, while its watch is active. */
+export interface ChangeTarget {
+  readonly active: boolean;
+  readonly watcher: { onResourceChanged(result: never): unknown };
+}
+
+/** A callback: `run`, or (a change, the most frequent callback, queued with nothing made for it) `target`'s call. */
 interface Task {
-  readonly run: () => unknown;
+  readonly run: (() => unknown) | undefined;
+  readonly target: ChangeTarget | undefined;
+  readonly result: unknown;
   readonly group: Group | undefined;
 }
 
@@ -43,6 +52,8 @@ class Group implements CallbackGroup {
 export interface CallbackQueue {
   /** Queues `run`; errors it throws or rejects with go to `onError`. */
   push(run: () => unknown): void;
+  /** Queues `target.watcher.onResourceChanged(result)`, made when its turn comes if `target` is still active. */
+  pushChange(target: ChangeTarget, result: unknown): void;
   /** Runs `mutate` with every callback it queues counted in one group, closed when `mutate` returns. */
   grouped(mutate: () => void): CallbackGroup;
 }
@@ -60,7 +71,9 @@ export function createCallbackQueue(onError: (error: unknown) => void): Callback
       head += 1;
       let result: unknown;
       try {
-        result = task.run();
+        const target = task.target;
+        if (target === undefined) result = task.run!();
+        else if (target.active) result = target.watcher.onResourceChanged(task.result as never);
       } catch (error) {
         onError(error);
         task.group?.done();
@@ -82,14 +95,21 @@ export function createCallbackQueue(onError: (error: unknown) => void): Callback
     head = 0;
   };
 
+  const queue = (task: Task) => {
+    current?.add();
+    tasks.push(task);
+    if (!scheduled) {
+      scheduled = true;
+      queueMicrotask(drain);
+    }
+  };
+
   return {
     push(run) {
-      current?.add();
-      tasks.push({ run, group: current });
-      if (!scheduled) {
-        scheduled = true;
-        queueMicrotask(drain);
-      }
+      queue({ run, target: undefined, result: undefined, group: current });
+    },
+    pushChange(target, result) {
+      queue({ run: undefined, target, result, group: current });
     },
     grouped(mutate) {
       const group = new Group();

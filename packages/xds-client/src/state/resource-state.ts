@@ -179,8 +179,12 @@ export class ResourceState {
     const resource = this.resource;
     if (!resource) return;
     if (!only) this.ambientPending = false;
+    const watching = only ?? this.watching;
+    if (watching === undefined) return;
     const result = Object.freeze({ ok: true as const, resource: resource.value, version: resource.version });
-    this.forEach(only, (w) => w.onResourceChanged(result));
+    const { queue } = this.scope;
+    if (!(watching instanceof Set)) queue.pushChange(watching, result);
+    else for (const entry of [...watching]) queue.pushChange(entry, result);
   }
 
   /** Sets the entry's error and delivers it: ambient while a resource is cached, as the result otherwise. */
