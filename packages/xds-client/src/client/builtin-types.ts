@@ -6,7 +6,7 @@ import type { Any } from "@bufbuild/protobuf/wkt";
 import type * as ClusterModule from "../resources/cluster.js";
 import type { ClusterResourceTypeOptions, ClusterUpdate } from "../resources/cluster-types.js";
 import type * as EndpointModule from "../resources/endpoint.js";
-import type { EndpointUpdate } from "../resources/endpoint.js";
+import type { EndpointUpdate } from "../resources/endpoint-types.js";
 import type * as ListenerModule from "../resources/listener.js";
 import type { ListenerUpdate } from "../resources/listener.js";
 import type * as RouteModule from "../resources/route-configuration.js";

@@ -3,7 +3,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Cluster } from "@xdskit/protos/envoy/config/cluster/v3/cluster_pb";
 import type { XdsServerConfig } from "../bootstrap/bootstrap-types.js";
-import type { HealthStatusName } from "./endpoint.js";
+import type { HealthStatusName } from "./endpoint-types.js";
 import type { LbPolicyConfig } from "./lb-policy.js";
 import type { UpstreamTlsConfig } from "./upstream-tls.js";
 

@@ -18,7 +18,7 @@ import type {
 } from "./cluster-types.js";
 import { decodeResource, type ResourceMessage } from "./decode-view.js";
 import { parseDurationMs } from "./duration.js";
-import { HEALTH_STATUS_NAMES, type HealthStatusName } from "./endpoint.js";
+import { HEALTH_STATUS_NAMES, type HealthStatusName } from "./endpoint-types.js";
 import { parseLbPolicy } from "./lb-policy.js";
 import { parseUpstreamTls } from "./upstream-tls.js";
 import { deepFreezeJson, EMPTY, keptList, type ValidationErrors } from "./validation.js";

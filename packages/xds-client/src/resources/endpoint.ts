@@ -1,6 +1,9 @@
 import type { Any } from "@bufbuild/protobuf/wkt";
 import type { LbEndpoint } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_components_pb";
-import type { ClusterLoadAssignment } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
+import {
+  type ClusterLoadAssignment,
+  ClusterLoadAssignmentSchema,
+} from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
 import type { AddressView } from "../gen/envoy/config/core/v3/address_view.js";
 import type {
   LbEndpointView,
@@ -14,72 +17,20 @@ import { canonicalIp, ipv4Value, joinHostPort } from "../shared/ip-address.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "../wire/resource-type.js";
 import { decodeResource, type ResourceMessage } from "./decode-view.js";
 import { hashKeyFromMetadata } from "./endpoint-hash-key.js";
+import { readPlainClusterLoadAssignment } from "./endpoint-plain.js";
+import {
+  type DropOverload,
+  type Endpoint,
+  type EndpointAddress,
+  type EndpointUpdate,
+  HEALTH_STATUS_NAMES,
+  type Locality,
+  localityName,
+  type Priority,
+} from "./endpoint-types.js";
 import { perMillion } from "./fraction.js";
-import { keptList, UINT32_MAX, type ValidationErrors } from "./validation.js";
-
-/** envoy `HealthStatus` names. gRPC uses endpoints that are UNKNOWN, HEALTHY or (for overrides) DRAINING. */
-export type HealthStatusName = "UNKNOWN" | "HEALTHY" | "UNHEALTHY" | "DRAINING" | "TIMEOUT" | "DEGRADED";
-
-export const HEALTH_STATUS_NAMES: readonly HealthStatusName[] = Object.freeze([
-  "UNKNOWN",
-  "HEALTHY",
-  "UNHEALTHY",
-  "DRAINING",
-  "TIMEOUT",
-  "DEGRADED",
-]);
-
-/** A numeric IP address (as sent) and port. */
-export interface EndpointAddress {
-  readonly address: string;
-  readonly port: number;
-}
-
-export interface Endpoint {
-  /** The endpoint's `address`, then its `additional_addresses` (dual stack). */
-  readonly addresses: readonly EndpointAddress[];
-  readonly healthStatus: HealthStatusName;
-  /** `load_balancing_weight`, 1 when unset. */
-  readonly weight: number;
-  /** `hostname` (empty when unset). */
-  readonly hostname: string;
-  /**
-   * A76: the string `hash_key` of the endpoint's `envoy.lb` filter metadata, where ring_hash places the endpoint
-   * instead of by its address; empty when unset or not a string.
-   */
-  readonly hashKey: string;
-}
-
-export interface LocalityName {
-  readonly region: string;
-  readonly zone: string;
-  readonly subZone: string;
-}
-
-export interface Locality {
-  readonly locality: LocalityName;
-  readonly weight: number;
-  readonly endpoints: readonly Endpoint[];
-}
-
-export interface Priority {
-  readonly localities: readonly Locality[];
-}
-
-export interface DropOverload {
-  readonly category: string;
-  /** `drop_percentage` normalised to parts per million, at most 1,000,000. */
-  readonly dropsPerMillion: number;
-}
-
-export interface EndpointUpdate {
-  readonly clusterName: string;
-  /** Index = priority; every priority from 0 to the highest holds at least one locality. */
-  readonly priorities: readonly Priority[];
-  readonly dropOverloads: readonly DropOverload[];
-  /** The decoded message (non-enumerable; decoded on first access, then kept). */
-  readonly raw: ClusterLoadAssignment;
-}
+import { appendTo, EMPTY, keptAppended, UINT32_MAX, type ValidationErrors, withLazyRaw } from "./validation.js";
+import { referenceDecoding } from "./view-runtime.js";
 
 /**
  * Duplicate-detection key of the address `readAddress` last returned (one decode runs at a time, synchronously):
@@ -136,15 +87,17 @@ function readAddress(
 }
 
 /**
- * Parses one locality's endpoints into `out`, recording every address in `seen` (see `lastKey`); reports duplicates.
+ * Parses one locality's endpoints, recording every address in `seen` (see `lastKey`) and reporting duplicates;
+ * returns them as the update keeps them. The lists a decode builds (here and below) are made by their first item
+ * (`appendTo`): a decode of an EDS resource of one endpoint makes only the lists its update keeps.
  */
 function parseLbEndpoints(
   proto: LocalityLbEndpointsView,
   index: number,
   seen: KeySet<number | string>,
-  out: Endpoint[],
   errors: ValidationErrors,
-): void {
+): readonly Endpoint[] {
+  let out: Endpoint[] | undefined;
   const lbEndpoints = proto.lbEndpoints;
   for (let j = 0; j < lbEndpoints.length; j++) {
     const lbEndpoint = lbEndpoints[j]!;
@@ -160,7 +113,7 @@ function parseLbEndpoints(
     }
     const endpoint = lbEndpoint.hostIdentifier.value;
     const additional = endpoint.additionalAddresses;
-    const addresses: EndpointAddress[] = [];
+    let addresses: EndpointAddress[] | undefined;
     for (let k = -1; k < additional.length; k++) {
       const address = readAddress(k < 0 ? endpoint.address : additional[k]!.address, index, j, k, errors);
       if (address === undefined) continue;
@@ -169,19 +122,19 @@ function parseLbEndpoints(
         const shown = typeof key === "string" ? key : joinHostPort(address.address, address.port);
         errors.add(`endpoints[${index}].lb_endpoints[${j}]`, `duplicate endpoint address "${shown}"`);
       }
-      addresses.push(address);
+      addresses = appendTo(addresses, address);
     }
-    if (addresses.length === 0) continue;
-    out.push(
-      Object.freeze({
-        addresses: keptList(addresses),
-        healthStatus,
-        weight,
-        hostname: endpoint.hostname,
-        hashKey: hashKeyOf(lbEndpoint),
-      }),
-    );
+    if (addresses === undefined) continue;
+    const parsed: Endpoint = Object.freeze({
+      addresses: keptAppended(addresses),
+      healthStatus,
+      weight,
+      hostname: endpoint.hostname,
+      hashKey: hashKeyOf(lbEndpoint),
+    });
+    out = appendTo(out, parsed);
   }
+  return keptAppended(out);
 }
 
 /**
@@ -195,7 +148,8 @@ function hashKeyOf(lbEndpoint: LbEndpointView): string {
 
 interface PriorityBuilder {
   readonly priority: number;
-  readonly localities: Locality[];
+  /** Undefined until the first. */
+  localities: Locality[] | undefined;
   /** The locality names seen (`region\0zone\0sub_zone`), once there are more than `SCANNED_LOCALITIES`. */
   names: Set<string> | undefined;
   totalWeight: number;
@@ -210,9 +164,8 @@ interface KeySet<K> {
   rest: Set<K> | undefined;
 }
 
-function newKeySet<K>(): KeySet<K> {
-  return { first: undefined, rest: undefined };
-}
+/** The addresses of the resource being decoded (one decode runs at a time: `parseEndpoints` empties it). */
+const seenAddresses: KeySet<number | string> = { first: undefined, rest: undefined };
 
 /** Adds `key`; false when it was already there. */
 function addKey<K>(set: KeySet<K>, key: K): boolean {
@@ -235,6 +188,7 @@ const nameKey = (region: string, zone: string, subZone: string) => `${region}\u0
 /** Records a locality name in its priority; false when the priority already has it. */
 function addLocalityName(builder: PriorityBuilder, region: string, zone: string, subZone: string): boolean {
   const { localities } = builder;
+  if (localities === undefined) return true;
   if (builder.names === undefined) {
     for (let l = 0; l < localities.length; l++) {
       const name = localities[l]!.locality;
@@ -249,40 +203,18 @@ function addLocalityName(builder: PriorityBuilder, region: string, zone: string,
   return true;
 }
 
-/** How many locality names `localityName` remembers. */
-const REMEMBERED_LOCALITY_NAMES = 8;
-const rememberedLocalityNames: LocalityName[] = [];
-let nextForgotten = 0;
-
-/**
- * The frozen name of a locality, the same object as an earlier resource's when it named the same locality lately: a
- * mesh's EDS resources name a few localities over and over, and each cached one would otherwise hold its own copy of
- * the name and its strings (docs/architecture.md, "What a cached resource holds").
- */
-function localityName(region: string, zone: string, subZone: string): LocalityName {
-  for (let i = 0; i < rememberedLocalityNames.length; i++) {
-    const name = rememberedLocalityNames[i]!;
-    if (name.region === region && name.zone === zone && name.subZone === subZone) return name;
-  }
-  const name = Object.freeze({ region, zone, subZone });
-  if (rememberedLocalityNames.length < REMEMBERED_LOCALITY_NAMES) rememberedLocalityNames.push(name);
-  else {
-    rememberedLocalityNames[nextForgotten] = name;
-    nextForgotten = (nextForgotten + 1) % REMEMBERED_LOCALITY_NAMES;
-  }
-  return name;
-}
-
 /** Builders past this many are found through a map (a resource may hold any number of priorities). */
 const SCANNED_PRIORITIES = 8;
 
 const MAX_REPORTED_GAPS = 10;
 
-function parseEndpoints(proto: ClusterLoadAssignmentView, errors: ValidationErrors): Priority[] {
+function parseEndpoints(proto: ClusterLoadAssignmentView, errors: ValidationErrors): readonly Priority[] {
   // In the order met; found by a scan while few, then by `byPriority`.
-  const builders: PriorityBuilder[] = [];
+  let builders: PriorityBuilder[] | undefined;
   let byPriority: Map<number, PriorityBuilder> | undefined;
-  const seen = newKeySet<number | string>();
+  const seen = seenAddresses;
+  seen.first = undefined;
+  seen.rest = undefined;
   const localities = proto.endpoints;
   for (let i = 0; i < localities.length; i++) {
     const locality = localities[i]!;
@@ -294,14 +226,13 @@ function parseEndpoints(proto: ClusterLoadAssignmentView, errors: ValidationErro
       continue;
     }
     const before = errors.count;
-    const endpoints: Endpoint[] = [];
-    parseLbEndpoints(locality, i, seen, endpoints, errors);
+    const endpoints = parseLbEndpoints(locality, i, seen, errors);
     if (errors.count !== before) continue;
     const { region, zone, subZone } = locality.locality;
     const priority = locality.priority;
     let builder: PriorityBuilder | undefined;
     if (byPriority !== undefined) builder = byPriority.get(priority);
-    else {
+    else if (builders !== undefined) {
       for (let b = 0; b < builders.length; b++) {
         if (builders[b]!.priority === priority) {
           builder = builders[b];
@@ -310,8 +241,8 @@ function parseEndpoints(proto: ClusterLoadAssignmentView, errors: ValidationErro
       }
     }
     if (builder === undefined) {
-      builder = { priority, localities: [], names: undefined, totalWeight: 0 };
-      builders.push(builder);
+      builder = { priority, localities: undefined, names: undefined, totalWeight: 0 };
+      builders = appendTo(builders, builder);
       if (byPriority !== undefined) byPriority.set(priority, builder);
       else if (builders.length > SCANNED_PRIORITIES) byPriority = new Map(builders.map((b) => [b.priority, b]));
     }
@@ -323,19 +254,19 @@ function parseEndpoints(proto: ClusterLoadAssignmentView, errors: ValidationErro
       continue;
     }
     builder.totalWeight += weight;
-    builder.localities.push(
-      Object.freeze({
-        locality: localityName(region, zone, subZone),
-        weight,
-        endpoints: keptList(endpoints),
-      }),
+    builder.localities = appendTo(
+      builder.localities,
+      Object.freeze({ locality: localityName(region, zone, subZone), weight, endpoints }),
     );
   }
+  seen.rest = undefined;
+  if (builders === undefined) return EMPTY;
   if (builders.length > 1) builders.sort((a, b) => a.priority - b.priority);
-  const priorities: Priority[] = [];
+  let priorities: Priority[] | undefined;
   let expected = 0;
   let gaps = 0;
-  for (const builder of builders) {
+  for (let b = 0; b < builders.length; b++) {
+    const builder = builders[b]!;
     const { priority } = builder;
     for (; expected < priority && gaps < MAX_REPORTED_GAPS; expected++, gaps++) {
       errors.add("endpoints", `priority ${expected} empty`);
@@ -344,16 +275,17 @@ function parseEndpoints(proto: ClusterLoadAssignmentView, errors: ValidationErro
     if (builder.totalWeight > UINT32_MAX) {
       errors.add("endpoints", `sum of locality weights for priority ${priority} exceeds uint32 max`);
     }
-    priorities.push(Object.freeze({ localities: keptList(builder.localities) }));
+    priorities = appendTo(priorities, Object.freeze({ localities: keptAppended(builder.localities) }));
     expected = priority + 1;
   }
   if (gaps > MAX_REPORTED_GAPS) errors.add("endpoints", `${gaps - MAX_REPORTED_GAPS} more empty priorities`);
-  return priorities;
+  return keptAppended(priorities);
 }
 
-function parseDropOverloads(proto: ClusterLoadAssignmentView, errors: ValidationErrors): DropOverload[] {
-  const drops: DropOverload[] = [];
-  const overloads = proto.policy?.dropOverloads ?? [];
+function parseDropOverloads(proto: ClusterLoadAssignmentView, errors: ValidationErrors): readonly DropOverload[] {
+  const overloads = proto.policy?.dropOverloads;
+  if (overloads === undefined) return EMPTY;
+  let drops: DropOverload[] | undefined;
   for (let i = 0; i < overloads.length; i++) {
     const overload = overloads[i]!;
     const path = `policy.drop_overloads[${i}]`;
@@ -370,9 +302,9 @@ function parseDropOverloads(proto: ClusterLoadAssignmentView, errors: Validation
       errors,
     );
     if (parts === undefined) continue;
-    drops.push(Object.freeze({ category: overload.category, dropsPerMillion: Math.min(parts, 1000000) }));
+    drops = appendTo(drops, Object.freeze({ category: overload.category, dropsPerMillion: Math.min(parts, 1000000) }));
   }
-  return drops;
+  return keptAppended(drops);
 }
 
 const CLUSTER_LOAD_ASSIGNMENT: ResourceMessage<ClusterLoadAssignmentView> = {
@@ -393,11 +325,7 @@ export function validateClusterLoadAssignment(
 ): Omit<EndpointUpdate, "raw"> {
   const priorities = parseEndpoints(proto, errors);
   const dropOverloads = parseDropOverloads(proto, errors);
-  return {
-    clusterName: proto.clusterName,
-    priorities: keptList(priorities),
-    dropOverloads: keptList(dropOverloads),
-  };
+  return { clusterName: proto.clusterName, priorities, dropOverloads };
 }
 
 /** EDS: `envoy.config.endpoint.v3.ClusterLoadAssignment`, validated as gRPC clients do. */
@@ -407,6 +335,17 @@ export const endpointResourceType: ResourceType<EndpointUpdate> = Object.freeze(
   allResourcesRequiredInSotW: false,
   usesWrapper: false,
   decode(resource: Any, _context: DecodeContext): DecodeResult<EndpointUpdate> {
+    if (resource.typeUrl === CLUSTER_LOAD_ASSIGNMENT.typeUrl && !referenceDecoding()) {
+      const update = readPlainClusterLoadAssignment(resource.value);
+      if (update !== undefined) {
+        const value = withLazyRaw<typeof update, ClusterLoadAssignment>(
+          update,
+          ClusterLoadAssignmentSchema,
+          resource.value,
+        );
+        return { ok: true, name: update.clusterName, value };
+      }
+    }
     return decodeResource(resource, CLUSTER_LOAD_ASSIGNMENT, validateClusterLoadAssignment);
   },
 });

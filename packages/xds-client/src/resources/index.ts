@@ -7,17 +7,17 @@ export type {
   OrcaSelection,
   OutlierDetectionConfig,
 } from "./cluster-types.js";
-export {
-  type DropOverload,
-  type Endpoint,
-  type EndpointAddress,
-  type EndpointUpdate,
-  endpointResourceType,
-  type HealthStatusName,
-  type Locality,
-  type LocalityName,
-  type Priority,
-} from "./endpoint.js";
+export { endpointResourceType } from "./endpoint.js";
+export type {
+  DropOverload,
+  Endpoint,
+  EndpointAddress,
+  EndpointUpdate,
+  HealthStatusName,
+  Locality,
+  LocalityName,
+  Priority,
+} from "./endpoint-types.js";
 export type { TypedConfig } from "./extension.js";
 export type { ServerHttpFilterConfig } from "./http-filter-config.js";
 export type { LbPolicyConfig } from "./lb-policy.js";

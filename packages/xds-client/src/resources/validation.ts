@@ -7,25 +7,28 @@ import { bytesText, textBytes } from "../wire/resource-bytes.js";
  * failure, so the valid path through a decoder allocates no path strings.
  */
 export class ValidationErrors {
-  private readonly items: string[] = [];
+  /** Made by the first failure: most resources have none. */
+  private items: string[] | undefined = undefined;
 
   /** Records `message` for the field at `path` (an empty path means the resource itself). */
   add(path: string, message: string): void {
-    this.items.push(path === "" ? message : `${path}: ${message}`);
+    const item = path === "" ? message : `${path}: ${message}`;
+    if (this.items === undefined) this.items = [item];
+    else this.items.push(item);
   }
 
   /** How many failures were recorded: compare before and after a sub-parse to tell whether it failed. */
   get count(): number {
-    return this.items.length;
+    return this.items === undefined ? 0 : this.items.length;
   }
 
   get ok(): boolean {
-    return this.items.length === 0;
+    return this.items === undefined;
   }
 
   /** The failures in the order found, joined with `; `. */
   toString(): string {
-    return this.items.join("; ");
+    return this.items === undefined ? "" : this.items.join("; ");
   }
 }
 
@@ -107,6 +110,22 @@ export const EMPTY: readonly never[] = Object.freeze([]);
  */
 export function keptList<T>(items: readonly T[]): readonly T[] {
   return items.length === 0 ? EMPTY : Object.freeze(items.slice());
+}
+
+/**
+ * `list` with `item` appended, for a list an update will keep (`keptAppended`): the first item makes an array of
+ * exactly one element, the length of most lists in an update, so that it can be kept as it is.
+ */
+export function appendTo<T>(list: T[] | undefined, item: T): T[] {
+  if (list === undefined) return [item];
+  list.push(item);
+  return list;
+}
+
+/** A list built by `appendTo` (undefined: no item) as an update keeps it, like `keptList` but copying only a longer one. */
+export function keptAppended<T>(list: T[] | undefined): readonly T[] {
+  if (list === undefined) return EMPTY;
+  return list.length === 1 ? Object.freeze(list) : Object.freeze(list.slice());
 }
 
 /** An uint32 wrapper value above 2^32-1 cannot arrive on the wire; sums of them can. */

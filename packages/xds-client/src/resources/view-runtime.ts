@@ -122,6 +122,11 @@ export function readView<T>(reader: ViewReader<T>, bytes: Uint8Array): T {
   return reference ? (fromBinary(reader.schema, bytes) as T) : reader.read(bytes);
 }
 
+/** Whether the reference decoding is on: a reader that skips the views (endpoint-plain.ts) stands aside then. */
+export function referenceDecoding(): boolean {
+  return reference;
+}
+
 /** Tests: decode every view with `fromBinary` instead (the slow path), or go back to the generated readers. */
 export function setReferenceDecoding(on: boolean): void {
   reference = on;
