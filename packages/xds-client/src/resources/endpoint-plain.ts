@@ -8,12 +8,13 @@
 import { ipv4Value } from "../shared/ip-address.js";
 import { latin1Slice } from "../wire/plain-fields.js";
 import {
+  addLocalityName,
   type DropOverload,
   type Endpoint,
   type EndpointAddress,
   type EndpointUpdate,
   HEALTH_STATUS_NAMES,
-  type Locality,
+  type LocalityGroup,
   localityName,
   type Priority,
 } from "./endpoint-types.js";
@@ -167,14 +168,13 @@ function readLbEndpoint(end: number): Endpoint | null | undefined {
 }
 
 /** A priority's localities while they are read. */
-interface Group {
+interface Group extends LocalityGroup {
   readonly priority: number;
-  localities: Locality[] | undefined;
   totalWeight: number;
 }
 
-/** Localities of one priority past this many, and priorities past this many, are left to the general path. */
-const MAX_SCANNED = 8;
+/** Priorities past this many are left to the general path. */
+const MAX_PRIORITIES = 8;
 
 /**
  * A `LocalityLbEndpoints` of a `locality`, its `lb_endpoints`, a `load_balancing_weight` above 0 and maybe a
@@ -232,17 +232,10 @@ function readLocality(end: number, groups: Group[]): boolean {
     }
   }
   if (group === undefined) {
-    if (groups.length === MAX_SCANNED) return false;
-    group = { priority, localities: undefined, totalWeight: 0 };
+    if (groups.length === MAX_PRIORITIES) return false;
+    group = { priority, localities: undefined, names: undefined, totalWeight: 0 };
     groups.push(group);
-  } else {
-    const localities = group.localities!;
-    if (localities.length === MAX_SCANNED) return false;
-    for (let l = 0; l < localities.length; l++) {
-      const name = localities[l]!.locality;
-      if (name.region === region && name.zone === zone && name.subZone === subZone) return false;
-    }
-  }
+  } else if (!addLocalityName(group, region, zone, subZone)) return false;
   group.totalWeight += weight;
   group.localities = appendTo(
     group.localities,

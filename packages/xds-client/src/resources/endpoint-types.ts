@@ -89,3 +89,34 @@ export function localityName(region: string, zone: string, subZone: string): Loc
   }
   return name;
 }
+
+/** The localities of one priority while a resource is read, and their names once there are many. */
+export interface LocalityGroup {
+  /** Undefined until the first. */
+  localities: Locality[] | undefined;
+  /** The locality names met (`region\0zone\0sub_zone`), once there are more than `SCANNED_LOCALITIES`. */
+  names: Set<string> | undefined;
+}
+
+/** Locality names of a priority past this many are looked up in a set, not compared one by one. */
+const SCANNED_LOCALITIES = 8;
+
+const nameKey = (region: string, zone: string, subZone: string) => `${region}\u0000${zone}\u0000${subZone}`;
+
+/** Records a locality name in its priority's group; false when the group already has it. */
+export function addLocalityName(group: LocalityGroup, region: string, zone: string, subZone: string): boolean {
+  const { localities } = group;
+  if (localities === undefined) return true;
+  if (group.names === undefined) {
+    for (let l = 0; l < localities.length; l++) {
+      const name = localities[l]!.locality;
+      if (name.region === region && name.zone === zone && name.subZone === subZone) return false;
+    }
+    if (localities.length < SCANNED_LOCALITIES) return true;
+    group.names = new Set(localities.map(({ locality: n }) => nameKey(n.region, n.zone, n.subZone)));
+  }
+  const key = nameKey(region, zone, subZone);
+  if (group.names.has(key)) return false;
+  group.names.add(key);
+  return true;
+}

@@ -19,12 +19,13 @@ import { decodeResource, type ResourceMessage } from "./decode-view.js";
 import { hashKeyFromMetadata } from "./endpoint-hash-key.js";
 import { readPlainClusterLoadAssignment } from "./endpoint-plain.js";
 import {
+  addLocalityName,
   type DropOverload,
   type Endpoint,
   type EndpointAddress,
   type EndpointUpdate,
   HEALTH_STATUS_NAMES,
-  type Locality,
+  type LocalityGroup,
   localityName,
   type Priority,
 } from "./endpoint-types.js";
@@ -146,12 +147,8 @@ function hashKeyOf(lbEndpoint: LbEndpointView): string {
   return fromView ?? hashKeyFromMetadata((lbEndpoint as unknown as LbEndpoint).metadata);
 }
 
-interface PriorityBuilder {
+interface PriorityBuilder extends LocalityGroup {
   readonly priority: number;
-  /** Undefined until the first. */
-  localities: Locality[] | undefined;
-  /** The locality names seen (`region\0zone\0sub_zone`), once there are more than `SCANNED_LOCALITIES`. */
-  names: Set<string> | undefined;
   totalWeight: number;
 }
 
@@ -177,29 +174,6 @@ function addKey<K>(set: KeySet<K>, key: K): boolean {
   if (set.rest === undefined) set.rest = new Set();
   else if (set.rest.has(key)) return false;
   set.rest.add(key);
-  return true;
-}
-
-/** Locality names of a priority past this many are looked up in a set, not compared one by one. */
-const SCANNED_LOCALITIES = 8;
-
-const nameKey = (region: string, zone: string, subZone: string) => `${region}\u0000${zone}\u0000${subZone}`;
-
-/** Records a locality name in its priority; false when the priority already has it. */
-function addLocalityName(builder: PriorityBuilder, region: string, zone: string, subZone: string): boolean {
-  const { localities } = builder;
-  if (localities === undefined) return true;
-  if (builder.names === undefined) {
-    for (let l = 0; l < localities.length; l++) {
-      const name = localities[l]!.locality;
-      if (name.region === region && name.zone === zone && name.subZone === subZone) return false;
-    }
-    if (localities.length < SCANNED_LOCALITIES) return true;
-    builder.names = new Set(localities.map(({ locality: n }) => nameKey(n.region, n.zone, n.subZone)));
-  }
-  const key = nameKey(region, zone, subZone);
-  if (builder.names.has(key)) return false;
-  builder.names.add(key);
   return true;
 }
 

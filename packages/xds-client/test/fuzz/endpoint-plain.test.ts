@@ -26,7 +26,7 @@ const TYPE_URL = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssign
 
 /** Mostly what the plain reader takes; each field sometimes what it leaves to the general path. */
 const plainClaArb: fc.Arbitrary<ClaInit> = (() => {
-  const often = <T>(usual: fc.Arbitrary<T>, rare: fc.Arbitrary<T>, odds = 24) =>
+  const often = <T, U>(usual: fc.Arbitrary<T>, rare: fc.Arbitrary<U>, odds = 24): fc.Arbitrary<T | U> =>
     fc.oneof({ weight: odds, arbitrary: usual }, { weight: 1, arbitrary: rare });
   const text = (...values: string[]) => often(fc.constantFrom(...values), fc.constantFrom("é", "\u{1F600}", "a\u0000"));
   const address = often(
@@ -53,27 +53,69 @@ const plainClaArb: fc.Arbitrary<ClaInit> = (() => {
         fc.constant({ case: "endpointName" as const, value: "n" }),
       ),
       healthStatus: often(fc.integer({ min: 0, max: 2 }), fc.integer({ min: 3, max: 9 }), 4),
-      loadBalancingWeight: often(fc.integer({ min: 1, max: 3 }), fc.constantFrom(0, 0xffffffff)),
+      loadBalancingWeight: often(fc.integer({ min: 1, max: 3 }), fc.constantFrom(0, 0xffffffff), 6),
     },
     { requiredKeys: ["hostIdentifier"] },
   );
-  const locality = fc.record(
-    {
-      locality: often(
-        fc.record({ region: text("", "r"), zone: text("z1", "z2"), subZone: text("", "s") }, { requiredKeys: [] }),
-        fc.constant(undefined),
+  // Sixteen zones: a priority of more than eight localities (looked up in a set) has a duplicate name about half the
+  // time.
+  const zones = Array.from({ length: 16 }, (_, i) => `z${i}`);
+  const locality = (priority: fc.Arbitrary<number>) =>
+    fc.record(
+      {
+        locality: often(
+          fc.record({ region: text("", "r"), zone: text(...zones), subZone: text("", "s") }, { requiredKeys: [] }),
+          fc.constant(undefined),
+        ),
+        lbEndpoints: fc.array(lbEndpoint, { maxLength: 3 }),
+        loadBalancingWeight: often(fc.integer({ min: 1, max: 100 }), fc.constantFrom(0, 0x7fffffff, 0xffffffff), 6),
+        priority,
+        proximity: often(fc.constant(undefined), fc.constant(1)),
+      },
+      { requiredKeys: ["lbEndpoints", "loadBalancingWeight"] },
+    );
+  // A priority of more than eight localities (their names looked up in a set), within the plain reader's reach but
+  // for a duplicate name about half the time.
+  const manyLocalities = fc.array(
+    fc.record({
+      locality: fc.record({
+        region: fc.constantFrom("", "r"),
+        zone: fc.constantFrom(...zones),
+        subZone: fc.constant(""),
+      }),
+      lbEndpoints: fc.array(
+        fc.record({
+          hostIdentifier: fc.record({
+            case: fc.constant("endpoint" as const),
+            value: fc.record({
+              address: fc.ipV4().map((ip) => ({
+                address: {
+                  case: "socketAddress" as const,
+                  value: { address: ip, portSpecifier: { case: "portValue" as const, value: 80 } },
+                },
+              })),
+            }),
+          }),
+        }),
+        { maxLength: 2 },
       ),
-      lbEndpoints: fc.array(lbEndpoint, { maxLength: 3 }),
-      loadBalancingWeight: often(fc.integer({ min: 1, max: 100 }), fc.constantFrom(0, 0x7fffffff, 0xffffffff)),
-      priority: often(fc.integer({ min: 0, max: 1 }), fc.constantFrom(2, 5, 0x10000000)),
-      proximity: often(fc.constant(undefined), fc.constant(1)),
+      loadBalancingWeight: fc.integer({ min: 1, max: 100 }),
+    }),
+    { minLength: 9, maxLength: 14 },
+  );
+  const localities = fc.oneof(
+    {
+      weight: 4,
+      arbitrary: fc.array(locality(often(fc.integer({ min: 0, max: 1 }), fc.constantFrom(2, 5, 0x10000000))), {
+        maxLength: 4,
+      }),
     },
-    { requiredKeys: ["lbEndpoints", "loadBalancingWeight"] },
+    { weight: 1, arbitrary: manyLocalities },
   );
   return fc.record(
     {
       clusterName: text("c", "eds-a"),
-      endpoints: fc.array(locality, { maxLength: 4 }),
+      endpoints: localities,
       policy: often(fc.constant(undefined), fc.constant({ dropOverloads: [] })),
     },
     { requiredKeys: ["endpoints"] },
