@@ -24,8 +24,10 @@ import { appendTo, EMPTY, keptAppended, UINT32_MAX } from "./validation.js";
 const VARINT = 0;
 const LEN = 2;
 
+const EMPTY_BYTES = new Uint8Array(0);
+
 /** The bytes being read and where (one read runs at a time, synchronously). */
-let buf: Uint8Array = new Uint8Array(0);
+let buf: Uint8Array = EMPTY_BYTES;
 let pos = 0;
 
 /** A varint of at most four bytes (below 2^28) ending by `end`, or -1 (a longer one is left to the general path). */
@@ -176,12 +178,15 @@ interface Group extends LocalityGroup {
 /** Priorities past this many are left to the general path. */
 const MAX_PRIORITIES = 8;
 
+/** The groups of the resource being read (emptied by each read). */
+const groups: Group[] = [];
+
 /**
  * A `LocalityLbEndpoints` of a `locality`, its `lb_endpoints`, a `load_balancing_weight` above 0 and maybe a
  * `priority` (each singular field at most once), added to its priority's group; false when outside the reader's
  * reach.
  */
-function readLocality(end: number, groups: Group[]): boolean {
+function readLocality(end: number): boolean {
   let region: string | undefined;
   let zone = "";
   let subZone = "";
@@ -244,9 +249,6 @@ function readLocality(end: number, groups: Group[]): boolean {
   return true;
 }
 
-/** The groups of the resource being read (emptied by each read). */
-const groups: Group[] = [];
-
 /**
  * The update of the ClusterLoadAssignment `bytes` (without `raw`), when it is plain (see above), or undefined: then
  * the general path reads it.
@@ -267,15 +269,13 @@ export function readPlainClusterLoadAssignment(bytes: Uint8Array): Omit<Endpoint
   }
 }
 
-const EMPTY_BYTES = new Uint8Array(0);
-
 function readAssignment(end: number): Omit<EndpointUpdate, "raw"> | undefined {
   let clusterName: string | undefined;
   while (pos < end) {
     const tag = buf[pos++]!;
     if (tag === ((2 << 3) | LEN)) {
       const stop = delimited(end);
-      if (stop < 0 || !readLocality(stop, groups)) return undefined;
+      if (stop < 0 || !readLocality(stop)) return undefined;
     } else if (tag === ((1 << 3) | LEN) && clusterName === undefined) {
       clusterName = ascii(end);
       if (clusterName === undefined) return undefined;

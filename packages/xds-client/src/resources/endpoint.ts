@@ -1,9 +1,5 @@
 import type { Any } from "@bufbuild/protobuf/wkt";
 import type { LbEndpoint } from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_components_pb";
-import {
-  type ClusterLoadAssignment,
-  ClusterLoadAssignmentSchema,
-} from "@xdskit/protos/envoy/config/endpoint/v3/endpoint_pb";
 import type { AddressView } from "../gen/envoy/config/core/v3/address_view.js";
 import type {
   LbEndpointView,
@@ -15,7 +11,7 @@ import {
 } from "../gen/envoy/config/endpoint/v3/endpoint_view.js";
 import { canonicalIp, ipv4Value, joinHostPort } from "../shared/ip-address.js";
 import type { DecodeContext, DecodeResult, ResourceType } from "../wire/resource-type.js";
-import { decodeResource, type ResourceMessage } from "./decode-view.js";
+import { decodeResource, type PlainReader, type ResourceMessage } from "./decode-view.js";
 import { hashKeyFromMetadata } from "./endpoint-hash-key.js";
 import { readPlainClusterLoadAssignment } from "./endpoint-plain.js";
 import {
@@ -30,8 +26,7 @@ import {
   type Priority,
 } from "./endpoint-types.js";
 import { perMillion } from "./fraction.js";
-import { appendTo, EMPTY, keptAppended, UINT32_MAX, type ValidationErrors, withLazyRaw } from "./validation.js";
-import { referenceDecoding } from "./view-runtime.js";
+import { appendTo, EMPTY, keptAppended, UINT32_MAX, type ValidationErrors } from "./validation.js";
 
 /**
  * Duplicate-detection key of the address `readAddress` last returned (one decode runs at a time, synchronously):
@@ -288,6 +283,12 @@ const CLUSTER_LOAD_ASSIGNMENT: ResourceMessage<ClusterLoadAssignmentView> = {
   nameOf: (view) => view.clusterName,
 };
 
+/** The plain EDS reader (endpoint-plain.ts), tried before the views. */
+const PLAIN_CLUSTER_LOAD_ASSIGNMENT: PlainReader<Omit<EndpointUpdate, "raw">> = {
+  read: readPlainClusterLoadAssignment,
+  nameOf: (update) => update.clusterName,
+};
+
 /**
  * Validates a ClusterLoadAssignment (the fast wire view, or a fully decoded message cast to it: both have the fields
  * read here, except the view's derived `hashKey`, which a message's metadata gives) with gRPC's rules and builds the
@@ -309,17 +310,11 @@ export const endpointResourceType: ResourceType<EndpointUpdate> = Object.freeze(
   allResourcesRequiredInSotW: false,
   usesWrapper: false,
   decode(resource: Any, _context: DecodeContext): DecodeResult<EndpointUpdate> {
-    if (resource.typeUrl === CLUSTER_LOAD_ASSIGNMENT.typeUrl && !referenceDecoding()) {
-      const update = readPlainClusterLoadAssignment(resource.value);
-      if (update !== undefined) {
-        const value = withLazyRaw<typeof update, ClusterLoadAssignment>(
-          update,
-          ClusterLoadAssignmentSchema,
-          resource.value,
-        );
-        return { ok: true, name: update.clusterName, value };
-      }
-    }
-    return decodeResource(resource, CLUSTER_LOAD_ASSIGNMENT, validateClusterLoadAssignment);
+    return decodeResource(
+      resource,
+      CLUSTER_LOAD_ASSIGNMENT,
+      validateClusterLoadAssignment,
+      PLAIN_CLUSTER_LOAD_ASSIGNMENT,
+    );
   },
 });
